@@ -1,0 +1,537 @@
+"""The typed intermediate representation: the only input of every engine.
+
+A `Model` is one *instance* of a spec: every constant already has its final value (after
+`--const` overrides), every range is a pair of Python ints, every name is resolved to a
+`Var` (by index into `Model.vars`) or a `Symbol` (a parameter, `let`, `for` or quantifier
+binder, with a model-unique id). Nothing here refers to lark or to the AST.
+
+State layout (NOTE(slots)): a state is a flat sequence of scalar *slots*. Each variable
+occupies `slot_count(var.type)` consecutive slots, in declaration order; arrays are laid out
+element by element, structs field by field (recursively). A bool slot holds 0/1, an enum slot
+the member's index, an int slot the integer. `leaf_paths` gives the accessor path of each slot
+and is the one definition of this order that the interpreter, the Z3 encoding and the trace
+formats share.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+from spec.span import Span, NO_SPAN
+
+
+# ---------------------------------------------------------------------------------------------
+# Types
+
+
+@dataclass(frozen=True, slots=True)
+class BoolType:
+    def __str__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class IntType:
+    """An integer range `lo..hi`; `lo`/`hi` are None for the unbounded type of expressions."""
+
+    lo: int | None = None
+    hi: int | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.lo is not None and self.hi is not None
+
+    def size(self) -> int:
+        assert self.lo is not None and self.hi is not None
+        return self.hi - self.lo + 1
+
+    def __str__(self) -> str:
+        return "int" if not self.bounded else f"{self.lo}..{self.hi}"
+
+
+@dataclass(frozen=True, slots=True)
+class EnumType:
+    name: str
+    members: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayType:
+    index: "IntType | EnumType | BoolType"
+    elem: "Type"
+
+    def __str__(self) -> str:
+        return f"[{self.index}] -> {self.elem}"
+
+
+@dataclass(frozen=True, slots=True)
+class StructType:
+    name: str
+    fields: tuple[tuple[str, "Type"], ...]
+
+    def field_type(self, name: str) -> "Type | None":
+        for f, t in self.fields:
+            if f == name:
+                return t
+        return None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+ScalarType = Union[BoolType, IntType, EnumType]
+Type = Union[BoolType, IntType, EnumType, ArrayType, StructType]
+INT = IntType()
+BOOL = BoolType()
+
+
+def is_scalar(t: Type) -> bool:
+    return isinstance(t, (BoolType, IntType, EnumType))
+
+
+def domain_values(t: "IntType | EnumType | BoolType") -> range:
+    """The slot values of a finite scalar domain, in order (used for indexes and parameters)."""
+    if isinstance(t, BoolType):
+        return range(0, 2)
+    if isinstance(t, EnumType):
+        return range(0, len(t.members))
+    assert t.lo is not None and t.hi is not None
+    return range(t.lo, t.hi + 1)
+
+
+def slot_count(t: Type) -> int:
+    if isinstance(t, ArrayType):
+        return len(domain_values(t.index)) * slot_count(t.elem)
+    if isinstance(t, StructType):
+        return sum(slot_count(ft) for _, ft in t.fields)
+    return 1
+
+
+# An accessor path from a variable to one of its slots: ints are array index values (the
+# domain value, not the position), strings are struct field names.
+Accessor = Union[int, str]
+
+
+def leaf_paths(t: Type) -> list[tuple[tuple[Accessor, ...], ScalarType]]:
+    """Every slot of a value of type `t`, in layout order, with its path and scalar type."""
+    if isinstance(t, ArrayType):
+        sub = leaf_paths(t.elem)
+        return [((v, *p), st) for v in domain_values(t.index) for p, st in sub]
+    if isinstance(t, StructType):
+        out: list[tuple[tuple[Accessor, ...], ScalarType]] = []
+        for name, ft in t.fields:
+            out.extend(((name, *p), st) for p, st in leaf_paths(ft))
+        return out
+    return [((), t)]
+
+
+def slot_offset(t: Type, acc: Accessor) -> tuple[int, Type]:
+    """Offset (in slots) of one accessor step inside a value of type `t`, and the sub-type."""
+    if isinstance(t, ArrayType):
+        assert isinstance(acc, int)
+        pos = acc - domain_values(t.index).start
+        return pos * slot_count(t.elem), t.elem
+    assert isinstance(t, StructType) and isinstance(acc, str)
+    off = 0
+    for name, ft in t.fields:
+        if name == acc:
+            return off, ft
+        off += slot_count(ft)
+    raise KeyError(acc)
+
+
+def scalar_in_range(t: ScalarType, v: int) -> bool:
+    if isinstance(t, BoolType):
+        return v in (0, 1)
+    if isinstance(t, EnumType):
+        return 0 <= v < len(t.members)
+    return (t.lo is None or v >= t.lo) and (t.hi is None or v <= t.hi)
+
+
+def format_scalar(t: ScalarType, v: int) -> "int | bool | str":
+    """The user-facing value of a slot: True/False, the enum member's name, or the int."""
+    if isinstance(t, BoolType):
+        return bool(v)
+    if isinstance(t, EnumType):
+        return t.members[v] if 0 <= v < len(t.members) else v
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+
+
+class UnOp(enum.Enum):
+    NEG = "-"
+    NOT = "not"
+
+
+class BinOp(enum.Enum):
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    AND = "and"
+    OR = "or"
+    IMPLIES = "implies"
+
+
+ARITH_OPS = frozenset({BinOp.ADD, BinOp.SUB, BinOp.MUL, BinOp.DIV, BinOp.MOD})
+ORDER_OPS = frozenset({BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE})
+EQUALITY_OPS = frozenset({BinOp.EQ, BinOp.NE})
+LOGIC_OPS = frozenset({BinOp.AND, BinOp.OR, BinOp.IMPLIES})
+
+
+class FoldKind(enum.Enum):
+    ALL = "all"
+    ANY = "any"
+    COUNT = "count"
+    SUM = "sum"
+    MIN = "min"
+    MAX = "max"
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A local name: action parameter, `let`, `for` variable or quantifier binder."""
+
+    id: int
+    name: str
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """A scalar literal: its slot value (bool 0/1, enum member index, int) and type."""
+
+    value: int
+    type: ScalarType
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class VarRef:
+    var: int  # index into Model.vars
+    type: Type
+    primed: bool = False
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRef:
+    sym: Symbol
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    @property
+    def type(self) -> Type:
+        return self.sym.type
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    base: "Expr"
+    index: "Expr"
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    base: "Expr"
+    name: str
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: UnOp
+    operand: "Expr"
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """`==`/`!=` may compare aggregates of one type (slot by slot); every other operator is scalar."""
+
+    op: BinOp
+    lhs: "Expr"
+    rhs: "Expr"
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Ite:
+    cond: "Expr"
+    then: "Expr"
+    else_: "Expr"
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """`all/any/count/sum/min/max binder in domain: body`; the domain is a constant finite type.
+
+    `min`/`max` over an empty domain are rejected by the type checker."""
+
+    kind: FoldKind
+    binder: Symbol
+    body: "Expr"
+    type: Type
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+Expr = Union[Lit, VarRef, LocalRef, Index, Field, Unary, Binary, Ite, Fold]
+
+
+def walk_expr(e: Expr) -> Iterator[Expr]:
+    """Every sub-expression of `e`, `e` first."""
+    yield e
+    match e:
+        case Index(base=b, index=i):
+            yield from walk_expr(b)
+            yield from walk_expr(i)
+        case Field(base=b):
+            yield from walk_expr(b)
+        case Unary(operand=o):
+            yield from walk_expr(o)
+        case Binary(lhs=l, rhs=r):
+            yield from walk_expr(l)
+            yield from walk_expr(r)
+        case Ite(cond=c, then=t, else_=f):
+            yield from walk_expr(c)
+            yield from walk_expr(t)
+            yield from walk_expr(f)
+        case Fold(body=b):
+            yield from walk_expr(b)
+        case _:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+
+
+@dataclass(frozen=True, slots=True)
+class Require:
+    cond: Expr
+    ordinal: int  # 0-based position among the action's requires, in source order
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    """`target = value`; target is an unprimed VarRef/Index/Field path, and the value has the
+    target's type (an aggregate target is assigned slot by slot from an aggregate value)."""
+
+    target: Expr
+    value: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    cond: Expr
+    then: tuple["Stmt", ...]
+    else_: tuple["Stmt", ...]
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    """`for binder in lo..hi { body }` with constant bounds (unrolled by every backend)."""
+
+    binder: Symbol
+    lo: int
+    hi: int
+    body: tuple["Stmt", ...]
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Let:
+    sym: Symbol
+    value: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+Stmt = Union[Require, Assign, If, For, Let]
+
+# NOTE(step-semantics): statements run in order; a later statement sees earlier assignments.
+# An instance is enabled iff every `require` on its executed path holds. Execution of an
+# instance stops at the first failing `require` (disabled, no error) or at the first modelling
+# error (out-of-range write, bad index, division by zero); a modelling error is reported only
+# when every `require` executed before it held. Both backends implement exactly this.
+
+
+# ---------------------------------------------------------------------------------------------
+# Declarations
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    index: int
+    name: str
+    type: Type
+    init: tuple[int | None, ...]  # one entry per slot; None = any value of the slot's type
+    doc: str = ""
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    name: str
+    params: tuple[Symbol, ...]  # each Symbol.type is a finite scalar domain
+    body: tuple[Stmt, ...]
+    internal: bool = False
+    fair: bool = False
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    @property
+    def require_count(self) -> int:
+        return sum(1 for s in iter_stmts(self.body) if isinstance(s, Require))
+
+
+def iter_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement of a block, nested ones included, in source order."""
+    for s in body:
+        yield s
+        if isinstance(s, If):
+            yield from iter_stmts(s.then)
+            yield from iter_stmts(s.else_)
+        elif isinstance(s, For):
+            yield from iter_stmts(s.body)
+
+
+class PropertyKind(enum.Enum):
+    INVARIANT = "invariant"
+    TRANSITION = "transition"
+    LIVENESS = "liveness"
+    DEADLOCK = "deadlock"
+    RANGE = "range"
+
+
+class LivenessKind(enum.Enum):
+    EVENTUALLY = "eventually"  # from every initial state, q eventually holds
+    ALWAYS_EVENTUALLY = "always eventually"  # q holds infinitely often
+    LEADS_TO = "leads_to"  # whenever p holds, q holds then or later
+
+
+@dataclass(frozen=True, slots=True)
+class Invariant:
+    name: str
+    expr: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionProperty:
+    """A predicate over (state, next state); primed VarRefs read the next state."""
+
+    name: str
+    expr: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    name: str
+    kind: LivenessKind
+    p: Expr | None  # only for LEADS_TO
+    q: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    name: str
+    expr: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """`expect PROPERTY: VERDICT`: the verdict a model is known to have (for regression runs)."""
+
+    property: str
+    verdict: str  # one of EXPECTABLE_VERDICTS
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+# `holds` accepts proved or holds_to_bound; the others must match exactly.
+EXPECTABLE_VERDICTS = ("proved", "holds", "holds_to_bound", "violated", "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    name: str
+    value: int
+    default: int
+    doc: str = ""
+    overridden: bool = False
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    name: str
+    description: str
+    doc: str  # the comment block that follows the `model` line
+    file: str
+    constants: tuple[Constant, ...]
+    enums: tuple[EnumType, ...]
+    structs: tuple[StructType, ...]
+    vars: tuple[Var, ...]
+    actions: tuple[Action, ...]
+    invariants: tuple[Invariant, ...]
+    transitions: tuple[TransitionProperty, ...]
+    liveness: tuple[Liveness, ...]
+    terminals: tuple[Expr, ...]
+    constraints: tuple[Constraint, ...]
+    allow_deadlock: bool
+    expectations: tuple[Expectation, ...]
+
+    @property
+    def const_values(self) -> dict[str, int]:
+        return {c.name: c.value for c in self.constants}
+
+    def var_offsets(self) -> list[int]:
+        """The first slot of each variable (NOTE(slots))."""
+        out, off = [], 0
+        for v in self.vars:
+            out.append(off)
+            off += slot_count(v.type)
+        return out
+
+    @property
+    def slot_total(self) -> int:
+        return sum(slot_count(v.type) for v in self.vars)
+
+    def action(self, name: str) -> Action | None:
+        for a in self.actions:
+            if a.name == name:
+                return a
+        return None
+
+    def property_names(self) -> list[str]:
+        return (
+            [p.name for p in self.invariants]
+            + [p.name for p in self.transitions]
+            + [p.name for p in self.liveness]
+        )
