@@ -1,0 +1,126 @@
+"""Verdicts, per-property results and counterexamples: what every engine returns.
+
+NOTE(honest-verdicts): `PROVED` only when an engine established the property for every
+reachable state of the instance (complete exploration without a constraint, or an unbounded
+proof); `HOLDS_TO_BOUND` when it was checked to `bound` steps or inside a `constraint`;
+`VIOLATED` always carries a counterexample that replays through gpmodel; `UNKNOWN` always
+carries a reason."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Verdict(enum.Enum):
+    PROVED = "proved"
+    HOLDS_TO_BOUND = "holds_to_bound"
+    VIOLATED = "violated"
+    UNKNOWN = "unknown"
+
+    @property
+    def holds(self) -> bool:
+        return self in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One state of a behaviour and the action instance that produced it (None for step 0)."""
+
+    action: str | None
+    args: dict[str, Any]
+    state: dict[str, Any]  # decoded, see gpmodel.layout.Layout.decode
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.action, "args": self.args, "state": self.state}
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A finite behaviour, or a lasso when `loop` is set: after the last step the behaviour
+    continues at step `loop` (loop == len(steps) - 1 means it stutters in the last state)."""
+
+    steps: tuple[Step, ...]
+    loop: int | None = None
+
+    @property
+    def length(self) -> int:
+        """Number of transitions (steps after the initial state)."""
+        return len(self.steps) - 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steps": [s.to_json() for s in self.steps], "loop": self.loop}
+
+
+@dataclass(frozen=True)
+class Result:
+    property: str
+    kind: str  # invariant | transition | liveness | deadlock | range
+    verdict: Verdict
+    engine: str
+    bound: int | None = None
+    reason: str | None = None
+    counterexample: Counterexample | None = None
+    detail: dict[str, Any] = field(default_factory=dict)  # engine extras: k, invariant, coverage...
+
+    def __post_init__(self) -> None:
+        assert self.verdict is not Verdict.VIOLATED or self.counterexample is not None, self
+        assert self.verdict is not Verdict.UNKNOWN or self.reason, self
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "property": self.property,
+            "kind": self.kind,
+            "verdict": self.verdict.value,
+            "engine": self.engine,
+            "bound": self.bound,
+            "reason": self.reason,
+            "counterexample": self.counterexample.to_json() if self.counterexample else None,
+        }
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+@dataclass
+class Report:
+    """Everything one `verify` run established about one model instance."""
+
+    model: str
+    file: str
+    constants: dict[str, int]
+    results: list[Result]
+    states: int | None = None  # distinct reachable states, when an exhaustive search completed
+    seconds: float = 0.0
+    coverage: dict[str, int] | None = None  # action name -> times fired (explicit engine)
+    warnings: list[str] = field(default_factory=list)
+
+    def result(self, prop: str) -> Result:
+        for r in self.results:
+            if r.property == prop:
+                return r
+        raise KeyError(prop)
+
+    @property
+    def exit_code(self) -> int:
+        if any(r.verdict is Verdict.VIOLATED for r in self.results):
+            return 1
+        if any(r.verdict is Verdict.UNKNOWN for r in self.results):
+            return 3
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "model": self.model,
+            "file": self.file,
+            "constants": self.constants,
+            "states": self.states,
+            "seconds": round(self.seconds, 4),
+            "results": [r.to_json() for r in self.results],
+        }
+        if self.coverage is not None:
+            out["coverage"] = self.coverage
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
