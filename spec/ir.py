@@ -378,6 +378,9 @@ Stmt = Union[Require, Assign, If, For, Let]
 # instance stops at the first failing `require` (disabled, no error) or at the first modelling
 # error (out-of-range write, bad index, division by zero); a modelling error is reported only
 # when every `require` executed before it held. Both backends implement exactly this.
+# Expressions compute over unbounded integers; only writes into variables and indexes are
+# range-checked. `/` and `%` are Python's floor division and modulo (so `-7 / 2 == -4`).
+# A `let` name is visible in the rest of its block; `for` bodies are unrolled in order.
 
 
 # ---------------------------------------------------------------------------------------------

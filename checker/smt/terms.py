@@ -1,0 +1,143 @@
+"""Z3 values of gpspec expressions and smart constructors that fold trivial cases.
+
+A scalar value is one Z3 term: a `BoolRef` for `bool`, an `ArithRef` (Int) for integers and
+enums (the member's index, NOTE(slots)). An aggregate value (array or struct) is an `Agg`: its
+type and the flat tuple of its slot terms, in `ir.leaf_paths` order, so a dynamic index is an
+ite-chain over slot positions and an assignment rewrites slots one by one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Union
+
+import z3
+
+from spec import ir
+
+
+@dataclass(frozen=True)
+class Agg:
+    """An array or struct value: its type and its slot terms in layout order."""
+
+    type: ir.Type
+    slots: tuple[z3.ExprRef, ...]
+
+
+Value = Union[z3.ExprRef, Agg]
+
+TRUE = z3.BoolVal(True)
+FALSE = z3.BoolVal(False)
+
+
+def is_true(e: z3.ExprRef) -> bool:
+    return z3.is_true(e)
+
+
+def is_false(e: z3.ExprRef) -> bool:
+    return z3.is_false(e)
+
+
+def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
+    """Conjunction that drops `true` operands and collapses on a `false` one."""
+    out: list[z3.BoolRef] = []
+    for a in args:
+        if is_false(a):
+            return FALSE
+        if not is_true(a):
+            out.append(a)
+    if not out:
+        return TRUE
+    return out[0] if len(out) == 1 else z3.And(*out)
+
+
+def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
+    """Disjunction that drops `false` operands and collapses on a `true` one."""
+    out: list[z3.BoolRef] = []
+    for a in args:
+        if is_true(a):
+            return TRUE
+        if not is_false(a):
+            out.append(a)
+    if not out:
+        return FALSE
+    return out[0] if len(out) == 1 else z3.Or(*out)
+
+
+def mk_not(a: z3.BoolRef) -> z3.BoolRef:
+    if is_true(a):
+        return FALSE
+    if is_false(a):
+        return TRUE
+    return z3.Not(a)
+
+
+def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    if is_true(c) or a.eq(b):
+        return a
+    if is_false(c):
+        return b
+    return z3.If(c, a, b)
+
+
+def mk_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+    if a.eq(b):
+        return TRUE
+    if z3.is_int_value(a) and z3.is_int_value(b):
+        return z3.BoolVal(a.as_long() == b.as_long())  # type: ignore[attr-defined]
+    if (is_true(a) or is_false(a)) and (is_true(b) or is_false(b)):
+        return z3.BoolVal(is_true(a) == is_true(b))
+    return a == b
+
+
+def any_of(items: Iterable[z3.BoolRef]) -> z3.BoolRef:
+    return mk_or(*items)
+
+
+def all_of(items: Iterable[z3.BoolRef]) -> z3.BoolRef:
+    return mk_and(*items)
+
+
+def const_int(e: z3.ExprRef) -> int | None:
+    """The value of an integer literal term, or None when the term is not a literal."""
+    if z3.is_int_value(e):
+        return int(e.as_long())  # type: ignore[attr-defined]
+    return None
+
+
+def scalar_sort(t: ir.ScalarType) -> z3.SortRef:
+    return z3.BoolSort() if isinstance(t, ir.BoolType) else z3.IntSort()
+
+
+def scalar_lit(t: ir.Type, v: int) -> z3.ExprRef:
+    """The Z3 literal of slot value `v` (NOTE(slots)) for scalar type `t`."""
+    if isinstance(t, ir.BoolType):
+        return z3.BoolVal(bool(v))
+    return z3.IntVal(v)
+
+
+def domain_lits(t: ir.Type) -> list[tuple[int, z3.ExprRef]]:
+    """(slot value, literal) for every value of a finite scalar domain, in order."""
+    assert isinstance(t, (ir.BoolType, ir.IntType, ir.EnumType)), t
+    return [(v, scalar_lit(t, v)) for v in ir.domain_values(t)]
+
+
+def in_type(t: ir.ScalarType, e: z3.ExprRef) -> z3.BoolRef:
+    """The range constraint of a slot of type `t` (true for bools and unbounded ints)."""
+    if isinstance(t, ir.BoolType):
+        return TRUE
+    if isinstance(t, ir.EnumType):
+        return mk_and(e >= 0, e < len(t.members))  # type: ignore[operator]
+    conds: list[z3.BoolRef] = []
+    v = const_int(e)
+    if t.lo is not None:
+        conds.append(z3.BoolVal(v >= t.lo) if v is not None else e >= t.lo)  # type: ignore[operator]
+    if t.hi is not None:
+        conds.append(z3.BoolVal(v <= t.hi) if v is not None else e <= t.hi)  # type: ignore[operator]
+    return mk_and(*conds)
+
+
+def slot_value(e: z3.ExprRef, v: z3.ExprRef) -> int:
+    """The slot value (NOTE(slots)) of a model's evaluation `v` of slot term `e`."""
+    if z3.is_bool(e):
+        return 1 if z3.is_true(v) else 0
+    return int(v.as_long())  # type: ignore[attr-defined]

@@ -1,0 +1,70 @@
+"""Entry points of the front end: a spec file, source text or bundled model name → ir.Model."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Mapping
+
+from spec import ir
+from spec.errors import ConstantError, Diagnostic, Severity, UsageError
+from spec.parser import parse_spec
+from spec.typecheck import check_spec
+
+
+def load_source(text: str, file: str = "<string>", consts: Mapping[str, int] | None = None) -> ir.Model:
+    """Parse and type-check gpspec text; raises SpecSyntaxError / SpecTypeError / ConstantError."""
+    spec = parse_spec(text, file)
+    return check_spec(spec, consts or {}, {file: text})
+
+
+def bundled_models() -> dict[str, Path]:
+    """The models shipped in spec/models/, by name (the file stem)."""
+    root = resources.files("spec") / "models"
+    out: dict[str, Path] = {}
+    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".gpspec"):
+            out[entry.name[: -len(".gpspec")]] = Path(str(entry))
+    return out
+
+
+def resolve_spec_path(spec: str | Path) -> Path:
+    """A path as given, or the file of a bundled model when `spec` names one."""
+    p = Path(spec)
+    if p.exists():
+        return p
+    models = bundled_models()
+    if isinstance(spec, str) and spec in models:
+        return models[spec]
+    hint = f" (bundled models: {', '.join(models)})" if models else ""
+    raise UsageError(f"{spec}: no such file or bundled model{hint}")
+
+
+def load_spec(spec: str | Path, consts: Mapping[str, int] | None = None) -> ir.Model:
+    """Load a spec file or bundled model by name, with constant overrides."""
+    path = resolve_spec_path(spec)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: cannot read: {e}") from None
+    return load_source(text, str(spec) if not Path(spec).exists() else str(path), consts)
+
+
+def parse_const_overrides(items: list[str]) -> dict[str, int]:
+    """`["N=8", "CAP=2"]` → {"N": 8, "CAP": 2}; booleans written true/false become 1/0."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name.isidentifier():
+            raise ConstantError([Diagnostic(Severity.ERROR, None, f"--const {item!r}: expected NAME=INTEGER")])
+        if value.lower() in ("true", "false"):
+            out[name] = int(value.lower() == "true")
+            continue
+        try:
+            out[name] = int(value, 0)
+        except ValueError:
+            raise ConstantError(
+                [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer")]
+            ) from None
+    return out

@@ -1,0 +1,313 @@
+"""gpspec text → AST (`spec.syntax`). The only module that imports lark; no Tree or Token
+escapes it. Syntax errors become `SpecSyntaxError` with file:line:column and the tokens that
+were expected, in words."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from spec import syntax as S
+from spec.errors import Diagnostic, Severity, SpecSyntaxError
+from spec.ir import BinOp, FoldKind, LivenessKind
+from spec.span import Span
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark.open_from_package(
+        "spec", "grammar.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True
+    )
+
+
+_OPS = {op.value: op for op in BinOp}
+_READABLE = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "STRING": 'a "quoted description"',
+    "COMPARE": "a comparison",
+    "ADDOP": "'+' or '-'",
+    "MULOP": "'*', '/' or '%'",
+    "$END": "end of file",
+}
+
+
+def _expected_words(names: set[str] | frozenset[str]) -> str:
+    words = set()
+    for name in names:
+        if name in _READABLE:
+            words.add(_READABLE[name])
+            continue
+        try:
+            term = _lark().get_terminal(name)
+        except KeyError:
+            words.add(name)
+            continue
+        pat = term.pattern
+        if pat.type == "str":
+            words.add(f"'{pat.value}'")
+        else:
+            words.add(name.lower())
+    ordered = sorted(words)
+    if len(ordered) > 12:
+        ordered = ordered[:12] + ["..."]
+    return ", ".join(ordered)
+
+
+def _syntax_error(err: UnexpectedInput, file: str, text: str) -> SpecSyntaxError:
+    line, col = max(err.line, 1), max(err.column, 1)
+    width = 1
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            msg = f"unexpected end of file; expected {_expected_words(err.expected)}"
+            lines = text.splitlines() or [""]
+            line, col = len(lines), len(lines[-1]) + 1
+        else:
+            width = max(len(str(tok)), 1)
+            msg = f"unexpected {_describe_token(tok)}; expected {_expected_words(err.expected)}"
+    elif isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
+        msg = f"unexpected character {ch!r}"
+        if err.allowed:
+            msg += f"; expected {_expected_words(err.allowed)}"
+    elif isinstance(err, UnexpectedEOF):
+        msg = f"unexpected end of file; expected {_expected_words(set(err.expected))}"
+    else:  # pragma: no cover - lark has no other subclasses
+        msg = str(err)
+    span = Span(file, line, col, line, col + width)
+    return SpecSyntaxError([Diagnostic(Severity.ERROR, span, msg)], {file: text})
+
+
+def _describe_token(tok: Token) -> str:
+    if tok.type == "NAME":
+        return f"name '{tok}'"
+    if tok.type == "INT":
+        return f"integer {tok}"
+    return f"'{tok}'"
+
+
+def parse_spec(text: str, file: str = "<string>") -> S.Spec:
+    """Parse gpspec source into an AST; raises SpecSyntaxError on the first syntax error."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, file, text) from None
+    try:
+        return _Builder(file, text).transform(tree)  # type: ignore[no-any-return]
+    except VisitError as err:
+        if isinstance(err.orig_exc, SpecSyntaxError):
+            raise err.orig_exc from None
+        raise
+
+
+def _trailing_comment(lines: list[str], line: int) -> str:
+    if 1 <= line <= len(lines):
+        m = re.search(r"#\s?(.*)$", lines[line - 1])
+        if m:
+            return m.group(1).strip()
+    return ""
+
+
+@v_args(inline=True, meta=True)
+class _Builder(Transformer[Any, Any]):
+    """Bottom-up construction of the AST; every node gets the span of its lark `meta`."""
+
+    def __init__(self, file: str, text: str):
+        super().__init__()
+        self.file = file
+        self.lines = text.splitlines()
+
+    def _sp(self, meta: Any) -> Span:
+        if getattr(meta, "empty", True):
+            return Span(self.file, 0, 0, 0, 0)
+        return Span(self.file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tok(self, tok: Token) -> Span:
+        end_col = tok.end_column if tok.end_column is not None else tok.column + len(tok)
+        return Span(self.file, tok.line or 0, tok.column or 0, tok.end_line or tok.line or 0, end_col)
+
+    # ----------------------------------------------------------------- file
+    def start(self, meta: Any, model: tuple[str, str, int], *decls: Any) -> S.Spec:
+        name, desc, line = model
+        doc_lines = []
+        i = line  # the line after `model`
+        while i < len(self.lines) and not self.lines[i].strip():
+            i += 1
+        while i < len(self.lines) and self.lines[i].lstrip().startswith("#"):
+            doc_lines.append(self.lines[i].lstrip()[1:].strip())
+            i += 1
+        return S.Spec(self.file, name, desc, "\n".join(doc_lines).strip(), tuple(decls), self._sp(meta))
+
+    def model_decl(self, meta: Any, name: Token, desc: Token | None) -> tuple[str, str, int]:
+        return str(name), (str(desc)[1:-1] if desc is not None else ""), meta.end_line
+
+    # ----------------------------------------------------------------- declarations
+    def const_decl(self, meta: Any, name: Token, value: S.Expr) -> S.ConstDecl:
+        return S.ConstDecl(str(name), value, _trailing_comment(self.lines, meta.end_line), self._sp(meta))
+
+    def enum_decl(self, meta: Any, name: Token, *members: Token) -> S.EnumDecl:
+        return S.EnumDecl(str(name), tuple((str(m), self._tok(m)) for m in members), self._sp(meta))
+
+    def struct_decl(self, meta: Any, name: Token, *fields: tuple[str, S.TypeExpr, Span]) -> S.StructDecl:
+        return S.StructDecl(str(name), tuple(fields), self._sp(meta))
+
+    def field_decl(self, meta: Any, name: Token, type_: S.TypeExpr) -> tuple[str, S.TypeExpr, Span]:
+        return (str(name), type_, self._sp(meta))
+
+    def var_decl(self, meta: Any, name: Token, type_: S.TypeExpr, init: S.Init) -> S.VarDecl:
+        return S.VarDecl(str(name), type_, init, _trailing_comment(self.lines, meta.end_line), self._sp(meta))
+
+    def action_mods(self, meta: Any, *toks: Token | None) -> tuple[bool, bool]:
+        kinds = {t.type for t in toks if t is not None}
+        return ("INTERNAL" in kinds, "FAIR" in kinds)
+
+    def action_decl(
+        self, meta: Any, mods: tuple[bool, bool], name: Token, params: tuple[S.Param, ...] | None, body: tuple[S.Stmt, ...]
+    ) -> S.ActionDecl:
+        internal, fair = mods
+        return S.ActionDecl(str(name), params or (), body, internal, fair, self._sp(meta))
+
+    def params(self, meta: Any, *ps: S.Param | None) -> tuple[S.Param, ...]:
+        return tuple(p for p in ps if p is not None)
+
+    def param(self, meta: Any, name: Token, type_: S.TypeExpr) -> S.Param:
+        return S.Param(str(name), type_, self._sp(meta))
+
+    def fair_decl(self, meta: Any, *names: Token) -> S.FairDecl:
+        return S.FairDecl(tuple((str(n), self._tok(n)) for n in names), self._sp(meta))
+
+    def invariant_decl(self, meta: Any, name: Token, e: S.Expr) -> S.InvariantDecl:
+        return S.InvariantDecl(str(name), e, self._sp(meta))
+
+    def transition_decl(self, meta: Any, name: Token, e: S.Expr) -> S.TransitionDecl:
+        return S.TransitionDecl(str(name), e, self._sp(meta))
+
+    def liveness_decl(self, meta: Any, name: Token, t: tuple[LivenessKind, S.Expr | None, S.Expr]) -> S.LivenessDecl:
+        return S.LivenessDecl(str(name), t[0], t[1], t[2], self._sp(meta))
+
+    def eventually(self, meta: Any, q: S.Expr) -> tuple[LivenessKind, None, S.Expr]:
+        return (LivenessKind.EVENTUALLY, None, q)
+
+    def always_eventually(self, meta: Any, q: S.Expr) -> tuple[LivenessKind, None, S.Expr]:
+        return (LivenessKind.ALWAYS_EVENTUALLY, None, q)
+
+    def leads_to(self, meta: Any, p: S.Expr, q: S.Expr) -> tuple[LivenessKind, S.Expr, S.Expr]:
+        return (LivenessKind.LEADS_TO, p, q)
+
+    def terminal_decl(self, meta: Any, e: S.Expr) -> S.TerminalDecl:
+        return S.TerminalDecl(e, self._sp(meta))
+
+    def allow_deadlock(self, meta: Any) -> S.AllowDeadlock:
+        return S.AllowDeadlock(self._sp(meta))
+
+    def constraint_decl(self, meta: Any, name: Token, e: S.Expr) -> S.ConstraintDecl:
+        return S.ConstraintDecl(str(name), e, self._sp(meta))
+
+    def expect_decl(self, meta: Any, prop: Token, verdict: Token) -> S.ExpectDecl:
+        return S.ExpectDecl(str(prop), str(verdict), self._sp(meta))
+
+    # ----------------------------------------------------------------- types and inits
+    def bool_type(self, meta: Any) -> S.BoolT:
+        return S.BoolT(self._sp(meta))
+
+    def range(self, meta: Any, lo: S.Expr, hi: S.Expr) -> S.RangeT:
+        return S.RangeT(lo, hi, self._sp(meta))
+
+    def named_type(self, meta: Any, name: Token) -> S.NamedT:
+        return S.NamedT(str(name), self._sp(meta))
+
+    def array_type(self, meta: Any, index: S.TypeExpr, elem: S.TypeExpr) -> S.ArrayT:
+        return S.ArrayT(index, elem, self._sp(meta))
+
+    def any_init(self, meta: Any, _tok: Token) -> S.AnyInit:
+        return S.AnyInit(self._sp(meta))
+
+    def list_init(self, meta: Any, *items: S.Init) -> S.ListInit:
+        return S.ListInit(tuple(items), self._sp(meta))
+
+    def struct_init(self, meta: Any, *items: Any) -> S.StructInit:
+        pairs = tuple((str(items[i]), items[i + 1]) for i in range(0, len(items), 2))
+        return S.StructInit(pairs, self._sp(meta))
+
+    # ----------------------------------------------------------------- statements
+    def block(self, meta: Any, *stmts: S.Stmt) -> tuple[S.Stmt, ...]:
+        return tuple(stmts)
+
+    def require(self, meta: Any, e: S.Expr) -> S.RequireS:
+        return S.RequireS(e, self._sp(meta))
+
+    def assign(self, meta: Any, target: S.Expr, value: S.Expr) -> S.AssignS:
+        return S.AssignS(target, value, self._sp(meta))
+
+    def if_stmt(self, meta: Any, cond: S.Expr, then: tuple[S.Stmt, ...], else_: Any = None) -> S.IfS:
+        if else_ is None:
+            rest: tuple[S.Stmt, ...] = ()
+        elif isinstance(else_, S.IfS):
+            rest = (else_,)
+        else:
+            rest = else_
+        return S.IfS(cond, then, rest, self._sp(meta))
+
+    def for_stmt(self, meta: Any, name: Token, domain: S.TypeExpr, body: tuple[S.Stmt, ...]) -> S.ForS:
+        return S.ForS(str(name), domain, body, self._sp(meta))
+
+    def let_stmt(self, meta: Any, name: Token, value: S.Expr) -> S.LetS:
+        return S.LetS(str(name), value, self._sp(meta))
+
+    # ----------------------------------------------------------------- expressions
+    def int_lit(self, meta: Any, tok: Token) -> S.IntLit:
+        return S.IntLit(int(tok), self._sp(meta))
+
+    def true_lit(self, meta: Any) -> S.BoolLit:
+        return S.BoolLit(True, self._sp(meta))
+
+    def false_lit(self, meta: Any) -> S.BoolLit:
+        return S.BoolLit(False, self._sp(meta))
+
+    def name(self, meta: Any, tok: Token) -> S.Name:
+        return S.Name(str(tok), self._sp(meta))
+
+    def index(self, meta: Any, base: S.Expr, idx: S.Expr) -> S.IndexE:
+        return S.IndexE(base, idx, self._sp(meta))
+
+    def field(self, meta: Any, base: S.Expr, name: Token) -> S.FieldE:
+        return S.FieldE(base, str(name), self._sp(meta))
+
+    def prime(self, meta: Any, e: S.Expr) -> S.Prime:
+        return S.Prime(e, self._sp(meta))
+
+    def neg(self, meta: Any, e: S.Expr) -> S.Expr:
+        if isinstance(e, S.IntLit):
+            return S.IntLit(-e.value, self._sp(meta))
+        return S.Neg(e, self._sp(meta))
+
+    def not_(self, meta: Any, e: S.Expr) -> S.Not:
+        return S.Not(e, self._sp(meta))
+
+    def binop(self, meta: Any, lhs: S.Expr, op: Token, rhs: S.Expr) -> S.BinE:
+        return S.BinE(_OPS[str(op)], lhs, rhs, self._sp(meta))
+
+    compare = binop
+
+    def and_(self, meta: Any, lhs: S.Expr, rhs: S.Expr) -> S.BinE:
+        return S.BinE(BinOp.AND, lhs, rhs, self._sp(meta))
+
+    def or_(self, meta: Any, lhs: S.Expr, rhs: S.Expr) -> S.BinE:
+        return S.BinE(BinOp.OR, lhs, rhs, self._sp(meta))
+
+    def implies(self, meta: Any, lhs: S.Expr, rhs: S.Expr) -> S.BinE:
+        return S.BinE(BinOp.IMPLIES, lhs, rhs, self._sp(meta))
+
+    def ite(self, meta: Any, c: S.Expr, a: S.Expr, b: S.Expr) -> S.IteE:
+        return S.IteE(c, a, b, self._sp(meta))
+
+    def fold_kind(self, meta: Any, tok: Token) -> FoldKind:
+        return FoldKind(str(tok))
+
+    def fold(self, meta: Any, kind: FoldKind, name: Token, domain: S.TypeExpr, body: S.Expr) -> S.FoldE:
+        return S.FoldE(kind, str(name), domain, body, self._sp(meta))

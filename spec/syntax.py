@@ -1,0 +1,304 @@
+"""The gpspec abstract syntax tree: what the parser produces and the type checker reads.
+
+Names are still strings and constants still expressions here; `typecheck` resolves both and
+emits `spec.ir`. Nodes compare without their spans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from spec.ir import BinOp, FoldKind, LivenessKind
+from spec.span import NO_SPAN, Span
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- expressions
+@dataclass(frozen=True, slots=True)
+class IntLit:
+    value: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BoolLit:
+    value: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Prime:
+    operand: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexE:
+    base: "Expr"
+    index: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class FieldE:
+    base: "Expr"
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    operand: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BinE:
+    op: BinOp
+    lhs: "Expr"
+    rhs: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class IteE:
+    cond: "Expr"
+    then: "Expr"
+    else_: "Expr"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class FoldE:
+    kind: FoldKind
+    name: str
+    domain: "TypeExpr"
+    body: "Expr"
+    span: Span = _span()
+
+
+Expr = Union[IntLit, BoolLit, Name, Prime, IndexE, FieldE, Neg, Not, BinE, IteE, FoldE]
+
+
+# --------------------------------------------------------------------------- types
+@dataclass(frozen=True, slots=True)
+class BoolT:
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class RangeT:
+    lo: Expr
+    hi: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class NamedT:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayT:
+    index: "TypeExpr"
+    elem: "TypeExpr"
+    span: Span = _span()
+
+
+TypeExpr = Union[BoolT, RangeT, NamedT, ArrayT]
+
+
+# --------------------------------------------------------------------------- initialisers
+@dataclass(frozen=True, slots=True)
+class AnyInit:
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ListInit:
+    items: tuple["Init", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class StructInit:
+    items: tuple[tuple[str, "Init"], ...]
+    span: Span = _span()
+
+
+Init = Union[Expr, AnyInit, ListInit, StructInit]
+
+
+# --------------------------------------------------------------------------- statements
+@dataclass(frozen=True, slots=True)
+class RequireS:
+    cond: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class AssignS:
+    target: Expr
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class IfS:
+    cond: Expr
+    then: tuple["Stmt", ...]
+    else_: tuple["Stmt", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ForS:
+    name: str
+    domain: TypeExpr
+    body: tuple["Stmt", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class LetS:
+    name: str
+    value: Expr
+    span: Span = _span()
+
+
+Stmt = Union[RequireS, AssignS, IfS, ForS, LetS]
+
+
+# --------------------------------------------------------------------------- declarations
+@dataclass(frozen=True, slots=True)
+class ConstDecl:
+    name: str
+    value: Expr
+    doc: str = ""
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class EnumDecl:
+    name: str
+    members: tuple[tuple[str, Span], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class StructDecl:
+    name: str
+    fields: tuple[tuple[str, TypeExpr, Span], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class VarDecl:
+    name: str
+    type: TypeExpr
+    init: Init
+    doc: str = ""
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    type: TypeExpr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ActionDecl:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    internal: bool = False
+    fair: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class FairDecl:
+    names: tuple[tuple[str, Span], ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantDecl:
+    name: str
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionDecl:
+    name: str
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class LivenessDecl:
+    name: str
+    kind: LivenessKind
+    p: Expr | None
+    q: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalDecl:
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class AllowDeadlock:
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintDecl:
+    name: str
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectDecl:
+    property: str
+    verdict: str
+    span: Span = _span()
+
+
+Decl = Union[
+    ConstDecl, EnumDecl, StructDecl, VarDecl, ActionDecl, FairDecl, InvariantDecl,
+    TransitionDecl, LivenessDecl, TerminalDecl, AllowDeadlock, ConstraintDecl, ExpectDecl,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    file: str
+    name: str
+    description: str
+    doc: str
+    decls: tuple[Decl, ...]
+    span: Span = _span()

@@ -1,0 +1,757 @@
+"""AST → IR: resolve names, evaluate constants (with overrides), check types, report every
+error at once.
+
+The checker never mutates the AST. It keeps going after an error (an erroneous expression
+lowers to a placeholder of the expected type) so that one run reports all problems; the
+phase gate at the end raises `SpecTypeError` (or `ConstantError` for bad overrides)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
+
+from spec import ir
+from spec import syntax as S
+from spec.errors import ConstantError, Diagnostics, SpecTypeError
+from spec.ir import BOOL, INT, BinOp, FoldKind
+from spec.span import Span
+
+
+class _Poison(Exception):
+    """Raised inside one expression after its error was recorded; caught at statement level."""
+
+
+@dataclass
+class _Scope:
+    """Local names (parameters, lets, binders), innermost last."""
+
+    frames: list[dict[str, ir.Symbol]] = field(default_factory=lambda: [{}])
+
+    def lookup(self, name: str) -> ir.Symbol | None:
+        for frame in reversed(self.frames):
+            if name in frame:
+                return frame[name]
+        return None
+
+    def push(self) -> None:
+        self.frames.append({})
+
+    def pop(self) -> None:
+        self.frames.pop()
+
+    def bind(self, sym: ir.Symbol) -> None:
+        self.frames[-1][sym.name] = sym
+
+
+class _Checker:
+    def __init__(self, spec: S.Spec, overrides: Mapping[str, int], diags: Diagnostics):
+        self.spec = spec
+        self.overrides = dict(overrides)
+        self.d = diags
+        self.consts: dict[str, ir.Constant] = {}
+        self.enums: dict[str, ir.EnumType] = {}
+        self.members: dict[str, tuple[ir.EnumType, int]] = {}
+        self.structs: dict[str, ir.StructType] = {}
+        self.vars: dict[str, ir.Var] = {}
+        self.var_list: list[ir.Var] = []
+        self.decl_spans: dict[str, Span] = {}
+        self.ids = itertools.count()
+        self.scope = _Scope()
+        self.primed_ok = False
+        self.priming = False
+        # Names whose declaration had an error: their uses fail silently (no cascades).
+        self.poisoned: set[str] = set()
+
+    # ------------------------------------------------------------------ top level
+    def run(self) -> ir.Model:
+        for name in self.overrides:
+            if not any(isinstance(d, S.ConstDecl) and d.name == name for d in self.spec.decls):
+                known = ", ".join(d.name for d in self.spec.decls if isinstance(d, S.ConstDecl)) or "none"
+                self.d.error(None, f"--const {name}: the model has no constant {name} (constants: {known})")
+        # Declarations that introduce names are processed in order (use after declaration).
+        for decl in self.spec.decls:
+            match decl:
+                case S.ConstDecl():
+                    self._const(decl)
+                case S.EnumDecl():
+                    self._enum(decl)
+                case S.StructDecl():
+                    self._struct(decl)
+                case S.VarDecl():
+                    self._var(decl)
+                case _:
+                    pass
+        fair_names: dict[str, Span] = {}
+        for decl in self.spec.decls:
+            if isinstance(decl, S.FairDecl):
+                for n, sp in decl.names:
+                    fair_names[n] = sp
+        actions: list[ir.Action] = []
+        invariants: list[ir.Invariant] = []
+        transitions: list[ir.TransitionProperty] = []
+        liveness: list[ir.Liveness] = []
+        terminals: list[ir.Expr] = []
+        constraints: list[ir.Constraint] = []
+        expects: list[S.ExpectDecl] = []
+        allow_deadlock = False
+        prop_names: dict[str, Span] = {}
+        for decl in self.spec.decls:
+            match decl:
+                case S.ActionDecl():
+                    if self._claim(decl.name, decl.span, "action"):
+                        a = self._action(decl, decl.name in fair_names)
+                        if a is not None:
+                            actions.append(a)
+                case S.InvariantDecl(name=name, expr=e, span=sp):
+                    if self._prop_name(name, sp, prop_names):
+                        x = self._bool_expr(e)
+                        if x is not None:
+                            invariants.append(ir.Invariant(name, x, sp))
+                case S.TransitionDecl(name=name, expr=e, span=sp):
+                    if self._prop_name(name, sp, prop_names):
+                        self.primed_ok = True
+                        x = self._bool_expr(e)
+                        self.primed_ok = False
+                        if x is not None:
+                            transitions.append(ir.TransitionProperty(name, x, sp))
+                case S.LivenessDecl(name=name, kind=kind, p=p, q=q, span=sp):
+                    if self._prop_name(name, sp, prop_names):
+                        xp = self._bool_expr(p) if p is not None else None
+                        xq = self._bool_expr(q)
+                        if xq is not None and (p is None or xp is not None):
+                            liveness.append(ir.Liveness(name, kind, xp, xq, sp))
+                case S.TerminalDecl(expr=e):
+                    x = self._bool_expr(e)
+                    if x is not None:
+                        terminals.append(x)
+                case S.ConstraintDecl(name=name, expr=e, span=sp):
+                    x = self._bool_expr(e)
+                    if x is not None:
+                        constraints.append(ir.Constraint(name, x, sp))
+                case S.AllowDeadlock():
+                    allow_deadlock = True
+                case S.ExpectDecl():
+                    expects.append(decl)
+                case _:
+                    pass
+        action_names = {a.name for a in self.spec.decls if isinstance(a, S.ActionDecl)}
+        for n, sp in fair_names.items():
+            if n not in action_names:
+                self.d.error(sp, f"fair action '{n}' is not declared")
+        expectations = self._expectations(expects, set(prop_names))
+        return ir.Model(
+            name=self.spec.name,
+            description=self.spec.description,
+            doc=self.spec.doc,
+            file=self.spec.file,
+            constants=tuple(self.consts.values()),
+            enums=tuple(self.enums.values()),
+            structs=tuple(self.structs.values()),
+            vars=tuple(self.var_list),
+            actions=tuple(actions),
+            invariants=tuple(invariants),
+            transitions=tuple(transitions),
+            liveness=tuple(liveness),
+            terminals=tuple(terminals),
+            constraints=tuple(constraints),
+            allow_deadlock=allow_deadlock,
+            expectations=expectations,
+        )
+
+    def _expectations(self, expects: list[S.ExpectDecl], props: set[str]) -> tuple[ir.Expectation, ...]:
+        out = []
+        seen: set[str] = set()
+        for e in expects:
+            if e.property not in props and e.property not in ("deadlock", "range"):
+                self.d.error(e.span, f"expect: no property named '{e.property}'")
+                continue
+            if e.verdict not in ir.EXPECTABLE_VERDICTS:
+                self.d.error(e.span, f"expect: unknown verdict '{e.verdict}' (one of {', '.join(ir.EXPECTABLE_VERDICTS)})")
+                continue
+            if e.property in seen:
+                self.d.error(e.span, f"expect: '{e.property}' already has an expectation")
+                continue
+            seen.add(e.property)
+            out.append(ir.Expectation(e.property, e.verdict, e.span))
+        return tuple(out)
+
+    def _claim(self, name: str, span: Span, what: str) -> bool:
+        """Register a global name; report a clash with an earlier declaration."""
+        if name in self.decl_spans:
+            self.d.error(span, f"{what} '{name}' is already declared", (self.decl_spans[name], "first declared here"))
+            return False
+        self.decl_spans[name] = span
+        return True
+
+    def _prop_name(self, name: str, span: Span, seen: dict[str, Span]) -> bool:
+        if name in seen:
+            self.d.error(span, f"property '{name}' is already declared", (seen[name], "first declared here"))
+            return False
+        seen[name] = span
+        return True
+
+    # ------------------------------------------------------------------ constants
+    def _const(self, decl: S.ConstDecl) -> None:
+        if not self._claim(decl.name, decl.span, "constant"):
+            return
+        try:
+            default = self._const_eval(decl.value)
+        except _Poison:
+            self.poisoned.add(decl.name)
+            return
+        value = self.overrides.get(decl.name, default)
+        self.consts[decl.name] = ir.Constant(
+            decl.name, value, default, decl.doc, decl.name in self.overrides, decl.span
+        )
+
+    def _const_eval(self, e: S.Expr) -> int:
+        """Evaluate a constant integer expression (literals, constants, arithmetic, if)."""
+        match e:
+            case S.IntLit(value=v):
+                return v
+            case S.Name(name=n, span=sp):
+                if n in self.consts:
+                    return self.consts[n].value
+                self.d.error(sp, f"'{n}' is not a constant" if n in self.decl_spans else f"unknown constant '{n}'")
+                raise _Poison
+            case S.Neg(operand=o):
+                return -self._const_eval(o)
+            case S.BinE(op=op, lhs=l, rhs=r, span=sp) if op in ir.ARITH_OPS:
+                a, b = self._const_eval(l), self._const_eval(r)
+                if op in (BinOp.DIV, BinOp.MOD) and b == 0:
+                    self.d.error(sp, "division by zero in a constant expression")
+                    raise _Poison
+                return _arith(op, a, b)
+            case S.IteE(cond=c, then=t, else_=f):
+                return self._const_eval(t) if self._const_cond(c) else self._const_eval(f)
+            case _:
+                self.d.error(e.span, "expected a constant integer expression")
+                raise _Poison
+
+    def _const_cond(self, e: S.Expr) -> bool:
+        match e:
+            case S.BoolLit(value=v):
+                return v
+            case S.BinE(op=op, lhs=l, rhs=r) if op in ir.ORDER_OPS or op in ir.EQUALITY_OPS:
+                return bool(_compare(op, self._const_eval(l), self._const_eval(r)))
+            case S.BinE(op=BinOp.AND, lhs=l, rhs=r):
+                return self._const_cond(l) and self._const_cond(r)
+            case S.BinE(op=BinOp.OR, lhs=l, rhs=r):
+                return self._const_cond(l) or self._const_cond(r)
+            case S.Not(operand=o):
+                return not self._const_cond(o)
+            case _:
+                self.d.error(e.span, "expected a constant condition")
+                raise _Poison
+
+    # ------------------------------------------------------------------ types
+    def _enum(self, decl: S.EnumDecl) -> None:
+        if not self._claim(decl.name, decl.span, "enum"):
+            return
+        names = []
+        for m, sp in decl.members:
+            if m in names:
+                self.d.error(sp, f"enum member '{m}' appears twice in '{decl.name}'")
+                continue
+            if not self._claim(m, sp, "enum member"):
+                continue
+            names.append(m)
+        t = ir.EnumType(decl.name, tuple(names))
+        self.enums[decl.name] = t
+        for i, m in enumerate(names):
+            self.members[m] = (t, i)
+
+    def _struct(self, decl: S.StructDecl) -> None:
+        if not self._claim(decl.name, decl.span, "struct"):
+            return
+        fields: list[tuple[str, ir.Type]] = []
+        seen: set[str] = set()
+        for fname, ftype, sp in decl.fields:
+            if fname in seen:
+                self.d.error(sp, f"field '{fname}' appears twice in struct '{decl.name}'")
+                continue
+            seen.add(fname)
+            t = self._type(ftype)
+            if t is not None:
+                fields.append((fname, t))
+        self.structs[decl.name] = ir.StructType(decl.name, tuple(fields))
+
+    def _type(self, t: S.TypeExpr) -> ir.Type | None:
+        match t:
+            case S.BoolT():
+                return BOOL
+            case S.RangeT(lo=lo, hi=hi, span=sp):
+                try:
+                    a, b = self._const_eval(lo), self._const_eval(hi)
+                except _Poison:
+                    return None
+                if a > b:
+                    self._bad_range(sp, a, b, lo, hi)
+                    return None
+                return ir.IntType(a, b)
+            case S.NamedT(name=n, span=sp):
+                if n in self.enums:
+                    return self.enums[n]
+                if n in self.structs:
+                    return self.structs[n]
+                if n == "int":
+                    self.d.error(sp, "an unbounded 'int' cannot be a variable type; give a range such as 0..N")
+                else:
+                    self.d.error(sp, f"unknown type '{n}'")
+                return None
+            case S.ArrayT(index=i, elem=e, span=sp):
+                it, et = self._type(i), self._type(e)
+                if it is None or et is None:
+                    return None
+                if not isinstance(it, (ir.IntType, ir.EnumType, ir.BoolType)):
+                    self.d.error(i.span, f"an array index must be a range, an enum or bool, not {it}")
+                    return None
+                return ir.ArrayType(it, et)
+        raise AssertionError(t)
+
+    def _bad_range(self, sp: Span, a: int, b: int, lo: S.Expr, hi: S.Expr) -> None:
+        used = sorted(self._const_names(lo) | self._const_names(hi))
+        over = [n for n in used if n in self.overrides]
+        msg = f"empty range {a}..{b}: the lower bound is above the upper bound"
+        if over:
+            vals = ", ".join(f"{n}={self.consts[n].value}" for n in over)
+            self.d.error(sp, msg + f" with --const {vals}")
+        else:
+            vals = ", ".join(f"{n}={self.consts[n].value}" for n in used if n in self.consts)
+            self.d.error(sp, msg + (f" ({vals})" if vals else ""))
+
+    def _const_names(self, e: S.Expr) -> set[str]:
+        match e:
+            case S.Name(name=n):
+                return {n}
+            case S.Neg(operand=o):
+                return self._const_names(o)
+            case S.BinE(lhs=l, rhs=r):
+                return self._const_names(l) | self._const_names(r)
+            case S.IteE(cond=c, then=t, else_=f):
+                return self._const_names(c) | self._const_names(t) | self._const_names(f)
+        return set()
+
+    def _domain(self, t: S.TypeExpr) -> ir.IntType | ir.EnumType | ir.BoolType | None:
+        ty = self._type(t)
+        if ty is None:
+            return None
+        if not isinstance(ty, (ir.IntType, ir.EnumType, ir.BoolType)):
+            self.d.error(t.span, f"a parameter or binder ranges over a range, an enum or bool, not {ty}")
+            return None
+        return ty
+
+    # ------------------------------------------------------------------ variables
+    def _var(self, decl: S.VarDecl) -> None:
+        if not self._claim(decl.name, decl.span, "variable"):
+            return
+        t = self._type(decl.type)
+        if t is None:
+            self.poisoned.add(decl.name)
+            return
+        try:
+            init = tuple(self._init(decl.init, t))
+        except _Poison:
+            self.poisoned.add(decl.name)
+            return
+        v = ir.Var(len(self.var_list), decl.name, t, init, decl.doc, decl.span)
+        self.vars[decl.name] = v
+        self.var_list.append(v)
+
+    def _init(self, init: S.Init, t: ir.Type) -> Iterator[int | None]:
+        """The flat per-slot initial values of a value of type `t` (NOTE(slots))."""
+        match init:
+            case S.AnyInit():
+                yield from (None for _ in range(ir.slot_count(t)))
+            case S.ListInit(items=items, span=sp):
+                if isinstance(t, ir.ArrayType):
+                    n = len(ir.domain_values(t.index))
+                    if len(items) != n:
+                        self.d.error(sp, f"the array has {n} elements but the initialiser lists {len(items)}")
+                        raise _Poison
+                    for it in items:
+                        yield from self._init(it, t.elem)
+                elif isinstance(t, ir.StructType):
+                    if len(items) != len(t.fields):
+                        self.d.error(sp, f"struct {t.name} has {len(t.fields)} fields but the initialiser lists {len(items)}")
+                        raise _Poison
+                    for it, (_, ft) in zip(items, t.fields):
+                        yield from self._init(it, ft)
+                else:
+                    self.d.error(sp, f"a list initialiser needs an array or struct, not {t}")
+                    raise _Poison
+            case S.StructInit(items=items, span=sp):
+                if not isinstance(t, ir.StructType):
+                    self.d.error(sp, f"a field initialiser needs a struct, not {t}")
+                    raise _Poison
+                given = dict(items)
+                for k in given:
+                    if t.field_type(k) is None:
+                        self.d.error(sp, f"struct {t.name} has no field '{k}'")
+                        raise _Poison
+                for fname, ft in t.fields:
+                    if fname not in given:
+                        self.d.error(sp, f"the initialiser does not give field '{fname}' of {t.name}")
+                        raise _Poison
+                    yield from self._init(given[fname], ft)
+            case _:
+                # A single value: every slot of an aggregate gets it.
+                if isinstance(t, (ir.ArrayType, ir.StructType)):
+                    leaves = ir.leaf_paths(t)
+                    kinds = {type(st) if not isinstance(st, ir.EnumType) else st for _, st in leaves}
+                    if len(kinds) != 1:
+                        self.d.error(init.span, f"a single initial value for {t} needs every element of one type; list them")
+                        raise _Poison
+                    v = self._init_scalar(init, leaves[0][1])
+                    yield from (v for _ in leaves)
+                else:
+                    yield self._init_scalar(init, t)
+
+    def _init_scalar(self, e: S.Expr, t: ir.ScalarType) -> int:
+        if isinstance(t, ir.BoolType):
+            if isinstance(e, S.BoolLit):
+                return int(e.value)
+            self.d.error(e.span, "expected true or false")
+            raise _Poison
+        if isinstance(t, ir.EnumType):
+            if isinstance(e, S.Name) and e.name in self.members and self.members[e.name][0] == t:
+                return self.members[e.name][1]
+            self.d.error(e.span, f"expected a member of {t.name} ({', '.join(t.members)})")
+            raise _Poison
+        v = self._const_eval(e)
+        if not ir.scalar_in_range(t, v):
+            self.d.error(e.span, f"initial value {v} is outside {t}")
+            raise _Poison
+        return v
+
+    # ------------------------------------------------------------------ actions
+    def _fresh(self, name: str, t: ir.Type, span: Span) -> ir.Symbol | None:
+        """A new local; rejects names that shadow a global or an enclosing local."""
+        if name in self.vars:
+            self.d.error(span, f"'{name}' shadows the state variable '{name}'", (self.vars[name].span, "declared here"))
+        elif name in self.consts:
+            self.d.error(span, f"'{name}' shadows the constant '{name}'")
+        elif name in self.members:
+            self.d.error(span, f"'{name}' shadows the enum member '{name}'")
+        elif self.scope.lookup(name) is not None:
+            self.d.error(span, f"'{name}' shadows an enclosing local '{name}'")
+        else:
+            return ir.Symbol(next(self.ids), name, t, span)
+        return None
+
+    def _action(self, decl: S.ActionDecl, fair_decl: bool) -> ir.Action | None:
+        self.scope = _Scope()
+        params = []
+        ok = True
+        for p in decl.params:
+            dom = self._domain(p.type)
+            if dom is None:
+                ok = False
+                continue
+            sym = self._fresh(p.name, dom, p.span)
+            if sym is None:
+                ok = False
+                continue
+            self.scope.bind(sym)
+            params.append(sym)
+        counter = itertools.count()
+        body = self._block(decl.body, counter)
+        if not ok or body is None:
+            return None
+        return ir.Action(decl.name, tuple(params), body, decl.internal, decl.fair or fair_decl, decl.span)
+
+    def _block(self, stmts: tuple[S.Stmt, ...], counter: Iterator[int]) -> tuple[ir.Stmt, ...] | None:
+        self.scope.push()
+        out: list[ir.Stmt] = []
+        ok = True
+        for s in stmts:
+            x = self._stmt(s, counter)
+            if x is None:
+                ok = False
+            else:
+                out.append(x)
+        self.scope.pop()
+        return tuple(out) if ok else None
+
+    def _stmt(self, s: S.Stmt, counter: Iterator[int]) -> ir.Stmt | None:
+        match s:
+            case S.RequireS(cond=c, span=sp):
+                x = self._bool_expr(c)
+                return ir.Require(x, next(counter), sp) if x is not None else None
+            case S.LetS(name=n, value=v, span=sp):
+                try:
+                    x = self._expr(v)
+                except _Poison:
+                    return None
+                if not ir.is_scalar(x.type):
+                    self.d.error(v.span, f"'let' binds a scalar value; this is {x.type} (index it instead)")
+                    return None
+                sym = self._fresh(n, x.type, sp)
+                if sym is None:
+                    return None
+                self.scope.bind(sym)
+                return ir.Let(sym, x, sp)
+            case S.AssignS(target=t, value=v, span=sp):
+                return self._assign(t, v, sp)
+            case S.IfS(cond=c, then=a, else_=b, span=sp):
+                xc = self._bool_expr(c)
+                xa = self._block(a, counter)
+                xb = self._block(b, counter)
+                if xc is None or xa is None or xb is None:
+                    return None
+                return ir.If(xc, xa, xb, sp)
+            case S.ForS(name=n, domain=dom, body=body, span=sp):
+                d = self._domain(dom)
+                if d is None:
+                    return None
+                if not isinstance(d, ir.IntType):
+                    self.d.error(dom.span, "a 'for' loop ranges over an integer range")
+                    return None
+                sym = self._fresh(n, d, sp)
+                if sym is None:
+                    return None
+                self.scope.push()
+                self.scope.bind(sym)
+                xb = self._block(body, counter)
+                self.scope.pop()
+                if xb is None:
+                    return None
+                assert d.lo is not None and d.hi is not None
+                return ir.For(sym, d.lo, d.hi, xb, sp)
+        raise AssertionError(s)
+
+    def _assign(self, target: S.Expr, value: S.Expr, sp: Span) -> ir.Assign | None:
+        root = _root_name(target)
+        if root in self.poisoned:
+            return None
+        if not self._is_var_path(target):
+            if root is not None and root not in self.decl_spans and self.scope.lookup(root) is None:
+                self.d.error(target.span, f"unknown variable '{root}'")
+            else:
+                self.d.error(target.span, "only a state variable, an element or a field of one can be assigned")
+            return None
+        try:
+            xt = self._expr(target)
+            xv = self._expr(value)
+        except _Poison:
+            return None
+        if not self._assignable(xt.type, xv.type):
+            self.d.error(value.span, f"cannot assign a value of type {_tname(xv.type)} to a target of type {xt.type}")
+            return None
+        return ir.Assign(xt, xv, sp)
+
+    def _is_var_path(self, e: S.Expr) -> bool:
+        match e:
+            case S.Name(name=n):
+                return n in self.vars and self.scope.lookup(n) is None
+            case S.IndexE(base=b) | S.FieldE(base=b):
+                return self._is_var_path(b)
+        return False
+
+    @staticmethod
+    def _assignable(target: ir.Type, value: ir.Type) -> bool:
+        if isinstance(target, ir.IntType):
+            return isinstance(value, ir.IntType)
+        return target == value
+
+    # ------------------------------------------------------------------ expressions
+    def _bool_expr(self, e: S.Expr) -> ir.Expr | None:
+        try:
+            x = self._expr(e)
+        except _Poison:
+            return None
+        if not isinstance(x.type, ir.BoolType):
+            self.d.error(e.span, f"expected a bool expression, found {_tname(x.type)}")
+            return None
+        return x
+
+    def _want(self, e: S.Expr, x: ir.Expr, kind: type, what: str) -> None:
+        if not isinstance(x.type, kind):
+            self.d.error(e.span, f"expected {what}, found {_tname(x.type)}")
+            raise _Poison
+
+    def _expr(self, e: S.Expr) -> ir.Expr:
+        match e:
+            case S.IntLit(value=v, span=sp):
+                return ir.Lit(v, INT, sp)
+            case S.BoolLit(value=v, span=sp):
+                return ir.Lit(int(v), BOOL, sp)
+            case S.Name(name=n, span=sp):
+                return self._name(n, sp)
+            case S.Prime(operand=o, span=sp):
+                if not self.primed_ok:
+                    self.d.error(sp, "a primed expression (x') is only allowed in a 'transition' property")
+                    raise _Poison
+                if self.priming:
+                    self.d.error(sp, "an expression is primed twice")
+                    raise _Poison
+                self.priming = True
+                try:
+                    return self._expr(o)
+                finally:
+                    self.priming = False
+            case S.IndexE(base=b, index=i, span=sp):
+                xb = self._expr(b)
+                if not isinstance(xb.type, ir.ArrayType):
+                    self.d.error(b.span, f"only an array can be indexed; this is {_tname(xb.type)}")
+                    raise _Poison
+                xi = self._expr(i)
+                it = xb.type.index
+                ok = (
+                    isinstance(it, ir.IntType) and isinstance(xi.type, ir.IntType)
+                    or isinstance(it, ir.BoolType) and isinstance(xi.type, ir.BoolType)
+                    or isinstance(it, ir.EnumType) and xi.type == it
+                )
+                if not ok:
+                    self.d.error(i.span, f"the index must be of type {it}, found {_tname(xi.type)}")
+                    raise _Poison
+                return ir.Index(xb, xi, xb.type.elem, sp)
+            case S.FieldE(base=b, name=n, span=sp):
+                xb = self._expr(b)
+                if not isinstance(xb.type, ir.StructType):
+                    self.d.error(sp, f"'.{n}' needs a struct; this is {_tname(xb.type)}")
+                    raise _Poison
+                ft = xb.type.field_type(n)
+                if ft is None:
+                    fields = ", ".join(f for f, _ in xb.type.fields)
+                    self.d.error(sp, f"struct {xb.type.name} has no field '{n}' (fields: {fields})")
+                    raise _Poison
+                return ir.Field(xb, n, ft, sp)
+            case S.Neg(operand=o, span=sp):
+                x = self._expr(o)
+                self._want(o, x, ir.IntType, "an integer")
+                return ir.Unary(ir.UnOp.NEG, x, INT, sp)
+            case S.Not(operand=o, span=sp):
+                x = self._expr(o)
+                self._want(o, x, ir.BoolType, "a bool")
+                return ir.Unary(ir.UnOp.NOT, x, BOOL, sp)
+            case S.BinE(op=op, lhs=l, rhs=r, span=sp):
+                return self._binary(op, l, r, sp)
+            case S.IteE(cond=c, then=t, else_=f, span=sp):
+                xc = self._expr(c)
+                self._want(c, xc, ir.BoolType, "a bool condition")
+                xt, xf = self._expr(t), self._expr(f)
+                if isinstance(xt.type, ir.IntType) and isinstance(xf.type, ir.IntType):
+                    return ir.Ite(xc, xt, xf, INT, sp)
+                if xt.type != xf.type:
+                    self.d.error(sp, f"the branches of 'if' have different types: {_tname(xt.type)} and {_tname(xf.type)}")
+                    raise _Poison
+                return ir.Ite(xc, xt, xf, xt.type, sp)
+            case S.FoldE(kind=kind, name=n, domain=dom, body=body, span=sp):
+                d = self._domain(dom)
+                if d is None:
+                    raise _Poison
+                if kind in (FoldKind.MIN, FoldKind.MAX) and len(ir.domain_values(d)) == 0:
+                    self.d.error(sp, f"'{kind.value}' over an empty domain")
+                    raise _Poison
+                sym = self._fresh(n, d, sp)
+                if sym is None:
+                    raise _Poison
+                self.scope.push()
+                self.scope.bind(sym)
+                try:
+                    xb = self._expr(body)
+                finally:
+                    self.scope.pop()
+                if kind in (FoldKind.ALL, FoldKind.ANY, FoldKind.COUNT):
+                    self._want(body, xb, ir.BoolType, f"a bool body for '{kind.value}'")
+                else:
+                    self._want(body, xb, ir.IntType, f"an integer body for '{kind.value}'")
+                rt: ir.Type = BOOL if kind in (FoldKind.ALL, FoldKind.ANY) else INT
+                return ir.Fold(kind, sym, xb, rt, sp)
+        raise AssertionError(e)
+
+    def _name(self, n: str, sp: Span) -> ir.Expr:
+        sym = self.scope.lookup(n)
+        if sym is not None:
+            return ir.LocalRef(sym, sp)
+        if n in self.vars:
+            v = self.vars[n]
+            return ir.VarRef(v.index, v.type, self.priming, sp)
+        if n in self.consts:
+            return ir.Lit(self.consts[n].value, INT, sp)
+        if n in self.members:
+            t, i = self.members[n]
+            return ir.Lit(i, t, sp)
+        if n in self.poisoned:
+            raise _Poison
+        if n in self.decl_spans:
+            self.d.error(sp, f"'{n}' is not a value here")
+        else:
+            self.d.error(sp, f"unknown name '{n}'")
+        raise _Poison
+
+    def _binary(self, op: BinOp, l: S.Expr, r: S.Expr, sp: Span) -> ir.Expr:
+        xl = self._expr(l)
+        xr = self._expr(r)
+        if op in ir.ARITH_OPS:
+            self._want(l, xl, ir.IntType, f"an integer operand of '{op.value}'")
+            self._want(r, xr, ir.IntType, f"an integer operand of '{op.value}'")
+            return ir.Binary(op, xl, xr, INT, sp)
+        if op in ir.ORDER_OPS:
+            self._want(l, xl, ir.IntType, f"an integer operand of '{op.value}'")
+            self._want(r, xr, ir.IntType, f"an integer operand of '{op.value}'")
+            return ir.Binary(op, xl, xr, BOOL, sp)
+        if op in ir.LOGIC_OPS:
+            self._want(l, xl, ir.BoolType, f"a bool operand of '{op.value}'")
+            self._want(r, xr, ir.BoolType, f"a bool operand of '{op.value}'")
+            return ir.Binary(op, xl, xr, BOOL, sp)
+        # == and !=
+        same = (
+            isinstance(xl.type, ir.IntType) and isinstance(xr.type, ir.IntType)
+            or xl.type == xr.type
+        )
+        if not same:
+            self.d.error(sp, f"cannot compare {_tname(xl.type)} with {_tname(xr.type)}")
+            raise _Poison
+        return ir.Binary(op, xl, xr, BOOL, sp)
+
+
+def _root_name(e: S.Expr) -> str | None:
+    match e:
+        case S.Name(name=n):
+            return n
+        case S.IndexE(base=b) | S.FieldE(base=b):
+            return _root_name(b)
+    return None
+
+
+def _tname(t: ir.Type) -> str:
+    if isinstance(t, ir.IntType):
+        return "int" if not t.bounded else f"int ({t})"
+    if isinstance(t, ir.EnumType):
+        return f"enum {t.name}"
+    if isinstance(t, ir.StructType):
+        return f"struct {t.name}"
+    return str(t)
+
+
+def _arith(op: BinOp, a: int, b: int) -> int:
+    if op is BinOp.ADD:
+        return a + b
+    if op is BinOp.SUB:
+        return a - b
+    if op is BinOp.MUL:
+        return a * b
+    if op is BinOp.DIV:
+        return a // b
+    return a % b
+
+
+def _compare(op: BinOp, a: int, b: int) -> bool:
+    return {
+        BinOp.EQ: a == b, BinOp.NE: a != b, BinOp.LT: a < b,
+        BinOp.LE: a <= b, BinOp.GT: a > b, BinOp.GE: a >= b,
+    }[op]
+
+
+def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source: dict[str, str] | None = None) -> ir.Model:
+    """Type-check a parsed spec and lower it to one IR instance; raises SpecTypeError with every
+    error found (or ConstantError when only `--const` overrides are at fault)."""
+    diags = Diagnostics(source=dict(source or {}))
+    model = _Checker(spec, overrides or {}, diags).run()
+    if diags.errors and all(d.span is None or "--const" in d.message for d in diags.errors):
+        diags.gate(ConstantError)
+    diags.gate(SpecTypeError)
+    return model
