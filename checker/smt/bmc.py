@@ -1,0 +1,144 @@
+"""Bounded model checking: one incremental solver unrolled depth by depth.
+
+At depth k the solver holds I(s_0) ∧ T(s_0,s_1) ∧ ... ∧ T(s_{k-1},s_k); each open property's
+`bad` at position k is checked in a frame, so the first counterexample found is a shortest
+one. If no path of length k exists at all, every behaviour ends within k-1 steps and the
+properties checked so far are proved (held to bound only inside a `constraint`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spec import ir
+from checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
+from checker.smt.encode import Encoder, State
+from checker.smt.props import ERROR_TAG, SafetyProp, bad
+from checker.smt.session import Answer, Deadline, Sat, Session, Unknown, Unsat
+from checker.verdict import Result, Verdict
+
+ENGINE = "bmc"
+
+
+class Unroller:
+    """A path from the initial states, extended one transition at a time in one solver."""
+
+    def __init__(self, enc: Encoder, deadline: Deadline, *, seed: int = 0) -> None:
+        self.enc = enc
+        self.sess = Session(deadline, seed=seed)
+        s0 = enc.state(0)
+        self.path: list[State] = [s0]
+        self.sess.add(enc.in_range(s0), enc.init(s0))
+
+    @property
+    def depth(self) -> int:
+        return len(self.path) - 1
+
+    def extend_to(self, k: int) -> None:
+        while self.depth < k:
+            j = self.depth
+            nxt = self.enc.state(j + 1)
+            self.sess.add(self.enc.in_range(nxt), self.enc.trans(self.path[j], nxt, j))
+            self.path.append(nxt)
+
+    def check_bad(self, p: SafetyProp, k: int) -> Answer:
+        """Is `p` violated at position k of some path from the initial states?"""
+        self.extend_to(k)
+        if k < p.first:
+            return Unsat()
+        with self.sess.frame():
+            self.sess.add(bad(self.enc, p, self.path[: k + 1], k))
+            return self.sess.check()
+
+    def has_path(self, k: int) -> Answer:
+        self.extend_to(k)
+        return self.sess.check()
+
+    def violation(self, p: SafetyProp, k: int, ans: Sat, engine: str) -> Result:
+        """The Result of a `Sat` answer of `check_bad(p, k)`, with its decoded counterexample."""
+        m = ans.model
+        raw = read_path(m, self.enc, self.path[: k + 1])
+        return violation_result(self.enc, p, raw, m, k, engine)
+
+
+def violation_result(enc: Encoder, p: SafetyProp, raw: RawPath, m: object, k: int, engine: str) -> Result:
+    model = enc.model
+    detail: dict[str, object] = {}
+    if p.kind == "range":
+        import z3
+
+        assert isinstance(m, z3.ModelRef)
+        inst = read_instance(m, enc, k, ERROR_TAG)
+        detail["error"] = {"action": model.actions[inst[0]].name, "args": format_args(model, inst)}
+    return Result(
+        p.name,
+        p.kind,
+        Verdict.VIOLATED,
+        engine,
+        bound=k,
+        counterexample=to_counterexample(model, raw),
+        detail=detail,
+    )
+
+
+def proved_result(model: ir.Model, p: SafetyProp, engine: str, why: str, **detail: object) -> Result:
+    """PROVED, or HOLDS_TO_BOUND when `constraint`s cut the state space (NOTE(honest-verdicts))."""
+    if model.constraints:
+        names = ", ".join(c.name for c in model.constraints)
+        return Result(p.name, p.kind, Verdict.HOLDS_TO_BOUND, engine, reason=f"{why}, inside constraint {names}",
+                      detail=dict(detail))
+    return Result(p.name, p.kind, Verdict.PROVED, engine, reason=why, detail=dict(detail))
+
+
+def unknown_result(p: SafetyProp, engine: str, reason: str, bound: int | None) -> Result:
+    return Result(p.name, p.kind, Verdict.UNKNOWN, engine, bound=bound, reason=reason)
+
+
+@dataclass
+class _Open:
+    prop: SafetyProp
+    result: Result | None = field(default=None)
+
+
+def run_bmc(
+    model: ir.Model,
+    props: list[SafetyProp],
+    *,
+    depth: int,
+    deadline: Deadline,
+    enc: Encoder | None = None,
+    engine: str = ENGINE,
+) -> list[Result]:
+    """Check every property on all paths of at most `depth` transitions."""
+    enc = enc or Encoder(model)
+    un = Unroller(enc, deadline)
+    results: dict[str, Result] = {}
+    open_props = list(props)
+    for k in range(depth + 1):
+        still: list[SafetyProp] = []
+        for p in open_props:
+            ans = un.check_bad(p, k)
+            if isinstance(ans, Sat):
+                results[p.name] = un.violation(p, k, ans, engine)
+            elif isinstance(ans, Unknown):
+                results[p.name] = unknown_result(p, engine, f"{ans.reason} at depth {k}", k - 1 if k else None)
+            else:
+                still.append(p)
+        open_props = still
+        if not open_props:
+            break
+        if k < depth:
+            ans = un.has_path(k + 1)
+            if isinstance(ans, Unsat):
+                for p in open_props:
+                    results[p.name] = proved_result(model, p, engine, f"every behaviour ends within {k} steps",
+                                                    bound=k)
+                open_props = []
+                break
+            if isinstance(ans, Unknown):
+                for p in open_props:
+                    results[p.name] = unknown_result(p, engine, f"{ans.reason} at depth {k + 1}", k)
+                open_props = []
+                break
+    for p in open_props:
+        results[p.name] = Result(p.name, p.kind, Verdict.HOLDS_TO_BOUND, engine, bound=depth)
+    return [results[p.name] for p in props]

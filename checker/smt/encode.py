@@ -1,0 +1,577 @@
+"""The IR as Z3 formulas: state terms, initial predicate, action steps, transition relation.
+
+State variables are unrolled into one Z3 constant per slot (NOTE(slots)) and per step, named
+`SLOT@STEP` (e.g. `waves_run[3]@2`); bools are Bool, ints and enums are Int with range
+constraints. Dynamic indexes read through ite-chains over the index domain and write by
+rewriting each candidate slot under `index == value`. Action parameters are constants per
+(action, parameter, step), existentially chosen by the solver. Statements are executed
+symbolically in order (SSA: each assignment yields new slot terms), exactly following
+NOTE(step-semantics): a `require` that fails stops the step (disabled), a modelling error
+(out-of-range write, bad index, division by zero) stops it with an error, which counts only
+when every `require` executed before it held. Short-circuit operators (`and`, `or`,
+`implies`, `if-then-else`, `all`, `any`) do not evaluate (so cannot fail in) the operand they
+skip, like the interpreter's Python.
+
+The encoder keeps no solver state; engines combine its formulas in a `Session`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import z3
+
+from spec import ir
+from checker.smt.terms import (
+    Agg,
+    FALSE,
+    TRUE,
+    Value,
+    all_of,
+    const_int,
+    domain_lits,
+    in_type,
+    mk_and,
+    mk_eq,
+    mk_ite,
+    mk_not,
+    mk_or,
+    scalar_lit,
+    scalar_sort,
+)
+
+State = tuple[z3.ExprRef, ...]
+
+
+class EncodingError(Exception):
+    """An IR construct the encoding does not support (an internal limitation, not a user error)."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One scalar slot of the state: its variable, accessor path, type and display name."""
+
+    var: int
+    path: tuple[ir.Accessor, ...]
+    type: ir.ScalarType
+    name: str
+
+
+@dataclass(frozen=True)
+class StepEnc:
+    """One action instance applied to one state: when it completes, when it fails with a
+    modelling error, and the next-state slot terms (meaningful only when `enabled`)."""
+
+    enabled: z3.BoolRef
+    error: z3.BoolRef
+    next: State
+    errors: tuple[tuple[z3.BoolRef, str], ...] = ()  # (condition, what failed) for reports
+
+
+def slot_name(var: ir.Var, path: tuple[ir.Accessor, ...], model_type: ir.Type) -> str:
+    """Readable slot name: `waves_run[3]`, `q[Waiting].rptr`, `flag[true]`."""
+    out, t = var.name, model_type
+    for acc in path:
+        if isinstance(t, ir.ArrayType):
+            assert isinstance(acc, int)
+            idx = ir.format_scalar(t.index, acc)  # type: ignore[arg-type]
+            out += f"[{str(idx).lower() if isinstance(idx, bool) else idx}]"
+            t = t.elem
+        else:
+            assert isinstance(t, ir.StructType) and isinstance(acc, str)
+            out += f".{acc}"
+            ft = t.field_type(acc)
+            assert ft is not None
+            t = ft
+    return out
+
+
+def build_slots(model: ir.Model) -> list[Slot]:
+    out: list[Slot] = []
+    for v in model.vars:
+        for path, st in ir.leaf_paths(v.type):
+            out.append(Slot(v.index, path, st, slot_name(v, path, v.type)))
+    return out
+
+
+class Encoder:
+    """Builds Z3 formulas for one `ir.Model`; every term is keyed by (symbol, step)."""
+
+    def __init__(self, model: ir.Model, ctx_prefix: str = "") -> None:
+        self.model = model
+        self.slots = build_slots(model)
+        self.offsets = model.var_offsets()
+        self.prefix = ctx_prefix
+        self._states: dict[tuple[str, int], State] = {}
+        self._params: dict[tuple[str, int, int], tuple[z3.ExprRef, ...]] = {}
+
+    # -- symbols ---------------------------------------------------------------------------
+
+    def state(self, step: int, tag: str = "") -> State:
+        """The slot constants of the state at `step` (`tag` separates independent copies)."""
+        key = (tag, step)
+        if key not in self._states:
+            self._states[key] = tuple(
+                z3.Const(f"{self.prefix}{tag}{s.name}@{step}", scalar_sort(s.type)) for s in self.slots
+            )
+        return self._states[key]
+
+    def params(self, action: int, step: int, tag: str = "") -> tuple[z3.ExprRef, ...]:
+        """The parameter constants of `action` chosen at `step`."""
+        key = (tag, action, step)
+        if key not in self._params:
+            a = self.model.actions[action]
+            self._params[key] = tuple(
+                z3.Const(f"{self.prefix}{tag}{a.name}.{p.name}@{step}", scalar_sort(_scalar(p.type)))
+                for p in a.params
+            )
+        return self._params[key]
+
+    def act(self, step: int, tag: str = "") -> z3.ArithRef:
+        """Which action is taken at `step` (its index in `model.actions`)."""
+        return z3.Int(f"{self.prefix}{tag}act@{step}")
+
+    # -- state predicates ------------------------------------------------------------------
+
+    def in_range(self, s: State) -> z3.BoolRef:
+        """Every slot holds a value of its type."""
+        return all_of(in_type(sl.type, t) for sl, t in zip(self.slots, s))
+
+    def init(self, s: State) -> z3.BoolRef:
+        """The initial-state predicate: fixed slots equal their value, `any` slots range over
+        their type."""
+        conds: list[z3.BoolRef] = []
+        i = 0
+        for v in self.model.vars:
+            for val in v.init:
+                sl = self.slots[i]
+                conds.append(in_type(sl.type, s[i]) if val is None else mk_eq(s[i], scalar_lit(sl.type, val)))
+                i += 1
+        return all_of(conds)
+
+    def predicate(self, e: ir.Expr, s: State, t: State | None = None) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """A state (or, with `t`, transition) expression: (value, evaluation-error condition)."""
+        ex = _Exec(self, list(s), post=t)
+        v, err = ex.eval(e)
+        assert isinstance(v, z3.BoolRef), e
+        return v, err
+
+    def holds(self, e: ir.Expr, s: State, t: State | None = None) -> z3.BoolRef:
+        """`e` holds in `s` (on `s -> t`); an evaluation error makes it false."""
+        v, err = self.predicate(e, s, t)
+        return mk_and(mk_not(err), v)
+
+    def terminal(self, s: State) -> z3.BoolRef:
+        return mk_or(*(self.holds(e, s) for e in self.model.terminals))
+
+    def in_constraints(self, s: State) -> z3.BoolRef:
+        """Inside every `constraint` (states outside are not expanded)."""
+        return all_of(self.holds(c.expr, s) for c in self.model.constraints)
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def step(self, action: int, s: State, args: Sequence[z3.ExprRef]) -> StepEnc:
+        """Symbolic execution of one action instance from state `s` (NOTE(step-semantics))."""
+        a = self.model.actions[action]
+        ex = _Exec(self, list(s))
+        for p, v in zip(a.params, args):
+            ex.locals[p.id] = v
+        ex.block(a.body, TRUE)
+        return StepEnc(ex.alive, ex.error, tuple(ex.state), tuple(ex.errors))
+
+    def param_domain(self, action: int, args: Sequence[z3.ExprRef]) -> z3.BoolRef:
+        a = self.model.actions[action]
+        return all_of(in_type(_scalar(p.type), v) for p, v in zip(a.params, args))
+
+    def instances(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Every (action index, parameter slot values) instance, in gpmodel's order:
+        actions in declaration order, parameters varying last-fastest."""
+        import itertools
+
+        out: list[tuple[int, tuple[int, ...]]] = []
+        for ai, a in enumerate(self.model.actions):
+            doms = [list(ir.domain_values(_scalar(p.type))) for p in a.params]  # type: ignore[arg-type]
+            for combo in itertools.product(*doms):
+                out.append((ai, tuple(combo)))
+        return out
+
+    def instance_args(self, action: int, values: Sequence[int]) -> tuple[z3.ExprRef, ...]:
+        a = self.model.actions[action]
+        return tuple(scalar_lit(p.type, v) for p, v in zip(a.params, values))
+
+    def equal_states(self, s: State, t: Sequence[z3.ExprRef]) -> z3.BoolRef:
+        return all_of(mk_eq(a, b) for a, b in zip(s, t))
+
+    def trans(self, s: State, t: State, step: int, tag: str = "") -> z3.BoolRef:
+        """T(s, t): some enabled action instance, chosen by `act@step` and its parameters,
+        takes `s` to `t`; `s` must lie inside the constraints."""
+        branches = []
+        for ai in range(len(self.model.actions)):
+            args = self.params(ai, step, tag)
+            enc = self.step(ai, s, args)
+            branches.append(
+                mk_and(
+                    self.act(step, tag) == ai,
+                    self.param_domain(ai, args),
+                    enc.enabled,
+                    self.equal_states(t, enc.next),
+                )
+            )
+        return mk_and(self.in_constraints(s), mk_or(*branches))
+
+    def error(self, s: State, step: int, tag: str = "") -> z3.BoolRef:
+        """Some action instance, chosen by `act@step` and its parameters, fails with a
+        modelling error in `s` (which lies inside the constraints)."""
+        branches = []
+        for ai in range(len(self.model.actions)):
+            args = self.params(ai, step, tag)
+            enc = self.step(ai, s, args)
+            branches.append(mk_and(self.act(step, tag) == ai, self.param_domain(ai, args), enc.error))
+        return mk_and(self.in_constraints(s), mk_or(*branches))
+
+    def deadlock(self, s: State) -> z3.BoolRef:
+        """No instance is enabled, none fails, `s` is not terminal, and it is expanded (inside
+        the constraints); false under `allow deadlock`."""
+        if self.model.allow_deadlock:
+            return FALSE
+        stuck = []
+        for ai, vals in self.instances():
+            enc = self.step(ai, s, self.instance_args(ai, vals))
+            stuck.append(mk_not(mk_or(enc.enabled, enc.error)))
+        return mk_and(self.in_constraints(s), mk_not(self.terminal(s)), *stuck)
+
+
+def _scalar(t: ir.Type) -> ir.ScalarType:
+    assert isinstance(t, (ir.BoolType, ir.IntType, ir.EnumType)), t
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Symbolic execution
+
+
+def _py_div(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    """Python floor division (`//`); Z3's `/` on Int is Euclidean, equal for b > 0."""
+    bv = const_int(b)
+    if bv is not None and bv > 0:
+        return a / b
+    return z3.If(b > 0, a / b, (-a) / (-b))  # type: ignore[return-value]
+
+
+def _py_mod(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+    bv = const_int(b)
+    if bv is not None and bv > 0:
+        return a % b
+    return a - b * _py_div(a, b)  # type: ignore[return-value]
+
+
+def _in_domain(t: ir.Type, e: z3.ExprRef) -> z3.BoolRef:
+    if isinstance(t, ir.BoolType):
+        return TRUE
+    return in_type(_scalar(t), e)
+
+
+@dataclass
+class _Exec:
+    """State of one symbolic execution: current slot terms, locals, and the conditions under
+    which execution is still running (`alive`) or has stopped with an error (`error`)."""
+
+    enc: Encoder
+    state: list[z3.ExprRef]
+    post: State | None = None
+    locals: dict[int, Value] = field(default_factory=dict)
+    alive: z3.BoolRef = TRUE
+    error: z3.BoolRef = FALSE
+    errors: list[tuple[z3.BoolRef, str]] = field(default_factory=list)
+
+    # -- statements --------------------------------------------------------------------
+
+    def fail_if(self, guard: z3.BoolRef, err: z3.BoolRef, what: str) -> None:
+        """A modelling error happens under `guard ∧ err` if execution got here."""
+        e = mk_and(self.alive, guard, err)
+        if e is FALSE or z3.is_false(e):
+            return
+        self.error = mk_or(self.error, e)
+        self.errors.append((e, what))
+        self.alive = mk_and(self.alive, mk_not(mk_and(guard, err)))
+
+    def block(self, body: tuple[ir.Stmt, ...], guard: z3.BoolRef) -> None:
+        for st in body:
+            if z3.is_false(self.alive):
+                return
+            self.stmt(st, guard)
+
+    def stmt(self, st: ir.Stmt, guard: z3.BoolRef) -> None:
+        match st:
+            case ir.Require(cond=c):
+                v, err = self.eval(c)
+                self.fail_if(guard, err, f"require at {st.span}")
+                assert isinstance(v, z3.BoolRef)
+                if z3.is_false(guard):
+                    return
+                self.alive = mk_and(self.alive, v if z3.is_true(guard) else z3.Implies(guard, v))
+            case ir.Let(sym=sym, value=e):
+                v, err = self.eval(e)
+                self.fail_if(guard, err, f"let {sym.name} at {st.span}")
+                self.locals[sym.id] = v
+            case ir.Assign(target=tgt, value=e):
+                self.assign(tgt, e, guard, st.span)
+            case ir.If(cond=c, then=th, else_=el):
+                v, err = self.eval(c)
+                self.fail_if(guard, err, f"if at {st.span}")
+                assert isinstance(v, z3.BoolRef)
+                saved = dict(self.locals)
+                self.block(th, mk_and(guard, v))
+                self.locals = dict(saved)
+                self.block(el, mk_and(guard, mk_not(v)))
+                self.locals = saved
+            case ir.For(binder=b, lo=lo, hi=hi, body=body):
+                saved = dict(self.locals)
+                for k in range(lo, hi + 1):
+                    self.locals[b.id] = scalar_lit(b.type, k)
+                    self.block(body, guard)
+                self.locals = saved
+            case _:
+                raise EncodingError(f"unsupported statement {st!r}")
+
+    def assign(self, tgt: ir.Expr, e: ir.Expr, guard: z3.BoolRef, span: object) -> None:
+        val, err = self.eval(e)
+        self.fail_if(guard, err, f"assignment at {span}")
+        cands, ierr = self.lvalue(tgt)
+        self.fail_if(guard, ierr, f"index out of range at {span}")
+        ttype = tgt.type
+        vals = list(val.slots) if isinstance(val, Agg) else [val]
+        leaves = ir.leaf_paths(ttype)
+        assert len(vals) == len(leaves), (tgt, e)
+        rng = all_of(in_type(st, v) for (_, st), v in zip(leaves, vals))
+        self.fail_if(guard, mk_not(rng), f"value out of range at {span}")
+        for cond, start in cands:
+            g = mk_and(guard, cond)
+            if z3.is_false(g):
+                continue
+            for j, v in enumerate(vals):
+                self.state[start + j] = mk_ite(g, v, self.state[start + j])
+
+    def lvalue(self, tgt: ir.Expr) -> tuple[list[tuple[z3.BoolRef, int]], z3.BoolRef]:
+        """Candidate (condition, first slot) places a target path may denote, and the
+        condition under which an index in it is out of range."""
+        match tgt:
+            case ir.VarRef(var=vi, primed=False):
+                return [(TRUE, self.enc.offsets[vi])], FALSE
+            case ir.Field(base=b, name=name):
+                cands, err = self.lvalue(b)
+                off, _ = ir.slot_offset(b.type, name)
+                return [(c, s + off) for c, s in cands], err
+            case ir.Index(base=b, index=i):
+                cands, err = self.lvalue(b)
+                iv, ierr = self.eval(i)
+                at = b.type
+                assert isinstance(at, ir.ArrayType)
+                err = mk_or(err, ierr, mk_not(_in_domain(at.index, iv)))  # type: ignore[arg-type]
+                out: list[tuple[z3.BoolRef, int]] = []
+                for c, s in cands:
+                    for v, lit in domain_lits(at.index):
+                        off, _ = ir.slot_offset(at, v)
+                        out.append((mk_and(c, mk_eq(iv, lit)), s + off))  # type: ignore[arg-type]
+                return out, err
+            case _:
+                raise EncodingError(f"not an assignable target: {tgt!r}")
+
+    # -- expressions -------------------------------------------------------------------
+
+    def var_value(self, vi: int, slots: Sequence[z3.ExprRef]) -> Value:
+        var = self.enc.model.vars[vi]
+        off = self.enc.offsets[vi]
+        n = ir.slot_count(var.type)
+        if ir.is_scalar(var.type):
+            return slots[off]
+        return Agg(var.type, tuple(slots[off : off + n]))
+
+    def eval(self, e: ir.Expr) -> tuple[Value, z3.BoolRef]:
+        """(value, condition under which evaluating `e` fails with a modelling error)."""
+        match e:
+            case ir.Lit(value=v, type=t):
+                return scalar_lit(t, v), FALSE
+            case ir.VarRef(var=vi, primed=primed):
+                if primed:
+                    assert self.post is not None, "primed variable outside a transition property"
+                    return self.var_value(vi, self.post), FALSE
+                return self.var_value(vi, self.state), FALSE
+            case ir.LocalRef(sym=sym):
+                return self.locals[sym.id], FALSE
+            case ir.Field(base=b, name=name):
+                bv, err = self.eval(b)
+                assert isinstance(bv, Agg) and isinstance(bv.type, ir.StructType)
+                off, ft = ir.slot_offset(bv.type, name)
+                n = ir.slot_count(ft)
+                sub = bv.slots[off : off + n]
+                return (sub[0] if ir.is_scalar(ft) else Agg(ft, tuple(sub))), err
+            case ir.Index(base=b, index=i):
+                bv, berr = self.eval(b)
+                iv, ierr = self.eval(i)
+                assert isinstance(bv, Agg) and isinstance(bv.type, ir.ArrayType)
+                assert isinstance(iv, z3.ExprRef)
+                val = _select(bv, iv)
+                return val, mk_or(berr, ierr, mk_not(_in_domain(bv.type.index, iv)))
+            case ir.Unary(op=op, operand=o):
+                v, err = self.eval(o)
+                if op is ir.UnOp.NOT:
+                    return mk_not(v), err  # type: ignore[arg-type]
+                k = const_int(v)  # type: ignore[arg-type]
+                return (z3.IntVal(-k) if k is not None else -v), err  # type: ignore[operator]
+            case ir.Binary():
+                return self.binary(e)
+            case ir.Ite(cond=c, then=th, else_=el):
+                cv, cerr = self.eval(c)
+                tv, terr = self.eval(th)
+                fv, ferr = self.eval(el)
+                assert isinstance(cv, z3.BoolRef)
+                err = mk_or(cerr, mk_and(cv, terr), mk_and(mk_not(cv), ferr))
+                return _ite_value(cv, tv, fv), err
+            case ir.Fold():
+                return self.fold(e)
+            case _:
+                raise EncodingError(f"unsupported expression {e!r}")
+
+    def binary(self, e: ir.Binary) -> tuple[Value, z3.BoolRef]:
+        op = e.op
+        a, aerr = self.eval(e.lhs)
+        b, berr = self.eval(e.rhs)
+        if op in (ir.BinOp.AND, ir.BinOp.OR, ir.BinOp.IMPLIES):
+            assert isinstance(a, z3.BoolRef) and isinstance(b, z3.BoolRef)
+            if op is ir.BinOp.AND:
+                return mk_and(a, b), mk_or(aerr, mk_and(a, berr))
+            if op is ir.BinOp.OR:
+                return mk_or(a, b), mk_or(aerr, mk_and(mk_not(a), berr))
+            return mk_or(mk_not(a), b), mk_or(aerr, mk_and(a, berr))
+        err = mk_or(aerr, berr)
+        if op in ir.EQUALITY_OPS:
+            eq = _values_equal(a, b)
+            return (eq if op is ir.BinOp.EQ else mk_not(eq)), err
+        assert isinstance(a, z3.ArithRef) and isinstance(b, z3.ArithRef), e
+        ka, kb = const_int(a), const_int(b)
+        match op:
+            case ir.BinOp.ADD:
+                r = z3.IntVal(ka + kb) if ka is not None and kb is not None else a + b
+            case ir.BinOp.SUB:
+                r = z3.IntVal(ka - kb) if ka is not None and kb is not None else a - b
+            case ir.BinOp.MUL:
+                r = z3.IntVal(ka * kb) if ka is not None and kb is not None else a * b
+            case ir.BinOp.DIV | ir.BinOp.MOD:
+                zero = z3.BoolVal(kb == 0) if kb is not None else (b == 0)
+                err = mk_or(err, zero)
+                if ka is not None and kb is not None and kb != 0:
+                    r = z3.IntVal(ka // kb if op is ir.BinOp.DIV else ka % kb)
+                else:
+                    r = _py_div(a, b) if op is ir.BinOp.DIV else _py_mod(a, b)
+            case ir.BinOp.LT:
+                return (a < b), err
+            case ir.BinOp.LE:
+                return (a <= b), err
+            case ir.BinOp.GT:
+                return (a > b), err
+            case ir.BinOp.GE:
+                return (a >= b), err
+            case _:
+                raise EncodingError(f"unsupported operator {op}")
+        return r, err  # type: ignore[return-value]
+
+    def fold(self, e: ir.Fold) -> tuple[Value, z3.BoolRef]:
+        dom = domain_lits(e.binder.type)
+        saved = self.locals.get(e.binder.id)
+        vals: list[z3.ExprRef] = []
+        errs: list[z3.BoolRef] = []
+        for _, lit in dom:
+            self.locals[e.binder.id] = lit
+            v, err = self.eval(e.body)
+            assert isinstance(v, z3.ExprRef)
+            vals.append(v)
+            errs.append(err)
+        if saved is None:
+            self.locals.pop(e.binder.id, None)
+        else:
+            self.locals[e.binder.id] = saved
+        match e.kind:
+            case ir.FoldKind.ALL | ir.FoldKind.ANY:
+                # short-circuit: element i is evaluated only while the result is undecided
+                going = TRUE
+                err_terms: list[z3.BoolRef] = []
+                for v, err in zip(vals, errs):
+                    err_terms.append(mk_and(going, err))
+                    going = mk_and(going, v if e.kind is ir.FoldKind.ALL else mk_not(v))  # type: ignore[arg-type]
+                val = mk_and(*vals) if e.kind is ir.FoldKind.ALL else mk_or(*vals)  # type: ignore[arg-type]
+                return val, mk_or(*err_terms)
+            case ir.FoldKind.COUNT:
+                return _sum([mk_ite(v, z3.IntVal(1), z3.IntVal(0)) for v in vals]), mk_or(*errs)  # type: ignore[arg-type]
+            case ir.FoldKind.SUM:
+                return _sum(vals), mk_or(*errs)
+            case ir.FoldKind.MIN | ir.FoldKind.MAX:
+                acc = vals[0]
+                for v in vals[1:]:
+                    better = (v < acc) if e.kind is ir.FoldKind.MIN else (v > acc)  # type: ignore[operator]
+                    acc = mk_ite(better, v, acc)
+                return acc, mk_or(*errs)
+        raise EncodingError(f"unsupported fold {e.kind}")
+
+
+def _sum(vals: list[z3.ExprRef]) -> z3.ArithRef:
+    consts = [const_int(v) for v in vals]
+    if all(c is not None for c in consts):
+        return z3.IntVal(sum(c for c in consts if c is not None))
+    if not vals:
+        return z3.IntVal(0)
+    return z3.Sum(*vals)  # type: ignore[arg-type]
+
+
+def _select(arr: Agg, idx: z3.ExprRef) -> Value:
+    """`arr[idx]`: the element at a literal index, else an ite-chain over the domain."""
+    at = arr.type
+    assert isinstance(at, ir.ArrayType)
+    n = ir.slot_count(at.elem)
+    elems: list[tuple[z3.ExprRef, tuple[z3.ExprRef, ...]]] = []
+    for v, lit in domain_lits(at.index):
+        off, _ = ir.slot_offset(at, v)
+        elems.append((lit, arr.slots[off : off + n]))
+    k = const_int(idx)
+    chosen: tuple[z3.ExprRef, ...] | None = None
+    if k is not None or z3.is_true(idx) or z3.is_false(idx):
+        for lit, sl in elems:
+            if z3.is_true(mk_eq(lit, idx)):
+                chosen = sl
+        if chosen is None:  # out of range: an error is reported, the value is irrelevant
+            chosen = elems[-1][1]
+    else:
+        cur = list(elems[-1][1])
+        for lit, sl in reversed(elems[:-1]):
+            c = mk_eq(idx, lit)
+            cur = [mk_ite(c, a, b) for a, b in zip(sl, cur)]
+        chosen = tuple(cur)
+    return chosen[0] if ir.is_scalar(at.elem) else Agg(at.elem, tuple(chosen))
+
+
+def _ite_value(c: z3.BoolRef, a: Value, b: Value) -> Value:
+    if isinstance(a, Agg):
+        assert isinstance(b, Agg)
+        return Agg(a.type, tuple(mk_ite(c, x, y) for x, y in zip(a.slots, b.slots)))
+    assert isinstance(b, z3.ExprRef)
+    return mk_ite(c, a, b)
+
+
+def _values_equal(a: Value, b: Value) -> z3.BoolRef:
+    if isinstance(a, Agg):
+        assert isinstance(b, Agg) and len(a.slots) == len(b.slots)
+        return all_of(mk_eq(x, y) for x, y in zip(a.slots, b.slots))
+    assert isinstance(b, z3.ExprRef)
+    return mk_eq(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error freedom, expanded over instances (usable under negation, unlike `Encoder.error`)
+
+
+def error_free(enc: Encoder, s: State) -> z3.BoolRef:
+    """No action instance fails with a modelling error in `s` (or `s` is not expanded)."""
+    fails = []
+    for ai, vals in enc.instances():
+        fails.append(enc.step(ai, s, enc.instance_args(ai, vals)).error)
+    return mk_or(mk_not(enc.in_constraints(s)), mk_not(mk_or(*fails)))

@@ -1,0 +1,95 @@
+"""One Z3 solver with push/pop frames, a deadline, a seed and three-valued answers.
+
+Engines never call `Solver.check` themselves: `Session.check` turns Z3's answer into `Sat`
+(with the model), `Unsat` or `Unknown(reason)`, and charges every check against one overall
+deadline so that an engine's `timeout` bounds its whole run."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Union
+
+import z3
+
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class Sat:
+    model: z3.ModelRef
+
+
+@dataclass(frozen=True)
+class Unsat:
+    pass
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+
+
+Answer = Union[Sat, Unsat, Unknown]
+
+
+class Deadline:
+    """Wall-clock budget shared by every check of one engine run (None = unlimited)."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.end = None if timeout is None else time.monotonic() + timeout
+
+    def remaining(self) -> float | None:
+        return None if self.end is None else max(0.0, self.end - time.monotonic())
+
+    @property
+    def expired(self) -> bool:
+        r = self.remaining()
+        return r is not None and r <= 0.0
+
+    def ms(self) -> int | None:
+        """Remaining milliseconds for a Z3 `timeout` parameter (at least 1)."""
+        r = self.remaining()
+        return None if r is None else max(1, int(r * 1000))
+
+
+class Session:
+    """A solver plus the frame discipline, deadline and seed of one engine run."""
+
+    def __init__(self, deadline: Deadline, *, seed: int = DEFAULT_SEED, logic: str | None = None) -> None:
+        self.solver = z3.SolverFor(logic) if logic else z3.Solver()
+        self.solver.set("random_seed", seed)
+        self.deadline = deadline
+        self.checks = 0
+
+    def add(self, *formulas: z3.BoolRef) -> None:
+        for f in formulas:
+            if not z3.is_true(f):
+                self.solver.add(f)
+
+    @contextmanager
+    def frame(self) -> Iterator["Session"]:
+        """Assertions added inside the `with` block are retracted at its end."""
+        self.solver.push()
+        try:
+            yield self
+        finally:
+            self.solver.pop()
+
+    def check(self, *assumptions: z3.BoolRef) -> Answer:
+        if self.deadline.expired:
+            return Unknown("timeout")
+        ms = self.deadline.ms()
+        if ms is not None:
+            self.solver.set("timeout", ms)
+        self.checks += 1
+        r = self.solver.check(*assumptions)
+        if r == z3.sat:
+            return Sat(self.solver.model())
+        if r == z3.unsat:
+            return Unsat()
+        reason = self.solver.reason_unknown() or "unknown"
+        if self.deadline.expired or reason in ("timeout", "canceled"):
+            reason = "timeout"
+        return Unknown(f"z3: {reason}")
