@@ -1,0 +1,105 @@
+"""The Python API: load a spec, run an engine, get a `Report` of verdict objects.
+
+    from checker import verify
+    report = verify("ring.gpspec", consts={"N": 8})
+    assert report.result("no_reexecution").verdict is Verdict.PROVED
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from spec import ir, load_spec
+from spec.errors import UsageError
+from gpmodel import CompiledModel, compile_model
+from checker import explicit, liveness
+from checker.explicit import ENGINE, Limits, ProgressFn
+from checker.verdict import Counterexample, Report, Result, Verdict
+
+ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
+
+
+def load(spec: str | Path | ir.Model, consts: Mapping[str, int] | None = None) -> ir.Model:
+    """A model instance from a path, a bundled model name, or an already loaded model."""
+    if isinstance(spec, ir.Model):
+        if consts:
+            raise UsageError("constants cannot be overridden on an already loaded model; pass its path")
+        return spec
+    return load_spec(spec, consts)
+
+
+def verify(
+    spec: str | Path | ir.Model,
+    consts: Mapping[str, int] | None = None,
+    properties: Iterable[str] | None = None,
+    engine: str = "explicit",
+    max_states: int | None = None,
+    timeout: float | None = None,
+    depth: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Report:
+    """Check the properties of one model instance with one engine (or `auto`)."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    model = load(spec, consts)
+    wanted = explicit.select_properties(model, properties)
+    started = time.monotonic()
+    if engine == "explicit":
+        report = run_explicit(model, wanted, Limits(max_states, timeout, progress))
+    else:
+        from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
+
+        results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
+                             max_states=max_states, progress=progress)
+        report = Report(model.name, model.file, model.const_values, results)
+        states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
+        report.states = states[0] if states else None
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None) -> Report:
+    cm = cm or compile_model(model)
+    res = explicit.search(cm, wanted, limits)
+    results = explicit.safety_results(cm, res, wanted)
+    results += liveness_results(cm, res, wanted)
+    order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
+    results.sort(key=lambda r: order.get(r.property, len(order)))
+    coverage: dict[str, int] = {}
+    for inst, n in zip(cm.instances, res.fired):
+        coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
+    warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
+    return Report(
+        model.name, model.file, model.const_values, results,
+        states=len(res.parent) if res.complete else None,
+        coverage=coverage, warnings=warnings,
+    )
+
+
+def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) -> list[Result]:
+    props = [p for p in cm.model.liveness if p.name in wanted]
+    if not props:
+        return []
+    if not res.complete:
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, bound=res.depth,
+                       reason=res.stop_reason or "incomplete search") for p in props]
+    outside = set()
+    if res.pruned:
+        outside = {s for s in res.parent if not cm.in_constraints(s)}
+    graph = liveness.build_graph(cm, res.parent, outside.__contains__)
+    out = []
+    for p in props:
+        lasso = liveness.check(cm, graph, p)
+        if lasso is not None:
+            states = [graph.states[i] for i in lasso.states]
+            cex = Counterexample(explicit.make_steps(cm, states, lasso.iids), loop=lasso.loop)
+            out.append(Result(p.name, "liveness", Verdict.VIOLATED, ENGINE, counterexample=cex))
+        elif res.pruned:
+            names = ", ".join(c.name for c in cm.model.constraints)
+            out.append(Result(p.name, "liveness", Verdict.HOLDS_TO_BOUND, ENGINE, bound=res.depth,
+                              reason=f"explored only inside constraint {names}"))
+        else:
+            out.append(Result(p.name, "liveness", Verdict.PROVED, ENGINE))
+    return out

@@ -1,0 +1,214 @@
+"""Liveness under per-instance weak fairness, on the explored state graph.
+
+A liveness property fails iff some fair behaviour eventually stays in ¬q forever (after a
+p-state for `leads_to`, from the start for `eventually`, anywhere for `always eventually`).
+Staying in ¬q forever means ending in either
+  * a strongly connected component C of the ¬q subgraph that is *fair*: every fair instance
+    enabled in all states of C is taken on some edge inside C (an instance disabled somewhere
+    in C is not continuously enabled on a cycle through all of C), or
+  * a ¬q state where no fair instance is enabled (stuttering there forever is allowed, as in
+    TLA+; this covers deadlocks).
+Fairness only shrinks when C shrinks, so maximal SCCs suffice. The counterexample is a lasso:
+BFS prefix, a path inside ¬q, then a cycle through C that discharges every fairness obligation.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+import networkx as nx
+
+from spec import ir
+from gpmodel import CompiledModel, State
+
+
+@dataclass
+class Graph:
+    """The explored state graph: states in BFS order, and per state its (instance, target) edges."""
+
+    states: list[State]
+    index: dict[State, int]
+    edges: list[list[tuple[int, int]]]
+    expanded: list[bool]
+    parent: list[int]  # BFS parent index, -1 for initial states
+    initial: list[int]
+
+
+def build_graph(cm: CompiledModel, parent: dict[State, State | None], unexpanded: Callable[[State], bool]) -> Graph:
+    states = list(parent)
+    index = {s: i for i, s in enumerate(states)}
+    edges: list[list[tuple[int, int]]] = []
+    expanded = []
+    for s in states:
+        if unexpanded(s):
+            edges.append([])
+            expanded.append(False)
+            continue
+        edges.append([(iid, index[t]) for iid, t in cm.successors(s)])
+        expanded.append(True)
+    par = [index[p] if p is not None else -1 for p in parent.values()]
+    initial = [i for i, p in enumerate(par) if p == -1]
+    return Graph(states, index, edges, expanded, par, initial)
+
+
+@dataclass(frozen=True)
+class Lasso:
+    states: list[int]  # state indexes, the first one initial
+    iids: list[int | None]  # instance leading into each state (None for the first)
+    loop: int  # the last state steps back to states[loop] (== last index: stutter)
+
+
+def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
+    """A fair lasso violating `prop`, or None when every fair behaviour satisfies it."""
+    q = cm.predicate(prop.q)
+    n = len(g.states)
+    notq = [g.expanded[i] and not q(g.states[i]) for i in range(n)]
+    fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
+    enabled = [{iid for iid, _ in g.edges[i]} for i in range(n)]
+
+    sub = nx.DiGraph()
+    sub.add_nodes_from(i for i in range(n) if notq[i])
+    for i in range(n):
+        if notq[i]:
+            for iid, j in g.edges[i]:
+                if notq[j]:
+                    sub.add_edge(i, j)
+
+    accepting: dict[int, frozenset[int] | None] = {}  # node -> its fair SCC (None: stutter)
+    for i in sub.nodes:
+        if not (enabled[i] & fair):
+            accepting[i] = None
+    for comp in nx.strongly_connected_components(sub):
+        if len(comp) == 1:
+            (only,) = comp
+            if not sub.has_edge(only, only):
+                continue
+        if _fair_scc(comp, g, enabled, fair):
+            frozen = frozenset(comp)
+            for i in comp:
+                accepting.setdefault(i, frozen)
+    if not accepting:
+        return None
+
+    # ¬q states from which an accepting node is reachable inside ¬q.
+    can_reach = set(accepting)
+    work = deque(accepting)
+    while work:
+        j = work.popleft()
+        for i in sub.predecessors(j):
+            if i not in can_reach:
+                can_reach.add(i)
+                work.append(i)
+
+    if prop.kind is ir.LivenessKind.EVENTUALLY:
+        starts = [i for i in g.initial if i in can_reach]
+    elif prop.kind is ir.LivenessKind.ALWAYS_EVENTUALLY:
+        starts = sorted(can_reach)
+    else:
+        assert prop.p is not None
+        p = cm.predicate(prop.p)
+        starts = [i for i in sorted(can_reach) if p(g.states[i])]
+    if not starts:
+        return None
+    start = min(starts)  # states are in BFS order: the nearest start
+
+    prefix = _bfs_prefix(g, start)
+    path = _path_within(g, start, lambda i: i in accepting, lambda j: notq[j])
+    assert path is not None
+    anchor = path[-1][1]
+    comp = accepting[anchor]
+    states = [i for _, i in prefix] + [i for _, i in path[1:]]
+    iids: list[int | None] = [iid for iid, _ in prefix] + [iid for iid, _ in path[1:]]
+    loop_at = len(states) - 1
+    if comp is None:
+        return Lasso(states, iids, loop_at)
+    cycle = _fair_cycle(g, anchor, comp, enabled, fair)
+    states += [i for _, i in cycle[:-1]]
+    iids += [iid for iid, _ in cycle[:-1]]
+    # the last edge of the cycle returns to the anchor, at index loop_at
+    return Lasso(states, iids, loop_at)
+
+
+def _fair_scc(comp: set[int], g: Graph, enabled: list[set[int]], fair: set[int]) -> bool:
+    always = set(fair)
+    for i in comp:
+        always &= enabled[i]
+        if not always:
+            return True
+    taken = {iid for i in comp for iid, j in g.edges[i] if j in comp}
+    return always <= taken
+
+
+def _bfs_prefix(g: Graph, target: int) -> list[tuple[int | None, int]]:
+    chain = [target]
+    while g.parent[chain[-1]] != -1:
+        chain.append(g.parent[chain[-1]])
+    chain.reverse()
+    out: list[tuple[int | None, int]] = [(None, chain[0])]
+    for a, b in zip(chain, chain[1:]):
+        iid = next(iid for iid, j in g.edges[a] if j == b)
+        out.append((iid, b))
+    return out
+
+
+def _path_within(
+    g: Graph, src: int, goal: Callable[[int], bool], allowed: Callable[[int], bool], first_edge: bool = False
+) -> list[tuple[int | None, int]] | None:
+    """Shortest path src → a goal node through allowed nodes, as (instance, node) pairs.
+    With `first_edge`, the path has at least one edge (src itself does not count as a goal)."""
+    if goal(src) and not first_edge:
+        return [(None, src)]
+    prev: dict[int, tuple[int, int]] = {}
+    seen = {src}
+    work = deque([src])
+    while work:
+        i = work.popleft()
+        for iid, j in g.edges[i]:
+            if not allowed(j):
+                continue
+            if goal(j):
+                out = [(iid, j)]
+                k = i
+                while k != src:
+                    pk, piid = prev[k]
+                    out.append((piid, k))
+                    k = pk
+                out.append((None, src))
+                out.reverse()
+                return out
+            if j not in seen:
+                seen.add(j)
+                prev[j] = (i, iid)
+                work.append(j)
+    return None
+
+
+def _fair_cycle(g: Graph, anchor: int, comp: frozenset[int], enabled: list[set[int]], fair: set[int]) -> list[tuple[int, int]]:
+    """A cycle anchor → ... → anchor inside comp that takes every fair instance enabled
+    throughout comp and visits, for every other fair instance, a state where it is disabled."""
+    inside = comp.__contains__
+    always = set(fair)
+    for i in comp:
+        always &= enabled[i]
+    out: list[tuple[int, int]] = []
+    cur = anchor
+    for f in sorted(fair):
+        if f in always:
+            src = next(i for i in sorted(comp) if any(iid == f and j in comp for iid, j in g.edges[i]))
+            leg = _path_within(g, cur, lambda i, src=src: i == src, inside)
+            assert leg is not None
+            out += [(iid, i) for iid, i in leg[1:]]  # type: ignore[misc]
+            dst = next(j for iid, j in g.edges[src] if iid == f and j in comp)
+            out.append((f, dst))
+            cur = dst
+        elif not any(f not in enabled[i] for _, i in [(None, cur)] + out):  # type: ignore[list-item]
+            leg = _path_within(g, cur, lambda i, f=f: f not in enabled[i], inside)
+            assert leg is not None
+            out += [(iid, i) for iid, i in leg[1:]]  # type: ignore[misc]
+            cur = leg[-1][1]
+    back = _path_within(g, cur, lambda i: i == anchor, inside, first_edge=not out and cur == anchor)
+    assert back is not None
+    out += [(iid, i) for iid, i in back[1:]]  # type: ignore[misc]
+    return out
