@@ -43,9 +43,14 @@ class Match:
     full: bool
 
     def matches(self, state: tuple[int, ...]) -> bool:
+        """Whether `state` agrees with every observed slot (replay uses a faster getter)."""
         if self.full:
             return state == self.values
         return all(state[i] == v for i, v in zip(self.slots, self.values))
+
+    def mismatches(self, state: tuple[int, ...]) -> list[tuple[int, int, int]]:
+        """(slot, observed value, state's value) for every disagreeing slot."""
+        return [(i, v, state[i]) for i, v in zip(self.slots, self.values) if state[i] != v]
 
 
 class _Fallback(Exception):
