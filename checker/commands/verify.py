@@ -1,0 +1,42 @@
+"""`gpcheck verify [SPEC|MODEL]`: check a spec's properties, or with no argument the whole
+bundled model library."""
+
+from __future__ import annotations
+
+import argparse
+
+from checker.api import ENGINES, verify
+from checker.commands.common import Progress, add_const_flag, consts_of, write_out
+from checker.report import render_text, to_json_bytes
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("verify", parents=[common], help="check a model's properties",
+                       description="Check every property of a spec (or of a bundled model), or with no "
+                                   "argument the whole bundled library.")
+    p.add_argument("spec", nargs="?", metavar="SPEC", help="a .gpspec file or a bundled model name")
+    add_const_flag(p)
+    p.add_argument("--property", action="append", default=None, metavar="NAME",
+                   help="check only this property (repeatable; 'deadlock' and 'range' included)")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="explicit (default for a spec), bmc, kind, pdr or auto")
+    p.add_argument("--max-states", type=int, default=None, metavar="N")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    p.add_argument("--depth", type=int, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.spec is None:
+        from checker.library import run_library_command
+
+        return run_library_command(args)
+    progress = Progress(not args.no_progress and not args.json)
+    try:
+        report = verify(args.spec, consts_of(args), args.property, args.engine or "explicit",
+                        args.max_states, args.timeout, args.depth, progress)
+    finally:
+        progress.close()
+    write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
+    return report.exit_code
