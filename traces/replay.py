@@ -287,9 +287,15 @@ class Replayer:
     def _pass(self, source: EventSource, *, history: bool, stop_line: int | None = None) -> tuple[_Pass, TraceHeader]:
         """One pass over the events (see module doc); `history` keeps parent links."""
         header, events = source()
-        where = f"{getattr(events, 'path', '')}"
+        path = f"{getattr(events, 'path', '')}"
+        unit = getattr(events, "unit", "line")
+        self.unit = unit
+
+        def loc(line: int) -> str:
+            return f"{path}: states[{line}]" if unit == "state" else f"{path}:{line}"
+
         k = self._max_hidden(header)
-        init = self._initial(header, f"{where}:1" if where else "header", history)
+        init = self._initial(header, loc(0 if unit == "state" else 1), history)
         if isinstance(init, str):
             if init.startswith("__too_many__"):
                 n = int(init[len("__too_many__"):])
@@ -309,8 +315,8 @@ class Replayer:
         for ev in events:
             line = ev.line
             last_line = line
-            iids, _ = self._event_instances(ev, f"{where}:{line}")
-            match: Match | None = self.obs.fast(ev.state, f"{where}:{line}") if ev.state else None
+            iids, _ = self._event_instances(ev, loc(line))
+            match: Match | None = self.obs.fast(ev.state, loc(line)) if ev.state else None
             new: dict[Key, _Node | None] = {}
             if match is None:
                 check = None
@@ -342,7 +348,7 @@ class Replayer:
                         else:
                             new[key] = None
             if not new:
-                p.divergence = self._diagnose(ev, line, frontier, iids, match, k, where)
+                p.divergence = self._diagnose(ev, line, frontier, iids, match, k, loc(line))
                 p.frontier = frontier
                 return p, header
             p.events += 1
@@ -406,7 +412,7 @@ class Replayer:
     ) -> Divergence:
         if match is not None and ev.state:
             # Validate the observation fully: a wrong kind of value is bad input, not divergence.
-            match = self.obs.compile(ev.state, f"{where}:{line}")
+            match = self.obs.compile(ev.state, where)
         states = sorted({s for s, _ in frontier})
         shown: list[Candidate] = []
         for s in states[: self.opt.show_candidates]:
@@ -458,6 +464,7 @@ class Replayer:
             candidates=len(p.frontier),
             peak_candidates=p.peak,
             max_hidden=self._max_hidden(header),
+            unit=getattr(self, "unit", "line"),
         )
         if header.model is not None and header.model != self.model.name:
             self._warn(f"the trace names model '{header.model}', replayed against '{self.model.name}'")

@@ -115,6 +115,11 @@ class ReplayReport:
     reason: str | None = None
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    unit: str = "line"  # how `line` numbers read: file lines, or ITF state indexes ("state")
+
+    def where(self, line: int) -> str:
+        """A location in the trace: `file:line`, or `file state N` for ITF traces."""
+        return f"{self.trace} state {line}" if self.unit == "state" else f"{self.trace}:{line}"
 
     @property
     def exit_code(self) -> int:
@@ -136,6 +141,7 @@ class ReplayReport:
             "file": self.spec_file,
             "constants": self.constants,
             "verdict": self.verdict,
+            "unit": self.unit,
             "events": self.events,
             "candidates": self.candidates,
             "peak_candidates": self.peak_candidates,
@@ -170,7 +176,7 @@ def render_text(rep: ReplayReport) -> str:
     else:
         d = rep.divergence
         assert d is not None
-        lines.append(f"diverges at {rep.trace}:{d.line}: {d.reason}")
+        lines.append(f"diverges at {rep.where(d.line)}: {d.reason}")
         lines.append(f"  event: {_event_text(d.event)}")
         lines.append(
             f"  {d.total_candidates} candidate state{'s' if d.total_candidates != 1 else ''} just before it"
@@ -186,7 +192,7 @@ def render_text(rep: ReplayReport) -> str:
     for r in rep.results:
         where = ""
         if r.detail.get("line") is not None:
-            where = f" (first at {rep.trace}:{r.detail['line']})"
+            where = f" (first at {rep.where(r.detail['line'])})"
         text = f"  {r.kind} {r.property}: {r.verdict.value}{where}"
         if r.reason and r.verdict is not Verdict.HOLDS_TO_BOUND:
             text += f": {r.reason}"
