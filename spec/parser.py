@@ -162,15 +162,10 @@ class _Builder(Transformer[Any, Any]):
     def var_decl(self, meta: Any, name: Token, type_: S.TypeExpr, init: S.Init) -> S.VarDecl:
         return S.VarDecl(str(name), type_, init, _trailing_comment(self.lines, meta.end_line), self._sp(meta))
 
-    def action_mods(self, meta: Any, *toks: Token | None) -> tuple[bool, bool]:
-        kinds = {t.type for t in toks if t is not None}
-        return ("INTERNAL" in kinds, "FAIR" in kinds)
-
-    def action_decl(
-        self, meta: Any, mods: tuple[bool, bool], name: Token, params: tuple[S.Param, ...] | None, body: tuple[S.Stmt, ...]
-    ) -> S.ActionDecl:
-        internal, fair = mods
-        return S.ActionDecl(str(name), params or (), body, internal, fair, self._sp(meta))
+    def action_decl(self, meta: Any, *children: Any) -> S.ActionDecl:
+        mods = {c.type for c in children if isinstance(c, Token) and c.type in ("INTERNAL", "FAIR")}
+        name, params, body = children[len(mods):]
+        return S.ActionDecl(str(name), params or (), body, "INTERNAL" in mods, "FAIR" in mods, self._sp(meta))
 
     def params(self, meta: Any, *ps: S.Param | None) -> tuple[S.Param, ...]:
         return tuple(p for p in ps if p is not None)
@@ -178,7 +173,7 @@ class _Builder(Transformer[Any, Any]):
     def param(self, meta: Any, name: Token, type_: S.TypeExpr) -> S.Param:
         return S.Param(str(name), type_, self._sp(meta))
 
-    def fair_decl(self, meta: Any, *names: Token) -> S.FairDecl:
+    def fair_decl(self, meta: Any, _fair: Token, *names: Token) -> S.FairDecl:
         return S.FairDecl(tuple((str(n), self._tok(n)) for n in names), self._sp(meta))
 
     def invariant_decl(self, meta: Any, name: Token, e: S.Expr) -> S.InvariantDecl:

@@ -97,6 +97,7 @@ class _Checker:
         allow_deadlock = False
         prop_names: dict[str, Span] = {}
         for decl in self.spec.decls:
+            self.scope = _Scope()  # no local survives its declaration
             match decl:
                 case S.ActionDecl():
                     if self._claim(decl.name, decl.span, "action"):
@@ -381,10 +382,7 @@ class _Checker:
                 else:
                     self.d.error(sp, f"a list initialiser needs an array or struct, not {t}")
                     raise _Poison
-            case S.StructInit(items=items, span=sp):
-                if not isinstance(t, ir.StructType):
-                    self.d.error(sp, f"a field initialiser needs a struct, not {t}")
-                    raise _Poison
+            case S.StructInit(items=items, span=sp) if isinstance(t, ir.StructType):
                 given = dict(items)
                 for k in given:
                     if t.field_type(k) is None:
@@ -395,18 +393,18 @@ class _Checker:
                         self.d.error(sp, f"the initialiser does not give field '{fname}' of {t.name}")
                         raise _Poison
                     yield from self._init(given[fname], ft)
+            case _ if isinstance(t, ir.ArrayType):
+                # A single value or record initialises every element.
+                for _ in ir.domain_values(t.index):
+                    yield from self._init(init, t.elem)
+            case S.StructInit(span=sp):
+                self.d.error(sp, f"a field initialiser needs a struct, not {t}")
+                raise _Poison
+            case _ if isinstance(t, ir.StructType):
+                for _, ft in t.fields:
+                    yield from self._init(init, ft)
             case _:
-                # A single value: every slot of an aggregate gets it.
-                if isinstance(t, (ir.ArrayType, ir.StructType)):
-                    leaves = ir.leaf_paths(t)
-                    kinds = {type(st) if not isinstance(st, ir.EnumType) else st for _, st in leaves}
-                    if len(kinds) != 1:
-                        self.d.error(init.span, f"a single initial value for {t} needs every element of one type; list them")
-                        raise _Poison
-                    v = self._init_scalar(init, leaves[0][1])
-                    yield from (v for _ in leaves)
-                else:
-                    yield self._init_scalar(init, t)
+                yield self._init_scalar(init, t)  # type: ignore[arg-type]
 
     def _init_scalar(self, e: S.Expr, t: ir.ScalarType) -> int:
         if isinstance(t, ir.BoolType):
