@@ -5,7 +5,8 @@ the trace format; this module is the one place that turns them into events, with
 observation levels `gpcheck simulate --observe` offers:
 
 - `full`: every event carries the whole decoded state (`layout.decode`), the header the initial one;
-- `changed`: only the slots that the step changed, as dotted keys (`waves_run.3`);
+- `changed`: only the slots that changed since the previous written event (or the initial
+  state), hidden internal steps included, as dotted keys (`waves_run.3`);
 - `none`: no state at all (replay must reconstruct everything from action names and arguments).
 
 Internal actions are written unless `internal=False`; the header then records
@@ -54,7 +55,6 @@ def events_of(
             continue
         inst = cm.instances[iid]
         if not internal and inst.action.internal:
-            prev = s
             continue
         args = args_cache.get(iid)
         if args is None:

@@ -284,7 +284,8 @@ class Replayer:
             return 0
         return DEFAULT_MAX_HIDDEN if self.internal else 0
 
-    def _pass(self, source: EventSource, *, history: bool, stop_line: int | None = None) -> tuple[_Pass, TraceHeader]:
+    def _pass(self, source: EventSource, *, history: bool, stop_line: int | None = None,
+              window: int | None = HISTORY_WINDOW) -> tuple[_Pass, TraceHeader]:
         """One pass over the events (see module doc); `history` keeps parent links."""
         header, events = source()
         path = f"{getattr(events, 'path', '')}"
@@ -359,8 +360,8 @@ class Replayer:
                     if key[1]:
                         self._note_bits(p, key[1], line, nbits)
             frontier = new
-            if history and p.events % HISTORY_WINDOW == 0:
-                _cut_history(frontier, p.events - HISTORY_WINDOW)
+            if history and window and p.events % window == 0:
+                _cut_history(frontier, p.events - window)
             if stop_line is not None and line >= stop_line:
                 p.stop_frontier = frontier
                 p.frontier = frontier
@@ -540,13 +541,19 @@ class Replayer:
                         break
         return out
 
+    def reconstruct(self, source: EventSource) -> Counterexample | None:
+        """One full behaviour of the model that the trace is a record of (hidden internal steps
+        included; the first candidate in state order), or None when the trace does not conform.
+        Memory grows with the trace: for exports, not for long replays."""
+        p, _ = self._pass(source, history=True, window=None)
+        if p.divergence is not None or p.undecided is not None or not p.frontier:
+            return None
+        _, node = min(p.frontier.items(), key=lambda kv: kv[0])
+        assert node is not None
+        return self._behaviour(_chain(node))
+
     def _to_counterexample(self, node: _Node, bit: int) -> tuple[Counterexample, int | None]:
-        chain: list[_Node] = []
-        n: _Node | None = node
-        while n is not None:
-            chain.append(n)
-            n = n.parent
-        chain.reverse()
+        chain = _chain(node)
         # Truncate at the first state where the property is violated.
         end = len(chain)
         for i, nd in enumerate(chain):
@@ -557,6 +564,10 @@ class Replayer:
                 end = i + 1
                 break
         chain = chain[:end]
+        window = chain[0].line if chain[0].iid is not None else None  # a cut history (HISTORY_WINDOW)
+        return self._behaviour(chain), window
+
+    def _behaviour(self, chain: list[_Node]) -> Counterexample:
         steps = []
         for i, nd in enumerate(chain):
             if i == 0 or nd.iid is None:
@@ -564,8 +575,18 @@ class Replayer:
             else:
                 inst = self.cm.instances[nd.iid]
                 steps.append(Step(inst.action.name, inst.arg_dict(), self.cm.layout.decode(nd.state)))
-        window = chain[0].line if chain[0].iid is not None else None  # a cut history (HISTORY_WINDOW)
-        return Counterexample(tuple(steps)), window
+        return Counterexample(tuple(steps))
+
+
+def _chain(node: _Node) -> list[_Node]:
+    """The history links from the oldest kept one to `node`."""
+    chain: list[_Node] = []
+    n: _Node | None = node
+    while n is not None:
+        chain.append(n)
+        n = n.parent
+    chain.reverse()
+    return chain
 
 
 def _cut_history(frontier: dict[Key, _Node | None], depth: int) -> None:

@@ -1,0 +1,80 @@
+"""`gpcheck export TRACE (--perfetto FILE | --itf FILE)`: convert a trace for other tools.
+
+`--perfetto` needs no model (track kinds then come from the JSON values); `--itf` replays the
+trace against the model to fill in unobserved values and hidden internal steps."""
+
+from __future__ import annotations
+
+import argparse
+
+from checker.commands.common import add_const_flag, consts_of, write_out
+from gpmodel import compile_model
+from spec.errors import UsageError
+from traces.replay import ReplayOptions, Replayer
+from traces.sources import FORMATS, TraceInfo, model_for, open_source, peek
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("export", parents=[common], help="convert a trace to Perfetto/Chrome JSON or ITF",
+                       description="Convert a trace (gpcheck JSON Lines or ITF) to Chrome trace-event JSON "
+                                   "(ui.perfetto.dev) or to ITF.")
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("--model", metavar="SPEC", default=None,
+                   help="the model (needed for --itf and for ITF input; default: the bundled model the trace names)")
+    add_const_flag(p)
+    p.add_argument("--format", choices=FORMATS, default=None, help="input format (default: by extension)")
+    p.add_argument("--perfetto", metavar="FILE", default=None)
+    p.add_argument("--itf", metavar="FILE", default=None)
+    p.add_argument("--max-hidden", type=int, default=None, metavar="K")
+    p.set_defaults(run=run)
+
+
+def _maybe_model(info: TraceInfo, args: argparse.Namespace, needed: bool):  # type: ignore[no-untyped-def]
+    if args.model is None and not needed:
+        from spec.load import bundled_models
+
+        if not (info.model and info.model in bundled_models()):
+            return None, []
+    return model_for(info, args.model, consts_of(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.perfetto and not args.itf:
+        raise UsageError("export: give --perfetto FILE and/or --itf FILE")
+    info = peek(args.trace, args.format)
+    model, warnings = _maybe_model(info, args, needed=bool(args.itf) or info.format == "itf")
+    out: dict[str, object] = {"trace": args.trace}
+    if args.perfetto:
+        from traces.perfetto import export_events
+
+        if model is not None:
+            header, events = open_source(info, model)()
+        else:
+            from traces.format import open_trace
+
+            tr = open_trace(args.trace)
+            header, events = tr.header, tr
+        out["perfetto"] = {"file": args.perfetto, "events": export_events(header, events, args.perfetto, model, args.trace)}
+    code = 0
+    if args.itf:
+        from traces.itf import write_itf
+
+        assert model is not None
+        replayer = Replayer(compile_model(model), ReplayOptions(max_hidden=args.max_hidden))
+        behaviour = replayer.reconstruct(open_source(info, model))
+        if behaviour is None:
+            warnings.append(f"{args.trace} is not a behaviour of {model.name} (see gpcheck replay); no ITF written")
+            code = 1
+        else:
+            write_itf(behaviour, model, args.itf, description=f"behaviour reconstructed from {args.trace}")
+            out["itf"] = {"file": args.itf, "states": len(behaviour.steps)}
+    out["warnings"] = warnings
+    if args.json:
+        import orjson
+
+        write_out(orjson.dumps(out))
+    else:
+        lines = [f"wrote {v['file']}" for k, v in out.items() if isinstance(v, dict)]  # type: ignore[index]
+        lines += [f"warning: {w}" for w in warnings]
+        write_out("\n".join(lines) + "\n")
+    return code

@@ -1,0 +1,72 @@
+"""`gpcheck replay TRACE --model SPEC`: is a recorded trace a behaviour of the model, and do the
+model's properties hold on it? Exit 0 conforms and every property holds, 1 divergence or a
+violated property, 2 bad input, 3 undecided (see traces/replay.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+from checker.commands.common import add_const_flag, consts_of, write_out
+from gpmodel import compile_model
+from spec.errors import UsageError
+from traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, ReplayOptions, Replayer
+from traces.replay_report import render_text
+from traces.sources import FORMATS, model_for, open_source, peek
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("replay", parents=[common], help="check that a trace is a behaviour of a model",
+                       description="Replay a trace (gpcheck JSON Lines or ITF) against a model: every logged "
+                                   "event must match an action instance and the observed state; internal "
+                                   "actions may be inserted between events. Then evaluate the model's "
+                                   "invariants and transition properties on the reconstructed behaviour.")
+    p.add_argument("trace", metavar="TRACE", help="trace file (.jsonl, .jsonl.gz, or .itf.json)")
+    p.add_argument("--model", metavar="SPEC", default=None,
+                   help="the .gpspec file or bundled model (default: the bundled model the trace names)")
+    add_const_flag(p)
+    p.add_argument("--max-hidden", type=int, default=None, metavar="K",
+                   help=f"internal steps that may precede each event (default {DEFAULT_MAX_HIDDEN}, "
+                        "or 0 when the trace logs internal actions)")
+    p.add_argument("--max-candidates", type=int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
+                   help="candidate states beyond which replay stops undecided (default %(default)s)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="trace format (default: itf for *.itf.json, else gpcheck)")
+    p.add_argument("--perfetto", metavar="FILE", default=None,
+                   help="also export the trace as Chrome trace-event JSON for ui.perfetto.dev")
+    p.add_argument("--itf", metavar="FILE", default=None,
+                   help="also write the reconstructed behaviour (hidden steps filled in) as ITF")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_hidden is not None and args.max_hidden < 0:
+        raise UsageError("--max-hidden must be >= 0")
+    if args.max_candidates < 1:
+        raise UsageError("--max-candidates must be >= 1")
+    info = peek(args.trace, args.format)
+    model, warnings = model_for(info, args.model, consts_of(args))
+    cm = compile_model(model)
+    source = open_source(info, model)
+    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates))
+    report = replayer.replay(source, args.trace)
+    report.warnings = warnings + report.warnings
+    if args.perfetto:
+        from traces.perfetto import export_events
+
+        header, events = source()
+        export_events(header, events, args.perfetto, model, args.trace)
+    if args.itf:
+        from traces.itf import write_itf
+
+        behaviour = replayer.reconstruct(source) if report.conforms else None
+        if behaviour is None:
+            report.warnings.append(f"--itf {args.itf}: not written, no behaviour was reconstructed")
+        else:
+            write_itf(behaviour, model, args.itf, description=f"behaviour reconstructed from {args.trace}")
+    if args.json:
+        import orjson
+
+        write_out(orjson.dumps(report.to_json()))
+    else:
+        write_out(render_text(report) + "\n")
+    return report.exit_code

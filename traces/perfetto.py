@@ -1,0 +1,323 @@
+"""Export behaviours (traces, counterexamples) as Chrome trace-event JSON for ui.perfetto.dev.
+
+Why: a preemption bug is easiest to see on a timeline. Models differ, so the tracks are derived
+generically from the model's actions and state (NOTE(perfetto-tracks)):
+
+- **Action tracks.** Every step is an instant event (`ph: "i"`) named by the action instance
+  (`preempt(q=1)`), on the track of its *first parameter* (`q=1`: one track per queue or
+  stream when the model's actions are parameterised by one), or on the track `actions` when
+  the action has none. Actions whose name mentions preempt, resume, reset, clear, save,
+  restore, rewind, evict, kill, halt or switch are process-scoped instants (`s: "p"`), drawn
+  across every track.
+- **State tracks.** Every state slot (dotted path, `q.1.busy`) that is a bool or an enum gets
+  its own track: a bool gives a slice (`ph: "X"`) named by the path for each period it is
+  true (a kernel on the compute units, a wave running), an enum gives one slice per period it
+  holds a member, named by the member (`Running`, `Preempted`). Tracks are sorted by path, so
+  the slots of one queue (`q.1.*`) sit together.
+- **Counters.** Every integer slot is a counter track (`ph: "C"`, `rptr`, `wptr`,
+  `waves_run.3`, pending counts), with a sample whenever it changes.
+
+Time: an event's `t` (ns) when the trace has one, else one microsecond per step. Without a
+model, kinds are taken from the JSON values (bool, string, int) and lists are indexed by
+position. Output streams to a temporary file renamed into place (constant memory in the trace
+length, apart from one entry per track). `validate_chrome_trace` is a schema check of the
+trace-event format used by the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from typing import IO, Any, Iterable, Mapping
+
+import orjson
+
+from checker.verdict import Counterexample
+from spec import ir
+from spec.errors import TraceError
+from traces.format import Event, TraceHeader
+from traces.observation import Observer
+
+PID = 1
+HIGHLIGHT = re.compile(r"preempt|resume|reset|clear|save|restore|rewind|evict|kill|halt|switch", re.I)
+STEP_NS = 1000  # synthetic time per step when events carry no `t`
+
+
+class PerfettoWriter:
+    """Streams frames (action, args, state update, time) into a Chrome trace-event JSON file."""
+
+    def __init__(self, path: str, title: str, model: ir.Model | None = None):
+        self.path = path
+        self.model = model
+        self.observer = Observer(model) if model is not None else None
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, self._tmp = tempfile.mkstemp(prefix=".gpcheck-", suffix=".tmp", dir=directory)
+        except OSError as e:
+            raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
+        self._f: IO[bytes] = os.fdopen(fd, "wb")
+        self._f.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
+        self._first = True
+        self._tids: dict[str, int] = {}
+        self._values: dict[str, Any] = {}  # path -> last value
+        self._open: dict[str, tuple[str, float]] = {}  # slice track -> (slice name, start ts)
+        self._kinds: dict[str, str] = {}  # path -> bool | enum | int
+        self._last_ns: float | None = None
+        self._ts = 0.0
+        self.count = 0
+        self._emit({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
+
+    # ------------------------------------------------------------------ low level
+    def _emit(self, ev: Mapping[str, Any]) -> None:
+        if not self._first:
+            self._f.write(b",\n")
+        self._first = False
+        self._f.write(orjson.dumps(ev))
+
+    def _tid(self, track: str) -> int:
+        tid = self._tids.get(track)
+        if tid is None:
+            tid = self._tids[track] = len(self._tids) + 1
+            self._emit({"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": track}})
+        return tid
+
+    # ------------------------------------------------------------------ state
+    def _flatten(self, obs: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """{dotted path: scalar} of an observation, typed by the model when there is one."""
+        if self.observer is not None:
+            slots = self.observer.slots_of(dict(obs), where)
+            out = {}
+            for i, v in slots.items():
+                st = self.observer.slot_types[i]
+                name = self.observer.slot_names[i]
+                self._kinds.setdefault(name, "bool" if isinstance(st, ir.BoolType) else "enum" if isinstance(st, ir.EnumType) else "int")
+                out[name] = ir.format_scalar(st, v)
+            return out
+        flat: dict[str, Any] = {}
+        stack: list[tuple[str, Any]] = list(obs.items())
+        while stack:
+            k, v = stack.pop()
+            if isinstance(v, dict):
+                stack.extend((f"{k}.{k2}", v2) for k2, v2 in v.items())
+            elif isinstance(v, list):
+                stack.extend((f"{k}.{i}", v2) for i, v2 in enumerate(v))
+            else:
+                flat[k] = v
+                self._kinds.setdefault(k, "bool" if isinstance(v, bool) else "enum" if isinstance(v, str) else "int")
+        return flat
+
+    def _update(self, flat: Mapping[str, Any], ts: float) -> None:
+        for path in sorted(flat):
+            v = flat[path]
+            if path in self._values and self._values[path] == v:
+                continue
+            self._values[path] = v
+            kind = self._kinds.get(path, "int")
+            if kind == "int":
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    self._emit({"ph": "C", "name": path, "pid": PID, "tid": 0, "ts": ts, "args": {"value": v}})
+                continue
+            self._close(path, ts)
+            if kind == "bool":
+                if v is True:
+                    self._open[path] = (path, ts)
+            else:
+                self._open[path] = (str(v), ts)
+            self._tid(path)
+
+    def _close(self, path: str, ts: float) -> None:
+        o = self._open.pop(path, None)
+        if o is not None:
+            name, start = o
+            self._emit({"ph": "X", "name": name, "pid": PID, "tid": self._tid(path), "ts": start, "dur": ts - start,
+                        "args": {"path": path}})
+
+    # ------------------------------------------------------------------ frames
+    def initial(self, state: Mapping[str, Any] | None, where: str = "initial state") -> None:
+        """The initial state (time 0, or one step before the first event's `t`)."""
+        if state:
+            self._update(self._flatten(state, where), self._ts)
+
+    def event(
+        self,
+        action: str,
+        args: Mapping[str, Any],
+        state: Mapping[str, Any] | None,
+        t: float | None = None,
+        line: int | None = None,
+        where: str = "",
+        line_key: str = "line",
+    ) -> None:
+        """One step: the action instant (args: the action's, plus `line_key`: `line`), then the
+        state update."""
+        ns = t if t is not None else (self._last_ns + STEP_NS if self._last_ns is not None else STEP_NS)
+        self._last_ns = ns
+        ts = max(ns / 1000.0, self._ts)  # Chrome's ts is in microseconds and must not go back
+        self._ts = ts
+        label = action + ("(" + ", ".join(f"{k}={_txt(v)}" for k, v in args.items()) + ")" if args else "")
+        track = f"{next(iter(args))}={_txt(next(iter(args.values())))}" if args else "actions"
+        ev: dict[str, Any] = {"ph": "i", "name": label, "pid": PID, "tid": self._tid(track), "ts": ts,
+                              "s": "p" if HIGHLIGHT.search(action) else "t"}
+        a: dict[str, Any] = dict(args)
+        if line is not None:
+            a[line_key] = line
+        if a:
+            ev["args"] = a
+        self._emit(ev)
+        if state:
+            self._update(self._flatten(state, where), ts)
+        self.count += 1
+
+    def close(self) -> None:
+        """Close open slices one step after the last event and move the file into place."""
+        end = self._ts + STEP_NS / 1000.0
+        for path in sorted(self._open):
+            self._close(path, end)
+        # sort tracks by name so the slots of one queue sit together
+        for i, name in enumerate(sorted(self._tids)):
+            self._emit({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": self._tids[name], "args": {"sort_index": i}})
+        self._f.write(b"\n]}\n")
+        try:
+            self._f.close()
+            os.replace(self._tmp, self.path)
+        except OSError as e:
+            self.abort()
+            raise TraceError(f"{self.path}: cannot write: {e.strerror or e}") from None
+
+    def abort(self) -> None:
+        try:
+            self._f.close()
+        finally:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+    def __enter__(self) -> "PerfettoWriter":
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def _txt(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def export_counterexample(cx: Counterexample, model: ir.Model, path: str, title: str | None = None) -> None:
+    """A counterexample (or any behaviour of decoded states) as a Perfetto/Chrome JSON file."""
+    with PerfettoWriter(path, title or f"{model.name} counterexample", model) as w:
+        if cx.steps:
+            w.initial(cx.steps[0].state)
+        for i, st in enumerate(cx.steps[1:], 1):
+            w.event(st.action or "?", st.args, st.state, line=i, line_key="step")
+
+
+def export_events(header: TraceHeader, events: Iterable[Event], path: str, model: ir.Model | None = None,
+                  source: str = "trace") -> int:
+    """A gpcheck trace (streamed) as a Perfetto/Chrome JSON file; returns the event count."""
+    title = f"{header.model or (model.name if model else 'trace')} ({os.path.basename(source)})"
+    with PerfettoWriter(path, title, model) as w:
+        w.initial(header.init, f"{source}:1")
+        for ev in events:
+            w.event(ev.action, ev.args, ev.state, ev.t, ev.line, f"{source}:{ev.line}")
+        return w.count
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema check of the Chrome trace-event format
+
+
+_PHASES = set("BEXiIC" "bne" "sft" "PNOD" "M" "Rc" "()" "v" "V")
+_META_NAMES = {"process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index"}
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def validate_chrome_trace(obj: Any) -> list[str]:
+    """Problems with a Chrome trace-event JSON value (empty list: valid). Checks the JSON
+    object/array forms, every event's phase and required fields (`name`, `ph`, `pid`, `tid`,
+    `ts`; `dur` for X, `args` with numeric values for C, `s` for instants, metadata names),
+    B/E pairing and proper nesting of complete slices on each thread."""
+    problems: list[str] = []
+    if isinstance(obj, list):
+        events = obj
+    elif isinstance(obj, dict):
+        events = obj.get("traceEvents")
+        if not isinstance(events, list):
+            return ["the top-level object needs a \"traceEvents\" array"]
+        if "displayTimeUnit" in obj and obj["displayTimeUnit"] not in ("ms", "ns"):
+            problems.append("displayTimeUnit must be \"ms\" or \"ns\"")
+    else:
+        return ["a trace is a JSON array of events or an object with \"traceEvents\""]
+    slices: dict[tuple[Any, Any], list[tuple[float, float, int]]] = {}
+    stacks: dict[tuple[Any, Any], list[str]] = {}
+    for i, ev in enumerate(events):
+        where = f"traceEvents[{i}]"
+        if not isinstance(ev, dict):
+            problems.append(f"{where}: an event must be an object")
+            continue
+        ph = ev.get("ph")
+        if not isinstance(ph, str) or ph not in _PHASES:
+            problems.append(f"{where}: unknown phase {ph!r}")
+            continue
+        if not isinstance(ev.get("name"), str) and ph != "E":
+            problems.append(f"{where}: \"name\" must be a string")
+        for k in ("pid", "tid"):
+            if k in ev and not isinstance(ev[k], (int, str)):
+                problems.append(f"{where}: \"{k}\" must be an integer or string")
+        if "pid" not in ev:
+            problems.append(f"{where}: missing \"pid\"")
+        if "args" in ev and not isinstance(ev["args"], dict):
+            problems.append(f"{where}: \"args\" must be an object")
+        if ph == "M":
+            if ev.get("name") not in _META_NAMES:
+                problems.append(f"{where}: unknown metadata event {ev.get('name')!r}")
+            a = ev.get("args")
+            if not isinstance(a, dict) or not ("name" in a or "sort_index" in a or "labels" in a):
+                problems.append(f"{where}: metadata needs args.name, args.sort_index or args.labels")
+            continue
+        if not _num(ev.get("ts")) or ev["ts"] < 0:
+            problems.append(f"{where}: \"ts\" must be a non-negative number (microseconds)")
+            continue
+        if ph != "C" and "tid" not in ev:
+            problems.append(f"{where}: missing \"tid\"")
+        key = (ev.get("pid"), ev.get("tid"))
+        if ph == "X":
+            if not _num(ev.get("dur")) or ev["dur"] < 0:
+                problems.append(f"{where}: a complete event (X) needs a non-negative \"dur\"")
+            else:
+                slices.setdefault(key, []).append((float(ev["ts"]), float(ev["ts"]) + float(ev["dur"]), i))
+        elif ph in "iI":
+            if "s" in ev and ev["s"] not in ("g", "p", "t"):
+                problems.append(f"{where}: instant scope \"s\" must be g, p or t")
+        elif ph == "C":
+            a = ev.get("args")
+            if not isinstance(a, dict) or not a or not all(_num(v) for v in a.values()):
+                problems.append(f"{where}: a counter (C) needs \"args\" with numeric values")
+        elif ph == "B":
+            stacks.setdefault(key, []).append(ev.get("name", ""))
+        elif ph == "E":
+            if not stacks.get(key):
+                problems.append(f"{where}: an end event (E) without a matching begin (B)")
+            else:
+                stacks[key].pop()
+    for key, st in stacks.items():
+        if st:
+            problems.append(f"thread {key}: {len(st)} begin event(s) (B) never ended")
+    for key, ss in slices.items():
+        ss.sort(key=lambda x: (x[0], -x[1]))
+        open_: list[tuple[float, float, int]] = []
+        for a, b, i in ss:
+            while open_ and open_[-1][1] <= a:
+                open_.pop()
+            if open_ and b > open_[-1][1]:
+                problems.append(f"traceEvents[{i}]: slice overlaps traceEvents[{open_[-1][2]}] on thread {key} without nesting")
+            open_.append((a, b, i))
+    return problems
