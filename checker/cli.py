@@ -16,6 +16,9 @@ from spec.errors import GpcheckError, SpecError
 COMMANDS = (
     "checker.commands.verify",
     "checker.commands.check",
+    "checker.commands.simulate",
+    "checker.commands.replay",
+    "checker.commands.export",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
