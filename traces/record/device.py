@@ -36,6 +36,22 @@ class Launch:
     t_host_after: int    # ... and just after it returned
 
 
+def _priority_range() -> tuple[int, int]:
+    """(least, greatest) CUDA stream priority, through CuPy or else the driver API by ctypes."""
+    try:
+        least, greatest = cp.cuda.runtime.deviceGetStreamPriorityRange()
+        return int(least), int(greatest)
+    except AttributeError:
+        import ctypes
+
+        cu = ctypes.CDLL("libcuda.so.1")
+        lo, hi = ctypes.c_int(), ctypes.c_int()
+        cp.cuda.runtime.free(0)  # make sure the primary context is current
+        if cu.cuCtxGetStreamPriorityRange(ctypes.byref(lo), ctypes.byref(hi)) != 0:
+            raise RuntimeError("cuCtxGetStreamPriorityRange failed")
+        return lo.value, hi.value
+
+
 class Gpu:
     """The device, its compiled kernels, and a record buffer shared by every launch."""
 
@@ -45,8 +61,7 @@ class Gpu:
         self.name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         self.sm_count = int(props["multiProcessorCount"])
         self.cc = f"{props['major']}.{props['minor']}"
-        least, greatest = cp.cuda.runtime.deviceGetStreamPriorityRange()
-        self.prio_least, self.prio_greatest = int(least), int(greatest)
+        self.prio_least, self.prio_greatest = _priority_range()
         self.driver = int(cp.cuda.runtime.driverGetVersion())
         self.runtime = int(cp.cuda.runtime.runtimeGetVersion())
         self.mod = cp.RawModule(code=SOURCE, options=("--std=c++17",))

@@ -9,6 +9,7 @@ duration does not depend on the GPU model.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
@@ -146,6 +147,7 @@ class RewindEmulation:
                     self.inflight.popleft()
                 if len(self.inflight) < self.cap:
                     break
+                time.sleep(5e-6)  # release the GIL: the scheduler thread must keep running
             self.gpu.launch(f"be:k{k}", k, self.be, "be", self.grid, self.spin_ns, flag=self.flag,
                             entered=self.entered, completed=self.completed, honour=self.honour,
                             killable=self.killable)
@@ -204,6 +206,7 @@ def rewind(variant: str, when: str, honour_flag: bool, killable: bool, n: int = 
     the task starts) or "after_finish" (every BE kernel completed on the GPU but the scheduler has
     not polled the stream yet: scenario R1 of research/gpreempt_code.md 5.1)."""
     gpu = Gpu(max_blocks=2 * gpu_sm_count() * (3 * n + 8))
+    sys.setswitchinterval(1e-4)
     gpu.calibrate()
     em = RewindEmulation(gpu, n, cap, spin_ns, honour_flag, killable)
     gpu.launch("warmup", 0, em.be, "be", 1, 1000)
@@ -215,7 +218,7 @@ def rewind(variant: str, when: str, honour_flag: bool, killable: bool, n: int = 
     em.execute_be_task()
     if when == "mid":
         while time.time_ns() < t0 + preempt_after_ns:
-            pass
+            time.sleep(20e-6)  # a sleeping wait: a busy one would starve the worker thread (GIL)
     else:
         while not em.stream_empty():
             time.sleep(50e-6)

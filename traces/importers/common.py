@@ -1,0 +1,248 @@
+"""What every importer shares: the normalised kernel record, and the one function that turns a
+list of them into a gpcheck observation trace (header + ordered events).
+
+NOTE(observation-events): every importer emits, per kernel launch, three events
+
+    {"action": "launch", "args": {"stream": S, "priority": P}, "t": ..., "meta": {...}}
+    {"action": "start",  "args": {"stream": S, "priority": P}, "t": ..., "meta": {...}}
+    {"action": "end",    "args": {"stream": S, "priority": P}, "t": ..., "meta": {...}}
+
+- `args` hold only what the bundled observation model `nvidia_streams` has as action parameters
+  (docs/trace-format.md: replay matches args against parameters; a left-out one matches any
+  value). `stream` is a dense index 0..S-1 (the header's `source.streams` maps it back to the
+  device/context/stream ids of the input); `priority` is an urgency level, larger = more urgent:
+  CUDA priorities (0 = least, -5 = greatest on Hopper; CUPTI hands them over as uint32, so -5
+  arrives as 4294967291) are sign-converted and negated, so CUDA 0 -> 0 and -5 -> 5. Where the
+  source records no priority at all (Kineto, rocprof), every stream gets level 0 and P = 1.
+- `meta` holds the rest: `corr` (correlation id of the launch call), `pid` where known, `name`,
+  `grid` (total blocks), `grid_dims`, `block_dims`, the raw `stream_id`, `cuda_priority`, and
+  `launch_from` saying where the launch time came from (`api`: the runtime/driver call;
+  `queued`: CUPTI's queued timestamp; `kernel`: none recorded, the launch is placed at the start).
+- `t` is integer nanoseconds on the source's GPU clock. Events are sorted by time; at equal times
+  an `end` comes before a `launch`, which comes before a `start`, except that a kernel's own
+  start always precedes its end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from spec.errors import TraceError
+from traces.format import Event, TraceHeader
+
+MODEL = "nvidia_streams"
+KERNEL_ACTIONS = ("launch", "start", "end")
+UINT32 = 1 << 32
+
+
+def signed32(v: int) -> int:
+    """CUPTI's `priority` is a uint32 holding a signed value: 4294967291 -> -5."""
+    v = int(v)
+    if v >= UINT32 // 2 and v < UINT32:
+        return v - UINT32
+    return v
+
+
+def cuda_level(cuda_priority: int | None) -> int | None:
+    """Urgency level (larger = more urgent) of a CUDA stream priority (lower = more urgent)."""
+    if cuda_priority is None:
+        return None
+    return -signed32(cuda_priority)
+
+
+@dataclass
+class Kernel:
+    """One kernel execution as every source describes it, in ns on the source's GPU clock.
+
+    `stream_key` identifies the in-order queue (it must be hashable and sortable within one
+    import); `stream_info` is what the header's stream table shows about it."""
+
+    name: str
+    stream_key: tuple[Any, ...]
+    start: int
+    end: int | None               # None: started, never seen to end (an incomplete launch)
+    corr: int | None = None
+    pid: int | None = None
+    launch: int | None = None
+    launch_from: str = "kernel"
+    level: int | None = None            # urgency level, larger = more urgent (see module doc)
+    grid_dims: tuple[int, ...] | None = None
+    block_dims: tuple[int, ...] | None = None
+    stream_info: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def grid(self) -> int | None:
+        if not self.grid_dims:
+            return None
+        n = 1
+        for d in self.grid_dims:
+            n *= max(int(d), 1)
+        return n
+
+
+@dataclass
+class Extra:
+    """A non-kernel event an importer wants in the trace (gap, ctx_switch, preempt, ...)."""
+
+    t: int
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def file_info(path: str) -> dict[str, Any]:
+    """Provenance of an input file for the header: name, size and SHA-256."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        size = os.path.getsize(path)
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
+    return {"file": os.path.basename(path), "bytes": size, "sha256": h.hexdigest()}
+
+
+def ns(value: Any, where: str) -> int:
+    """An integer nanosecond timestamp from an int, float or numeric string."""
+    if isinstance(value, bool):
+        raise TraceError(f"{where}: expected a timestamp, got {value!r}")
+    if isinstance(value, int):
+        return value
+    try:
+        if isinstance(value, float):
+            return round(value)
+        s = str(value).strip()
+        return int(s) if s.lstrip("-").isdigit() else round(float(s))
+    except (TypeError, ValueError):
+        raise TraceError(f"{where}: expected a timestamp, got {value!r}") from None
+
+
+def us_to_ns(value: Any, where: str) -> int:
+    """Chrome-trace microseconds (float, Kineto writes 3 decimals) to integer nanoseconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TraceError(f"{where}: expected a time in microseconds, got {value!r}")
+    try:
+        return round(float(value) * 1000)
+    except ValueError:
+        raise TraceError(f"{where}: expected a time in microseconds, got {value!r}") from None
+
+
+def _sort_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple((0, x) if isinstance(x, (int, float)) else (1, str(x)) for x in k)
+
+
+def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras: Iterable[Extra] = (),
+                model: str | None = MODEL, priorities_known: bool | None = None) -> tuple[TraceHeader, list[Event]]:
+    """The observation trace of some kernels (NOTE(observation-events)).
+
+    Validates what every source must satisfy (end >= start); assigns dense stream indices in the
+    order of the sorted stream keys; computes the model constants S (streams), P (priority
+    levels), Q (most kernels queued in one stream at once) and SLOTS (most kernels running at
+    once, at least 1). `model` is dropped to null when extras add actions the model lacks."""
+    ks = list(kernels)
+    for k in ks:
+        if k.end is not None and k.end < k.start:
+            raise TraceError(f"{source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}) ends "
+                             f"before it starts ({k.start} > {k.end})")
+    keys = sorted({k.stream_key for k in ks}, key=_sort_key)
+    index = {key: i for i, key in enumerate(keys)}
+    levels: dict[int, int | None] = {}
+    infos: dict[int, dict[str, Any]] = {}
+    for k in ks:
+        s = index[k.stream_key]
+        infos.setdefault(s, dict(k.stream_info))
+        if k.level is not None:
+            if levels.get(s) is not None and levels[s] != k.level:
+                raise TraceError(f"{source.get('file', '?')}: stream {k.stream_info or k.stream_key} has kernels "
+                                 f"with priorities {levels[s]} and {k.level}")
+            levels[s] = k.level
+        else:
+            levels.setdefault(s, None)
+    known = any(v is not None for v in levels.values()) if priorities_known is None else priorities_known
+    if known:
+        lo = min((v for v in levels.values() if v is not None), default=0)
+        if lo < 0:  # e.g. HIP's +1 = low: shift so that the least urgent level is 0
+            levels = {s: (None if v is None else v - lo) for s, v in levels.items()}
+    else:
+        levels = {s: 0 for s in levels}
+    n_levels = max([v for v in levels.values() if v is not None] + [0]) + 1
+    streams = []
+    for s in range(len(keys)):
+        row = {"stream": s, "priority": levels.get(s)}
+        row.update(infos.get(s, {}))
+        streams.append(row)
+
+    # (t, rank, seq, event): rank orders simultaneous events (see module doc)
+    rows: list[tuple[int, int, int, Event]] = []
+    seq = 0
+    corr_next = max([k.corr for k in ks if k.corr is not None] + [0]) + 1
+    for k in sorted(ks, key=lambda k: (k.start, k.end if k.end is not None else k.start,
+                                       _sort_key(k.stream_key), k.corr or 0)):
+        s = index[k.stream_key]
+        args: dict[str, Any] = {"stream": s}
+        if levels.get(s) is not None:
+            args["priority"] = levels[s]
+        corr = k.corr
+        meta: dict[str, Any] = {}
+        if corr is None:
+            corr, corr_next = corr_next, corr_next + 1
+            meta["corr_synthetic"] = True
+        meta = {"corr": corr, **({"pid": k.pid} if k.pid is not None else {}), "name": k.name, **meta}
+        if k.grid is not None:
+            meta["grid"] = k.grid
+            meta["grid_dims"] = list(k.grid_dims or ())
+        if k.block_dims:
+            meta["block_dims"] = list(k.block_dims)
+        meta.update(k.meta)
+        t_launch = k.launch if k.launch is not None else k.start
+        lmeta = dict(meta, launch_from=k.launch_from if k.launch is not None else "kernel")
+        rows.append((min(t_launch, k.start), 1, seq, Event("launch", args, None, min(t_launch, k.start), lmeta)))
+        rows.append((k.start, 2, seq + 1, Event("start", args, None, k.start, meta)))
+        if k.end is not None:
+            rows.append((k.end, 0 if k.end > k.start else 3, seq + 2, Event("end", args, None, k.end, meta)))
+        seq += 3
+    extra_actions = set()
+    for x in extras:
+        extra_actions.add(x.action)
+        rows.append((x.t, 1, seq, Event(x.action, x.args, None, x.t, x.meta or None)))
+        seq += 1
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    events = [r[3] for r in rows]
+
+    q_max, slots = _depths(events)
+    constants = {"S": max(len(keys), 1), "P": n_levels, "Q": max(q_max, 1), "SLOTS": max(slots, 1)}
+    if extra_actions - set(KERNEL_ACTIONS):
+        model = None  # the trace logs actions nvidia_streams does not have
+    src = dict(source)
+    src["streams"] = streams
+    src["kernels"] = len(ks)
+    src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5"
+                                  if known else "no priorities in the source: every stream at level 0")
+    header = TraceHeader(model=model, constants=constants, extra={"source": src})
+    return header, events
+
+
+def _depths(events: list[Event]) -> tuple[int, int]:
+    """Most kernels queued (launched, not started) in one stream, and most running at once."""
+    queued: dict[int, int] = {}
+    running = 0
+    q_max = slots = 0
+    for ev in events:
+        if ev.action not in KERNEL_ACTIONS:
+            continue
+        s = int(ev.args["stream"])
+        if ev.action == "launch":
+            queued[s] = queued.get(s, 0) + 1
+            q_max = max(q_max, queued[s])
+        elif ev.action == "start":
+            queued[s] = queued.get(s, 0) - 1
+            running += 1
+            slots = max(slots, running)
+        else:
+            running -= 1
+    return q_max, slots

@@ -1,0 +1,96 @@
+"""Read-only SQLite access for the database importers (nsys, rocpd), with every failure turned
+into a TraceError naming the file and the table.
+
+Why columns, not versions: the nsys exporter documents that its schema "may likely change"
+between versions and creates tables lazily; rocpd adds UUID-suffixed tables behind views. So
+importers ask which tables and columns exist (`PRAGMA table_info`) and select only those.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sqlite3
+from typing import Any, Iterator, Sequence
+
+from spec.errors import TraceError
+
+MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == MAGIC
+    except OSError:
+        return False
+
+
+class Database:
+    """An SQLite file opened read-only (`file:...?mode=ro`): the input is never modified."""
+
+    def __init__(self, path: str):
+        self.path = path
+        if not os.path.isfile(path):
+            raise TraceError(f"{path}: no such file")
+        if not is_sqlite(path):
+            raise TraceError(f"{path}: not an SQLite database (bad header)")
+        uri = pathlib.Path(path).resolve().as_uri() + "?mode=ro"
+        try:
+            self.conn = sqlite3.connect(uri, uri=True)
+            self._tables = {r[0]: r[1] for r in self.conn.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")}
+        except sqlite3.DatabaseError as e:
+            raise TraceError(f"{path}: cannot read the database schema: {e}") from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def tables(self) -> set[str]:
+        return set(self._tables)
+
+    def has(self, table: str) -> bool:
+        return table in self._tables
+
+    def columns(self, table: str) -> list[str]:
+        """Column names of a table or view, in order."""
+        try:
+            return [r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')]
+        except sqlite3.DatabaseError as e:
+            raise TraceError(f"{self.path}: table {table}: {e}") from None
+
+    def require(self, table: str, needed: Sequence[str]) -> list[str]:
+        """The table's columns; a TraceError naming the missing ones if any is absent."""
+        if not self.has(table):
+            raise TraceError(f"{self.path}: no table {table}")
+        cols = self.columns(table)
+        missing = [c for c in needed if c not in cols]
+        if missing:
+            raise TraceError(f"{self.path}: table {table} lacks column(s) {', '.join(missing)} "
+                             f"(has: {', '.join(cols)})")
+        return cols
+
+    def rows(self, table: str, cols: Sequence[str], where: str = "") -> Iterator[tuple[Any, ...]]:
+        """Rows of the given columns (rowid first), streamed; errors name the table."""
+        sel = ", ".join(f'"{c}"' for c in cols)
+        sql = f'SELECT rowid, {sel} FROM "{table}" {where}' if self._tables[table] == "table" else \
+            f'SELECT NULL, {sel} FROM "{table}" {where}'
+        try:
+            cur = self.conn.execute(sql)
+            while True:
+                batch = cur.fetchmany(4096)
+                if not batch:
+                    return
+                yield from batch
+        except sqlite3.DatabaseError as e:
+            raise TraceError(f"{self.path}: table {table}: {e}") from None
+
+    def scalar_map(self, table: str, key: str, value: str) -> dict[Any, Any]:
+        return {r[1]: r[2] for r in self.rows(table, [key, value])}
