@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT.parent / "shared" / "spec-examples" / "rewind.gpspec"
 CONSTS = {"N": 12, "B": 2, "CAP": 2, "MAXP": 3}
 EXPECTED_STATES = 2_774_248
-_RSS = "import resource,sys,runpy; sys.argv={argv!r}; {body}; print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+_RSS = ("import resource,sys,runpy\nsys.argv={argv!r}\ntry:\n    {body}\nexcept SystemExit:\n    pass\n"
+        "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
 
 
 def _run(argv: list[str], body: str) -> tuple[float, int, str]:

@@ -1,0 +1,47 @@
+"""The architecture's import rules: lark only in spec/parser.py, z3 only in checker/smt/, no
+upward imports (spec ← gpmodel ← checker), and every module imports on its own."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("spec", "gpmodel", "checker", "traces")
+MODULES = sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "record" not in p.parts)
+
+
+def imported(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_import_rules(path):
+    rel = path.relative_to(ROOT)
+    names = imported(path)
+    if "lark" in names:
+        assert rel == Path("spec/parser.py")
+    if "z3" in names:
+        assert rel.parts[:2] == ("checker", "smt")
+    if rel.parts[0] == "spec":
+        assert not names & {"gpmodel", "checker", "traces"}
+    if rel.parts[0] == "gpmodel":
+        assert not names & {"checker", "traces"}
+
+
+def test_every_module_imports_alone():
+    mods = [".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in MODULES]
+    code = "import importlib, sys\nfor m in sys.argv[1:]:\n    importlib.import_module(m)\n"
+    for m in mods:
+        r = subprocess.run([sys.executable, "-c", code, m], cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 0, f"{m}:\n{r.stderr}"
