@@ -19,6 +19,7 @@ COMMANDS = (
     "checker.commands.simulate",
     "checker.commands.replay",
     "checker.commands.export",
+    "checker.commands.import_",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3

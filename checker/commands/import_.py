@@ -1,0 +1,55 @@
+"""`gpcheck import FILE [--format auto|nsys|kineto|chrome|rocprof|rocpd|cupti|record] --out TRACE`:
+turn a real GPU trace into a gpcheck observation trace (traces/importers/).
+
+The output is written whole or not at all (a temporary file renamed into place); the input is
+only read. Prints what was imported (or one JSON object with --json); exit 0, or 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from checker.commands.common import write_out
+from spec.errors import UsageError
+from traces.format import TraceWriter
+from traces.importers import FORMATS, detect_format, import_trace
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("import", parents=[common], help="convert a real GPU trace into a gpcheck trace",
+                       description="Import an Nsight Systems SQLite export, a PyTorch/Kineto or plain Chrome "
+                                   "trace, a rocprofv3 kernel_trace.csv or rocpd database, cupti-python records "
+                                   "(JSON) or a gpcheck GPU recording as an observation trace: launch/start/end "
+                                   "events per kernel, times in ns, priorities as urgency levels (larger = more "
+                                   "urgent).")
+    p.add_argument("file", metavar="FILE", help="the trace to import (never modified)")
+    p.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
+                   help="input format (default: detected from the content)")
+    p.add_argument("--out", required=True, metavar="TRACE",
+                   help="output trace (.jsonl, or .jsonl.gz to compress)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if os.path.exists(args.out) and os.path.exists(args.file) and os.path.samefile(args.out, args.file):
+        raise UsageError(f"--out {args.out} is the input file: importing never overwrites its input")
+    fmt = detect_format(args.file) if args.format == "auto" else args.format
+    header, events = import_trace(args.file, fmt)
+    with TraceWriter(args.out, header) as w:
+        for ev in events:
+            w.write_event(ev)
+    src = header.extra.get("source", {})
+    kernel_events = sum(1 for e in events if e.action == "start")
+    info = {"input": args.file, "format": fmt, "out": args.out, "model": header.model,
+            "constants": header.constants, "events": len(events), "kernels": kernel_events,
+            "streams": len(src.get("streams", []))}
+    if args.json:
+        import orjson
+
+        write_out(orjson.dumps(info))
+    else:
+        write_out(f"imported {args.file} ({fmt}): {kernel_events} kernels on {info['streams']} stream(s), "
+                  f"{len(events)} events -> {args.out}"
+                  + (f" (model {header.model}, {', '.join(f'{k}={v}' for k, v in header.constants.items())})"
+                     if header.model else "") + "\n")
+    return 0

@@ -1,0 +1,501 @@
+"""Model-free observation properties of a gpcheck observation trace (`gpcheck check TRACE`).
+
+Decided from the kernel events alone (NOTE(observation-events) in traces/importers/common.py:
+`launch`/`start`/`end` with `args.stream`, `args.priority`, `meta.corr`), no model needed:
+
+- `exactly_once`: every launch (correlation id, per process) is started once and completed once:
+  no missing completion, no duplicate start or completion, no start/end of a launch never logged.
+  Where events name a logical kernel (`meta.kernel`, the same across relaunches, as in the rewind
+  recordings), its completed work (`meta.work` blocks, else `meta.grid` per completion) must not
+  exceed its grid: more is a re-execution (a block ran twice), less once every launch of it has
+  ended is a loss.
+- `stream_order`: within a stream, kernels start in launch order, none starts before its launch,
+  and none starts before the previous one ended (no overlap, beyond `overlap_tolerance_ns`).
+- `priority_inversion`: a kernel h is *queued* from its launch to its start and *eligible* once
+  its stream predecessor has ended. An inversion window opens when a kernel of a lower-priority
+  stream starts while h is queued, and lasts from max(that start, h eligible) to h's start: the
+  time h could have run but lower-priority work was admitted ahead of it. Every window with its
+  duration, and the worst. Informational unless `max_inversion_ns` is set (then longer = violated).
+- `timeslice`: preemption and time slicing inferred as research/gpu_traces.md 5.4 says they must
+  be, since kernel start/end span switched-out periods: (a) in-kernel `gap` events (timer jumps
+  logged by blocks; merged across blocks into switched-out periods, those >= `gap_threshold_ns`
+  kept), with the running slices between them; (b) `ctx_switch` events (nsys
+  GPU_CONTEXT_SWITCH_EVENTS); (c) kernels of different processes/contexts that overlap in time
+  (without MPS they cannot run at once: they were time-sliced); (d) kernels stretched past 1.5x
+  the median duration of their name by at least the gap threshold. Informational unless
+  `max_gap_ns` is set (a longer switched-out period = violated).
+
+Memory is linear in the number of kernels (one small record per launch), not in the events.
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from spec.errors import TraceError, UsageError
+from traces.format import Event, TraceHeader, open_trace
+
+PROPERTIES = ("exactly_once", "stream_order", "priority_inversion", "timeslice")
+OK, VIOLATED, INFO, UNKNOWN = "ok", "violated", "info", "unknown"
+SHOW = 50  # findings listed per property (all are counted)
+
+
+@dataclass(frozen=True)
+class ObserveOptions:
+    max_inversion_ns: int | None = None
+    gap_threshold_ns: int = 500_000
+    max_gap_ns: int | None = None
+    overlap_tolerance_ns: int = 0
+
+
+@dataclass
+class Launch:
+    """Everything observed about one launch (one correlation id of one process)."""
+
+    key: tuple[Any, ...]
+    stream: int | None = None
+    priority: int | None = None
+    launch: tuple[int | None, int] | None = None          # (t, line)
+    starts: list[tuple[int | None, int]] = field(default_factory=list)
+    ends: list[tuple[int | None, int]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "?"))
+
+    def label(self) -> str:
+        corr = self.key[-1]
+        return f"{self.name} (corr {corr}{', pid ' + str(self.key[0]) if self.key[0] is not None else ''})"
+
+    @property
+    def t_launch(self) -> int | None:
+        return self.launch[0] if self.launch else None
+
+    @property
+    def t_start(self) -> int | None:
+        return self.starts[0][0] if self.starts else None
+
+    @property
+    def t_end(self) -> int | None:
+        return self.ends[0][0] if self.ends else None
+
+
+@dataclass
+class PropertyResult:
+    name: str
+    status: str
+    summary: str
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    count: int = 0
+    worst: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"property": self.name, "status": self.status, "summary": self.summary, "count": self.count,
+                "worst": self.worst, "findings": self.findings}
+
+
+@dataclass
+class ObservationReport:
+    trace: str
+    model: str | None
+    events: int
+    kernels: int
+    streams: int
+    results: list[PropertyResult]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(r.status == VIOLATED for r in self.results) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trace": self.trace, "model": self.model, "events": self.events, "kernels": self.kernels,
+                "streams": self.streams, "results": [r.to_json() for r in self.results],
+                "exit_code": self.exit_code}
+
+
+# ---------------------------------------------------------------------------------------------
+# Collecting
+
+
+@dataclass
+class _Collected:
+    header: TraceHeader
+    launches: dict[tuple[Any, ...], Launch]
+    order: list[tuple[Any, ...]]
+    gaps: list[tuple[int, int, dict[str, Any]]]
+    switches: list[tuple[int, dict[str, Any]]]
+    events: int
+    timed: bool
+
+
+def collect(header: TraceHeader, events: Iterable[Event], path: str) -> _Collected:
+    """One pass over the events: a Launch record per correlation id, plus gap/ctx_switch events."""
+    launches: dict[tuple[Any, ...], Launch] = {}
+    order: list[tuple[Any, ...]] = []
+    fifo: dict[tuple[str, Any], int] = {}
+    gaps: list[tuple[int, int, dict[str, Any]]] = []
+    switches: list[tuple[int, dict[str, Any]]] = []
+    n = 0
+    timed = True
+    for ev in events:
+        n += 1
+        meta = ev.meta or {}
+        if ev.action in ("launch", "start", "end"):
+            if "stream" not in ev.args:
+                raise TraceError(f"{path}:{ev.line}: a '{ev.action}' event needs args.stream")
+            stream = ev.args["stream"]
+            corr = meta.get("corr")
+            if corr is None:  # no correlation ids: match launches, starts and ends per stream in order
+                i = fifo.get((ev.action, stream), 0)
+                fifo[(ev.action, stream)] = i + 1
+                key: tuple[Any, ...] = (None, "fifo", stream, i)
+            else:
+                key = (meta.get("pid"), corr)
+            rec = launches.get(key)
+            if rec is None:
+                rec = launches[key] = Launch(key)
+                order.append(key)
+            if rec.stream is None:
+                rec.stream = stream
+            if rec.priority is None and isinstance(ev.args.get("priority"), int):
+                rec.priority = ev.args["priority"]
+            for k, v in meta.items():
+                rec.meta.setdefault(k, v)
+            t = int(ev.t) if ev.t is not None else None
+            timed = timed and t is not None
+            point = (t, ev.line)
+            if ev.action == "launch":
+                if rec.launch is None:
+                    rec.launch = point
+                else:
+                    rec.meta.setdefault("_dup_launch", []).append(ev.line)
+            elif ev.action == "start":
+                rec.starts.append(point)
+            else:
+                rec.ends.append(point)
+        elif ev.action == "gap":
+            length = meta.get("length_ns")
+            if ev.t is None or not isinstance(length, int):
+                raise TraceError(f"{path}:{ev.line}: a 'gap' event needs t and meta.length_ns")
+            gaps.append((int(ev.t), length, meta))
+        elif ev.action == "ctx_switch" and ev.t is not None:
+            switches.append((int(ev.t), meta))
+    return _Collected(header, launches, order, gaps, switches, n, timed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties
+
+
+def _line(p: tuple[int | None, int] | None) -> int | None:
+    return p[1] if p else None
+
+
+def check_exactly_once(c: _Collected) -> PropertyResult:
+    found: list[dict[str, Any]] = []
+    for key in c.order:
+        L = c.launches[key]
+        where = {"kernel": L.label(), "stream": L.stream}
+        if L.launch is None:
+            found.append({**where, "kind": "unlogged_launch", "line": _line((L.starts or L.ends)[0]),
+                          "message": f"{L.label()}: started/completed, but its launch was never logged"})
+        for ln in L.meta.get("_dup_launch", []):
+            found.append({**where, "kind": "duplicate_launch", "line": ln,
+                          "message": f"{L.label()}: launched again (line {ln}) with the same correlation id"})
+        if len(L.starts) > 1:
+            found.append({**where, "kind": "duplicate_start", "line": L.starts[1][1],
+                          "message": f"{L.label()}: started {len(L.starts)} times (lines {[s[1] for s in L.starts]})"})
+        if len(L.ends) > 1:
+            found.append({**where, "kind": "duplicate_completion", "line": L.ends[1][1],
+                          "message": f"{L.label()}: completed {len(L.ends)} times (lines {[e[1] for e in L.ends]})"})
+        if L.ends and not L.starts:
+            found.append({**where, "kind": "end_without_start", "line": L.ends[0][1],
+                          "message": f"{L.label()}: completed without a start"})
+        if L.launch is not None and not L.ends:
+            found.append({**where, "kind": "missing_completion", "line": L.launch[1],
+                          "message": f"{L.label()}: launched (line {L.launch[1]}) but never completed"
+                                     + ("" if L.starts else ", never started")})
+    # logical kernels (relaunches share meta.kernel)
+    logical: dict[Any, list[Launch]] = {}
+    for key in c.order:
+        L = c.launches[key]
+        if "kernel" in L.meta:
+            logical.setdefault((key[0], L.meta["kernel"]), []).append(L)
+    for (_, name), ls in logical.items():
+        grid = next((L.meta["grid"] for L in ls if isinstance(L.meta.get("grid"), int)), None)
+        if grid is None:
+            continue
+        work = 0
+        for L in ls:
+            for _ in L.ends:
+                w = L.meta.get("work")
+                work += w if isinstance(w, int) else grid
+        corrs = [L.key[-1] for L in ls]
+        if work > grid:
+            found.append({"kind": "re_execution", "kernel": name, "work": work, "grid": grid, "launches": corrs,
+                          "line": ls[-1].ends[0][1] if ls[-1].ends else None,
+                          "message": f"logical kernel {name}: {work} blocks completed for a grid of {grid} "
+                                     f"({work / grid:g}x) over launches {corrs}: it ran twice"})
+        elif work < grid and all(L.ends for L in ls):
+            found.append({"kind": "loss", "kernel": name, "work": work, "grid": grid, "launches": corrs,
+                          "line": ls[-1].ends[0][1],
+                          "message": f"logical kernel {name}: only {work} of {grid} blocks completed over "
+                                     f"launches {corrs}, and no launch of it is outstanding"})
+    n = len(c.order)
+    rex = sum(1 for f in found if f["kind"] == "re_execution")
+    summary = (f"{n} launches, each started and completed once" + (f"; {len(logical)} logical kernels, none "
+               f"re-executed or lost" if logical else "")) if not found else \
+        f"{len(found)} violation(s) over {n} launches" + (f" ({rex} logical kernel(s) ran twice)" if rex else "")
+    return PropertyResult("exactly_once", VIOLATED if found else OK, summary, found[:SHOW], len(found))
+
+
+def _by_stream(c: _Collected) -> dict[int, list[Launch]]:
+    out: dict[int, list[Launch]] = {}
+    for key in c.order:
+        L = c.launches[key]
+        if L.stream is not None:
+            out.setdefault(L.stream, []).append(L)
+    return out
+
+
+def _pos(p: tuple[int | None, int], timed: bool) -> int:
+    return p[0] if timed and p[0] is not None else p[1]
+
+
+def check_stream_order(c: _Collected, opts: ObserveOptions) -> PropertyResult:
+    found: list[dict[str, Any]] = []
+    timed = c.timed
+    for s, ls in sorted(_by_stream(c).items()):
+        launched = sorted((L for L in ls if L.launch and L.starts), key=lambda L: (_pos(L.launch, timed), L.launch[1]))  # type: ignore[arg-type]
+        for L in launched:
+            if _pos(L.starts[0], timed) < _pos(L.launch, timed):  # type: ignore[arg-type]
+                found.append({"kind": "start_before_launch", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
+                              "message": f"stream {s}: {L.label()} starts before its launch"})
+        started = sorted((L for L in ls if L.starts), key=lambda L: (_pos(L.starts[0], timed), L.starts[0][1]))
+        rank = {id(L): i for i, L in enumerate(launched)}
+        prev: Launch | None = None
+        for L in started:
+            if prev is not None:
+                if id(L) in rank and id(prev) in rank and rank[id(L)] < rank[id(prev)]:
+                    found.append({"kind": "out_of_order", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
+                                  "message": f"stream {s}: {L.label()} was launched before {prev.label()} "
+                                             f"but started after it"})
+                if prev.ends:
+                    overlap = _pos(prev.ends[0], timed) - _pos(L.starts[0], timed)
+                    if overlap > (opts.overlap_tolerance_ns if timed else 0):
+                        found.append({"kind": "overlap", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
+                                      "overlap_ns": overlap if timed else None,
+                                      "message": f"stream {s}: {L.label()} starts "
+                                                 + (f"{overlap} ns " if timed else "") +
+                                                 f"before {prev.label()} ends"})
+                elif prev.starts:
+                    found.append({"kind": "overlap", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
+                                  "message": f"stream {s}: {L.label()} starts while {prev.label()} never ended"})
+            prev = L
+    n = len(_by_stream(c))
+    summary = f"{n} stream(s): kernels started in launch order, none overlapping" if not found else \
+        f"{len(found)} violation(s) in {len({f['stream'] for f in found})} stream(s)"
+    return PropertyResult("stream_order", VIOLATED if found else OK, summary, found[:SHOW], len(found))
+
+
+def check_priority_inversion(c: _Collected, opts: ObserveOptions) -> PropertyResult:
+    if not c.timed:
+        return PropertyResult("priority_inversion", UNKNOWN, "the trace has kernel events without timestamps")
+    ls = [c.launches[k] for k in c.order]
+    prios = {L.priority for L in ls if L.priority is not None}
+    if len(prios) < 2:
+        return PropertyResult("priority_inversion", OK, "fewer than two priority levels: no inversion possible"
+                              if prios else "no priorities in the trace")
+    started = sorted((L for L in ls if L.starts and L.priority is not None), key=lambda L: L.t_start)  # type: ignore[arg-type,return-value]
+    starts = [L.t_start for L in started]
+    # the stream predecessor of each launch (previous launch in the same stream)
+    pred_end: dict[int, int | None] = {}
+    for s, sl in _by_stream(c).items():
+        sl = sorted((L for L in sl if L.launch), key=lambda L: (L.t_launch, L.launch[1]))  # type: ignore[index]
+        for a, b in zip(sl, sl[1:]):
+            pred_end[id(b)] = a.t_end
+    windows = []
+    for h in ls:
+        if h.priority is None or h.launch is None or not h.starts or h.t_launch is None:
+            continue
+        lo = bisect.bisect_left(starts, h.t_launch)
+        hi = bisect.bisect_left(starts, h.t_start)
+        lower = [L for L in started[lo:hi] if L.priority < h.priority]  # type: ignore[operator]
+        if not lower:
+            continue
+        eligible = max(h.t_launch, pred_end.get(id(h)) or h.t_launch)
+        w0 = max(lower[0].t_start, eligible)  # type: ignore[type-var]
+        dur = h.t_start - w0  # type: ignore[operator]
+        if dur <= 0:
+            continue
+        windows.append({"kind": "inversion", "kernel": h.label(), "stream": h.stream, "priority": h.priority,
+                        "line": h.starts[0][1], "start": w0, "end": h.t_start, "duration_ns": dur,
+                        "queued_ns": h.t_start - h.t_launch,  # type: ignore[operator]
+                        "lower_started": [f"{L.label()} @stream {L.stream} prio {L.priority}" for L in lower[:5]],
+                        "lower_count": len(lower),
+                        "message": f"{h.label()} (stream {h.stream}, priority {h.priority}) waited {dur / 1e3:.1f} us "
+                                   f"after {len(lower)} lower-priority kernel(s) started ahead of it, first "
+                                   f"{lower[0].label()} (stream {lower[0].stream}, priority {lower[0].priority})"})
+    worst = max(windows, key=lambda w: w["duration_ns"]) if windows else None
+    total = sum(w["duration_ns"] for w in windows)
+    status = OK if not windows else INFO
+    if worst is not None and opts.max_inversion_ns is not None and worst["duration_ns"] > opts.max_inversion_ns:
+        status = VIOLATED
+    summary = "no inversion window" if not windows else \
+        f"{len(windows)} window(s), worst {worst['duration_ns'] / 1e3:.1f} us ({worst['kernel']}), " \
+        f"total {total / 1e3:.1f} us" + (f"; bound {opts.max_inversion_ns / 1e3:.1f} us"  # type: ignore[index]
+                                         if opts.max_inversion_ns is not None else "")
+    return PropertyResult("priority_inversion", status, summary, windows[:SHOW], len(windows), worst)
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """Union of [a, b) intervals, each with how many inputs it merged."""
+    out: list[list[int]] = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+            out[-1][2] += 1
+        else:
+            out.append([a, b, 1])
+    return [(a, b, n) for a, b, n in out]
+
+
+def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
+    if not c.timed:
+        return PropertyResult("timeslice", UNKNOWN, "the trace has kernel events without timestamps")
+    thr = opts.gap_threshold_ns
+    found: list[dict[str, Any]] = []
+    periods_all: list[int] = []
+    # (a) in-kernel gaps, merged across blocks of one launch
+    per_launch: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+    for t, length, meta in c.gaps:
+        per_launch.setdefault((meta.get("pid"), meta.get("corr")), []).append((t, t + length))
+    for key, iv in sorted(per_launch.items(), key=lambda kv: str(kv[0])):
+        periods = [p for p in _merge(iv) if p[1] - p[0] >= thr]
+        if not periods:
+            continue
+        L = c.launches.get(key)
+        lens = [b - a for a, b, _ in periods]
+        periods_all += lens
+        slices = [b2 - a1 for (_, a1, _), (b2, _, _) in zip(periods, periods[1:])]
+        first_run = periods[0][0] - (L.t_start or periods[0][0]) if L else None
+        found.append({"kind": "switched_out", "kernel": L.label() if L else str(key), "stream": L.stream if L else None,
+                      "periods": len(periods), "total_ns": sum(lens), "max_ns": max(lens),
+                      "median_slice_ns": int(statistics.median(slices)) if slices else first_run,
+                      "blocks_seeing_gaps": len({m.get("block") for _, _, m in c.gaps if (m.get("pid"), m.get("corr")) == key}),
+                      "message": f"{L.label() if L else key}: switched out {len(periods)} time(s), "
+                                 f"{sum(lens) / 1e6:.2f} ms in all (longest {max(lens) / 1e6:.2f} ms), running in "
+                                 f"slices of ~{(statistics.median(slices) if slices else first_run or 0) / 1e6:.2f} ms"})
+    # (b) context-switch records
+    if c.switches:
+        by_ctx: dict[Any, list[int]] = {}
+        for t, meta in c.switches:
+            by_ctx.setdefault(meta.get("contextId", meta.get("context")), []).append(t)
+        for ctx, ts in sorted(by_ctx.items(), key=lambda kv: str(kv[0])):
+            found.append({"kind": "ctx_switches", "context": ctx, "count": len(ts),
+                          "message": f"context {ctx}: {len(ts)} context-switch record(s)"})
+    # (c) kernels of different processes/contexts that overlap in time
+    ls = sorted((c.launches[k] for k in c.order if c.launches[k].starts and c.launches[k].ends),
+                key=lambda L: L.t_start)  # type: ignore[arg-type,return-value]
+
+    def owner(L: Launch) -> tuple[Any, Any]:
+        return (L.key[0] if L.key[0] is not None else L.meta.get("pid"), L.meta.get("context"))
+
+    active: list[Launch] = []
+    for L in ls:
+        active = [A for A in active if A.t_end > L.t_start]  # type: ignore[operator]
+        for A in active:
+            if owner(A) != owner(L) and (owner(A)[0] is not None or owner(A)[1] is not None):
+                ov = min(A.t_end, L.t_end) - L.t_start  # type: ignore[type-var,operator]
+                found.append({"kind": "cross_context_overlap", "kernel": L.label(), "other": A.label(),
+                              "overlap_ns": ov,
+                              "message": f"{A.label()} and {L.label()} (different processes/contexts) overlap "
+                                         f"for {ov / 1e6:.2f} ms: without MPS they were time-sliced, not concurrent"})
+        active.append(L)
+    # (d) kernels stretched past their name's median duration
+    by_name: dict[str, list[Launch]] = {}
+    for L in ls:
+        by_name.setdefault(L.name, []).append(L)
+    for name, group in sorted(by_name.items()):
+        if len(group) < 3:
+            continue
+        med = statistics.median(L.t_end - L.t_start for L in group)  # type: ignore[operator]
+        for L in group:
+            d = L.t_end - L.t_start  # type: ignore[operator]
+            if d > 1.5 * med and d - med >= thr:
+                found.append({"kind": "stretched", "kernel": L.label(), "stream": L.stream, "duration_ns": d,
+                              "median_ns": int(med), "excess_ns": int(d - med),
+                              "message": f"{L.label()}: ran {d / 1e6:.2f} ms against a median of {med / 1e6:.2f} ms "
+                                         f"for {name!r} (+{(d - med) / 1e6:.2f} ms: preempted or starved of slots)"})
+    status = INFO if found else OK
+    worst = None
+    if periods_all:
+        worst = {"max_switched_out_ns": max(periods_all), "periods": len(periods_all)}
+        if opts.max_gap_ns is not None and max(periods_all) > opts.max_gap_ns:
+            status = VIOLATED
+    kinds: dict[str, int] = {}
+    for f in found:
+        kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+    summary = "no sign of preemption or time slicing" if not found else \
+        ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in kinds.items()) + \
+        (f"; longest switched-out period {max(periods_all) / 1e6:.2f} ms" if periods_all else "")
+    return PropertyResult("timeslice", status, summary, found[:SHOW], len(found), worst)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def observe_events(header: TraceHeader, events: Iterable[Event], path: str = "<trace>",
+                   properties: Iterable[str] | None = None, opts: ObserveOptions = ObserveOptions()) -> ObservationReport:
+    """Check the observation properties on events already read (see module doc)."""
+    props = list(properties) if properties else list(PROPERTIES)
+    for p in props:
+        if p not in PROPERTIES:
+            raise UsageError(f"unknown observation property {p!r} (known: {', '.join(PROPERTIES)})")
+    c = collect(header, events, path)
+    results = []
+    for p in PROPERTIES:
+        if p not in props:
+            continue
+        if p == "exactly_once":
+            results.append(check_exactly_once(c))
+        elif p == "stream_order":
+            results.append(check_stream_order(c, opts))
+        elif p == "priority_inversion":
+            results.append(check_priority_inversion(c, opts))
+        else:
+            results.append(check_timeslice(c, opts))
+    streams = len({L.stream for L in c.launches.values() if L.stream is not None})
+    return ObservationReport(path, header.model, c.events, len(c.launches), streams, results)
+
+
+def observe(path: str, properties: Iterable[str] | None = None,
+            opts: ObserveOptions = ObserveOptions()) -> ObservationReport:
+    """Read a trace file (streaming) and check the observation properties on it."""
+    with open_trace(path) as tr:
+        return observe_events(tr.header, tr, path, properties, opts)
+
+
+def render_text(r: ObservationReport, details: int = 10) -> str:
+    """The summary table, then up to `details` findings per property."""
+    out = [f"{r.trace}: {r.events} events, {r.kernels} launches, {r.streams} stream(s)"
+           + (f", model {r.model}" if r.model else "")]
+    w = max(len(p.name) for p in r.results) if r.results else 8
+    out.append(f"  {'property':<{w}}  {'status':<9} summary")
+    for p in r.results:
+        out.append(f"  {p.name:<{w}}  {p.status:<9} {p.summary}")
+    for p in r.results:
+        if not p.findings or details <= 0:
+            continue
+        out.append(f"\n{p.name}:")
+        for f in p.findings[:details]:
+            line = f" (line {f['line']})" if f.get("line") else ""
+            out.append(f"  - {f['message']}{line}")
+        if p.count > min(details, len(p.findings)):
+            out.append(f"  ... {p.count - min(details, len(p.findings))} more (--json lists up to {SHOW})")
+    return "\n".join(out)
