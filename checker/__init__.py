@@ -1,6 +1,39 @@
-"""Engines and front ends: explicit search, liveness, Z3 engines, reports, the `gpcheck` command."""
+"""Engines and front ends: explicit search, liveness, Z3 engines, reports, the `gpcheck` command.
+
+The stable Python API (README, "Python API"):
+
+- `load(spec, consts)`: a spec file or bundled model name with constant overrides → `spec.ir.Model`
+- `verify(spec, consts, properties, engine, ...)`: run an engine → `Report` of `Result`s
+  (`Verdict`, `Counterexample` of `Step`s)
+- `replay(trace, model, consts, ...)`: is a trace a behaviour of a model → `ReplayReport`
+- `check_trace(trace, properties)`: model-free observation properties of a trace
+- `verify_command`, `replay_command`: the `gpcheck` command line reproducing a call
+- `checker.testing`: `assert_holds`, `assert_violated`, `assert_verdict`, `assert_conforms`
+  (the pytest plugin, checker/pytest_plugin.py, builds on them)
+
+Bad input raises `GpcheckError` subclasses (`SpecError.render()` gives the located message)."""
+
+from typing import Any
 
 from checker.api import ENGINES, load, verify
+from checker.reproduce import replay_command, verify_command
+from checker.trace_api import check_trace, replay
 from checker.verdict import Counterexample, Report, Result, Step, Verdict
+from spec.errors import GpcheckError, SpecError, UsageError
+from spec.load import bundled_models
 
-__all__ = ["ENGINES", "Counterexample", "Report", "Result", "Step", "Verdict", "load", "verify"]
+__all__ = [
+    "ENGINES", "Counterexample", "GpcheckError", "ReplayReport", "Report", "Result", "SpecError", "Step",
+    "UsageError", "Verdict", "bundled_models", "check_trace", "load", "replay", "replay_command", "verify",
+    "verify_command",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # traces.replay_report imports checker.verdict: importing it eagerly here would be circular
+    # when a program imports traces first.
+    if name == "ReplayReport":
+        from traces.replay_report import ReplayReport
+
+        return ReplayReport
+    raise AttributeError(f"module 'checker' has no attribute {name!r}")

@@ -1,0 +1,320 @@
+"""Property assertions for test suites: `assert_holds`, `assert_violated`, `assert_verdict`,
+`assert_conforms`.
+
+    from checker.testing import assert_holds, assert_violated
+    assert_holds("cwsr", "no_reexecution", engine="pdr", const={"N": 4})
+    assert_violated("reef_rewind", "no_reexecution")
+
+Each returns what it checked (a `Result`, or a `ReplayReport`) and raises
+`GpcheckAssertionError` (an `AssertionError`) when the verdict is not the expected one. The
+message is complete on its own: the verdict, the counterexample step by step as `gpcheck verify`
+prints it (action, arguments, changed variables), and the command line that reproduces it. The
+pytest plugin (checker/pytest_plugin.py) adds fixtures, a constants marker and `--gpcheck-itf`;
+these functions need no pytest and work under any test runner.
+
+A model that is not a bug in the test (a missing file, a spec error, an unknown property) raises
+the usual `spec.GpcheckError`, not an assertion failure.
+
+NOTE(testing-cache): the explicit engine explores the whole state space whichever properties
+are asked for, so assertions on the same instance (same file contents, same constants, same
+limits) share one search: the first runs every property and later ones read the cached report.
+Runs with a timeout and the Z3 engines are never cached (their outcome may vary)."""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Hashable, Iterable, Mapping, TypeVar
+
+from checker import explicit
+from checker.api import ENGINES, load, verify
+from checker.report import counterexample_lines, fmt
+from checker.reproduce import replay_command, verify_command
+from checker.verdict import Counterexample, Report, Result, Verdict
+from spec import ir
+from spec.errors import UsageError
+from spec.load import resolve_spec_path
+
+if TYPE_CHECKING:
+    from traces.format import Event, TraceHeader
+    from traces.replay_report import ReplayReport
+
+ModelArg = str | Path | ir.Model
+"""A spec file, a bundled model name, or an already loaded model instance."""
+
+EXPECTED = ("proved", "holds", "holds_to_bound", "violated", "unknown")
+"""What `assert_verdict` accepts: `holds` means proved or holds_to_bound (as `expect` in gpspec)."""
+
+
+class GpcheckAssertionError(AssertionError):
+    """A property or trace did not get the expected verdict.
+
+    `str(e)` is the full human message. `result` is the offending `Result` (None for a trace that
+    diverges), `model` the instance checked, `command` the reproducing command line (None when
+    the model or trace is not a file), `counterexamples` every `(property, Counterexample)`
+    the failure has, for `write_itf`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: ir.Model,
+        result: Result | None = None,
+        command: str | None = None,
+        counterexamples: Iterable[tuple[str, Counterexample]] = (),
+    ):
+        super().__init__(message)
+        self.message = message
+        self.model = model
+        self.result = result
+        self.command = command
+        self.counterexamples = list(counterexamples)
+
+    def write_itf(self, directory: str | Path, stem: str) -> list[Path]:
+        """Write each counterexample as `DIRECTORY/STEM__PROPERTY.itf.json` (ITF, ADR-015);
+        returns the paths written."""
+        from traces.itf import write_itf
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for prop, cex in self.counterexamples:
+            path = out / f"{safe_name(stem)}__{safe_name(prop)}.itf.json"
+            write_itf(cex, self.model, str(path), description=f"counterexample for {prop} of {self.model.name}"
+                      + (f"; reproduce: {self.command}" if self.command else ""))
+            paths.append(path)
+        return paths
+
+
+def safe_name(text: str) -> str:
+    """`text` with every character a file name should not hold replaced by `_`."""
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "_"
+
+
+# ---------------------------------------------------------------------------------------------
+# Verdict assertions
+
+
+def assert_holds(
+    model: ModelArg,
+    prop: str,
+    *,
+    engine: str = "explicit",
+    const: Mapping[str, int] | None = None,
+    proved: bool = False,
+    max_states: int | None = None,
+    timeout: float | None = None,
+    depth: int | None = None,
+) -> Result:
+    """Assert that `prop` holds on the instance of `model` with constants `const`, checked by
+    `engine` (explicit, bmc, kind, pdr, auto). Holding to a bound (BMC, or a search inside a
+    `constraint`) counts unless `proved=True`."""
+    __tracebackhide__ = True
+    return assert_verdict(model, prop, "proved" if proved else "holds", engine=engine, const=const,
+                          max_states=max_states, timeout=timeout, depth=depth)
+
+
+def assert_violated(
+    model: ModelArg,
+    prop: str,
+    *,
+    engine: str = "explicit",
+    const: Mapping[str, int] | None = None,
+    max_states: int | None = None,
+    timeout: float | None = None,
+    depth: int | None = None,
+) -> Result:
+    """Assert that `engine` finds a counterexample to `prop`; the `Result` returned carries it."""
+    __tracebackhide__ = True
+    return assert_verdict(model, prop, "violated", engine=engine, const=const,
+                          max_states=max_states, timeout=timeout, depth=depth)
+
+
+def assert_verdict(
+    model: ModelArg,
+    prop: str,
+    expected: str | Verdict,
+    *,
+    engine: str = "explicit",
+    const: Mapping[str, int] | None = None,
+    max_states: int | None = None,
+    timeout: float | None = None,
+    depth: int | None = None,
+) -> Result:
+    """Assert the verdict of `prop`: `expected` is a `Verdict` or one of EXPECTED (the words of a
+    gpspec `expect` line, so `model.expectations` can be checked as they are)."""
+    __tracebackhide__ = True
+    want = expected.value if isinstance(expected, Verdict) else expected
+    if want not in EXPECTED:
+        raise UsageError(f"expected verdict {expected!r}: use one of {', '.join(EXPECTED)}")
+    inst = _instance(model, const)
+    result = _result(inst, model, const, prop, engine, max_states, timeout, depth)
+    if matches(result.verdict, want):
+        return result
+    command = verify_command(inst if isinstance(model, ir.Model) else model, prop, engine, const,
+                             max_states=max_states, timeout=timeout, depth=depth)
+    cexs = [(prop, result.counterexample)] if result.counterexample is not None else []
+    raise GpcheckAssertionError(verdict_message(inst, result, want, command), model=inst, result=result,
+                                command=command, counterexamples=cexs)
+
+
+def matches(verdict: Verdict, expected: str) -> bool:
+    """Whether `verdict` is what an `expect` word (EXPECTED) asks for."""
+    if expected == "holds":
+        return verdict.holds
+    return verdict.value == expected
+
+
+def verdict_message(model: ir.Model, r: Result, expected: str, command: str | None) -> str:
+    """The text of a failed verdict assertion (see the module doc)."""
+    want = {"holds": "to hold", "proved": "to be proved", "holds_to_bound": "to hold to a bound",
+            "violated": "to be violated", "unknown": "to be unknown"}[expected]
+    lines = [f"gpcheck: expected {r.property} {want} in {model.name}, but {_got(r)}",
+             f"model {model.name} ({model.file})" + _consts_text(model.const_values)]
+    if r.reason and r.verdict is not Verdict.VIOLATED:
+        lines.append(f"reason: {r.reason}")
+    if r.counterexample is not None:
+        lines.append(f"counterexample for {r.property} ({r.kind}):")
+        lines += counterexample_lines(r.counterexample)
+        if r.kind == "range" and r.detail.get("action"):
+            args = ", ".join(f"{a}={fmt(v)}" for a, v in r.detail.get("args", {}).items())
+            lines.append(f"  then {r.detail['action']}({args}) fails: {r.detail['error']} "
+                         f"at {r.detail.get('location')}")
+    lines.append("reproduce with:" if command else "reproduce: the model was not loaded from a file")
+    if command:
+        lines.append(f"  {command}")
+    return "\n".join(lines)
+
+
+def _got(r: Result) -> str:
+    by = f"{r.engine} engine"
+    if r.verdict is Verdict.VIOLATED and r.counterexample is not None:
+        loop = ", a lasso" if r.counterexample.loop is not None else ""
+        return f"it is violated ({by}, {r.counterexample.length} steps{loop})"
+    if r.verdict is Verdict.HOLDS_TO_BOUND:
+        return f"it holds only to bound {r.bound} ({by})" if r.bound is not None else f"it holds only to a bound ({by})"
+    if r.verdict is Verdict.PROVED:
+        return f"it is proved ({by})"
+    return f"the verdict is unknown ({by})"
+
+
+def _consts_text(values: Mapping[str, int]) -> str:
+    return ("  constants: " + " ".join(f"{k}={v}" for k, v in values.items())) if values else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Trace assertions
+
+
+def assert_conforms(
+    trace: str | Path | tuple[TraceHeader, Iterable[Event]],
+    model: ModelArg | None = None,
+    *,
+    const: Mapping[str, int] | None = None,
+    properties: bool = True,
+    max_hidden: int | None = None,
+    max_candidates: int | None = None,
+    format: str | None = None,
+) -> ReplayReport:
+    """Assert that `trace` is a behaviour of `model` (see `checker.replay`) and, unless
+    `properties=False`, that none of the model's invariants and transition properties is
+    violated on it. A property whose verdict depends on values the trace does not observe
+    (unknown) does not fail the assertion; read it from the returned report."""
+    __tracebackhide__ = True
+    from checker.trace_api import replay_with_model
+    from traces.replay_report import render_text
+
+    report, inst = replay_with_model(trace, model, const, max_hidden=max_hidden,
+                                     max_candidates=max_candidates, format=format)
+    violated = [r for r in report.results if r.verdict is Verdict.VIOLATED] if properties else []
+    if report.conforms is True and not violated:
+        return report
+    path = None if isinstance(trace, tuple) else trace
+    spec: ModelArg | None = inst if isinstance(model, ir.Model) else model
+    command = replay_command(path, spec, const, max_hidden=max_hidden, max_candidates=max_candidates, fmt=format)
+    what = {True: "it violates " + ", ".join(r.property for r in violated), False: "it diverges",
+            None: "replay could not decide it"}[report.conforms]
+    lines = [f"gpcheck: expected {report.trace} to conform to {inst.name}, but {what}", render_text(report)]
+    for r in violated:
+        if r.counterexample is not None:
+            lines.append(f"counterexample for {r.property} ({r.kind}), the behaviour reconstructed from the trace:")
+            lines += counterexample_lines(r.counterexample)
+    lines.append("reproduce with:" if command else "reproduce: the trace or the model is not a file")
+    if command:
+        lines.append(f"  {command}")
+    cexs = [(r.property, r.counterexample) for r in violated if r.counterexample is not None]
+    raise GpcheckAssertionError("\n".join(lines), model=inst, result=violated[0] if violated else None,
+                                command=command, counterexamples=cexs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading and running, cached (NOTE(testing-cache))
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Lru(Generic[K, V]):
+    """A small least-recently-used map."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self.data.get(key)
+        if value is not None:
+            self.data.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self.data[key] = value
+        self.data.move_to_end(key)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+
+_MODELS: _Lru[tuple[Any, ...], ir.Model] = _Lru(32)
+_REPORTS: _Lru[tuple[Any, ...], tuple[ir.Model, Report]] = _Lru(32)
+
+
+def clear_cache() -> None:
+    """Forget every cached model instance and explicit-engine report."""
+    _MODELS.data.clear()
+    _REPORTS.data.clear()
+
+
+def _file_key(spec: str | Path) -> tuple[str, int, int]:
+    path = resolve_spec_path(spec)
+    st = path.stat()
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _instance(model: ModelArg, const: Mapping[str, int] | None) -> ir.Model:
+    if isinstance(model, ir.Model):
+        return load(model, const)
+    key = (_file_key(model), str(model), tuple(sorted((const or {}).items())))
+    inst = _MODELS.get(key)
+    if inst is None:
+        inst = load(model, const)
+        _MODELS.put(key, inst)
+    return inst
+
+
+def _result(
+    inst: ir.Model, model: ModelArg, const: Mapping[str, int] | None, prop: str, engine: str,
+    max_states: int | None, timeout: float | None, depth: int | None,
+) -> Result:
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    explicit.select_properties(inst, [prop])  # UsageError for a property the model lacks
+    if engine != "explicit" or timeout is not None:
+        report = verify(inst, properties=[prop], engine=engine, max_states=max_states, timeout=timeout, depth=depth)
+        return report.result(prop)
+    key = (id(inst), max_states)
+    hit = _REPORTS.get(key)
+    if hit is None or hit[0] is not inst:
+        hit = (inst, verify(inst, engine="explicit", max_states=max_states))
+        _REPORTS.put(key, hit)
+    return hit[1].result(prop)
