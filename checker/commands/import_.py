@@ -27,14 +27,30 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="input format (default: detected from the content)")
     p.add_argument("--out", required=True, metavar="TRACE",
                    help="output trace (.jsonl, or .jsonl.gz to compress)")
+    p.add_argument("--stream-priority", action="append", default=[], metavar="STREAM=PRIORITY",
+                   help="CUDA priority of a stream whose source does not record it (Kineto, Chrome): the raw "
+                        "stream id, e.g. 14=-5 (repeatable; other streams get CUDA's default 0)")
     p.set_defaults(run=run)
+
+
+def _priorities(items: list[str]) -> dict[str, int]:
+    out = {}
+    for it in items:
+        k, sep, v = it.partition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError:
+            raise UsageError(f"--stream-priority {it!r}: expected STREAM=PRIORITY, e.g. 14=-5") from None
+        if not sep or not k.strip():
+            raise UsageError(f"--stream-priority {it!r}: expected STREAM=PRIORITY, e.g. 14=-5")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and os.path.exists(args.file) and os.path.samefile(args.out, args.file):
         raise UsageError(f"--out {args.out} is the input file: importing never overwrites its input")
     fmt = detect_format(args.file) if args.format == "auto" else args.format
-    header, events = import_trace(args.file, fmt)
+    header, events = import_trace(args.file, fmt, _priorities(args.stream_priority))
     with TraceWriter(args.out, header) as w:
         for ev in events:
             w.write_event(ev)

@@ -15,7 +15,7 @@ and the table, line or record; inputs are only ever read (databases are opened `
 from __future__ import annotations
 
 import os
-from typing import Callable
+from typing import Callable, Mapping
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
@@ -94,8 +94,16 @@ def detect_format(path: str) -> str:
     raise TraceError(f"{path}: unrecognised input format (try --format {{{','.join(FORMATS)}}})")
 
 
-def import_trace(path: str, fmt: str = "auto") -> tuple[TraceHeader, list[Event]]:
-    """Import `path` as `fmt` ("auto": detected): the observation trace's header and events."""
+def import_trace(path: str, fmt: str = "auto",
+                 stream_priorities: Mapping[str, int] | None = None) -> tuple[TraceHeader, list[Event]]:
+    """Import `path` as `fmt` ("auto": detected): the observation trace's header and events.
+    `stream_priorities` maps raw stream ids (or recorder stream names) to CUDA priorities for
+    sources that record none (see common.override_priorities)."""
     if fmt == "auto":
         fmt = detect_format(path)
-    return _importer(fmt)(path)
+    header, events = _importer(fmt)(path)
+    if stream_priorities:
+        from traces.importers.common import override_priorities
+
+        header, events = override_priorities(header, events, stream_priorities)
+    return header, events

@@ -246,3 +246,42 @@ def _depths(events: list[Event]) -> tuple[int, int]:
         else:
             running -= 1
     return q_max, slots
+
+
+def override_priorities(header: TraceHeader, events: list[Event],
+                        overrides: Mapping[str, int]) -> tuple[TraceHeader, list[Event]]:
+    """Set the CUDA priority of some streams by hand (for sources that do not record it, such as
+    Kineto: `gpcheck import --stream-priority 14=-5`). Keys match a stream's raw `stream_id` or
+    its `name` in the header's stream table; every other stream without a recorded priority gets
+    CUDA's default 0 (level 0). Returns a new header and new events."""
+    src = dict(header.extra.get("source", {}))
+    streams = [dict(r) for r in src.get("streams", [])]
+    used: set[str] = set()
+    level: dict[int, int] = {}
+    for row in streams:
+        keys = {str(row.get("stream_id")), str(row.get("name"))} - {"None"}
+        hit = next((k for k in keys if k in overrides), None)
+        if hit is not None:
+            used.add(hit)
+            row["cuda_priority"] = signed32(overrides[hit])
+            row["priority"] = -row["cuda_priority"]
+        elif row.get("priority") is None:
+            row["priority"] = 0
+        level[row["stream"]] = row["priority"]
+    unknown = sorted(set(overrides) - used)
+    if unknown:
+        ids = ", ".join(str(r.get("stream_id", r.get("name"))) for r in streams)
+        raise TraceError(f"--stream-priority: no stream {', '.join(unknown)} in the trace (streams: {ids})")
+    if any(v < 0 for v in level.values()):
+        raise TraceError("--stream-priority: a CUDA priority must be <= 0 (0 least urgent, -5 greatest on Hopper)")
+    out = []
+    for ev in events:
+        if ev.action in KERNEL_ACTIONS and isinstance(ev.args.get("stream"), int):
+            ev = Event(ev.action, {**ev.args, "priority": level[ev.args["stream"]]}, ev.state, ev.t, ev.meta, ev.line)
+        out.append(ev)
+    src["streams"] = streams
+    src["priority_overrides"] = dict(overrides)
+    src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5 "
+                                  "(some set by --stream-priority)")
+    consts = dict(header.constants, P=max(level.values(), default=0) + 1)
+    return TraceHeader(header.model, consts, header.init, dict(header.extra, source=src)), out
