@@ -188,23 +188,21 @@ class Observer:
         return Match(tuple(order), tuple(slots[i] for i in order), full)
 
     # ------------------------------------------------------------------ fast path
-    def fast(self, obs: dict[str, Any], where: str) -> Match:
+    def fast(self, obs: dict[str, Any], where: Callable[[], str]) -> Match:
         """Like `compile`, but cached per top-level key set: a generated extractor reads the
-        values in slot order. Exact: the extractor checks every size and key it relies on and
-        falls back to `compile` otherwise."""
-        key = tuple(obs)
-        entry = self._fast.get(key)
-        if entry is None:
-            m = self.compile(obs, where)
-            entry = self._generate(obs, m, where)
-            self._fast[key] = entry
-            return m
-        extract, slots, full = entry
-        try:
-            values = extract(obs)
-        except (_Fallback, KeyError, TypeError, IndexError, AttributeError):
-            return self.compile(obs, where)
-        return Match(slots, values, full)
+        values in slot order. Exact: the extractor checks every size, key and value kind it
+        relies on and falls back to `compile` otherwise. `where()` gives the location for
+        errors (built only when needed)."""
+        entry = self._fast.get(tuple(obs))
+        if entry is not None:
+            try:
+                return Match(entry[1], entry[0](obs), entry[2])
+            except (_Fallback, KeyError, TypeError, IndexError, AttributeError):
+                return self.compile(obs, where())
+        w = where()
+        m = self.compile(obs, w)
+        self._fast[tuple(obs)] = self._generate(obs, m, w)
+        return m
 
     def _generate(self, obs: dict[str, Any], m: Match, where: str) -> tuple[Callable[[dict[str, Any]], tuple[int, ...]], tuple[int, ...], bool]:
         """Generate `extract(d) -> values in slot order` for observations shaped like `obs`."""

@@ -44,6 +44,7 @@ from traces.replay_report import Attempt, Candidate, Divergence, ReplayReport
 DEFAULT_MAX_HIDDEN = 32
 DEFAULT_MAX_CANDIDATES = 100_000
 CACHE_LIMIT = 1 << 18  # entries per cache before it is cleared (bounded memory)
+DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
 HISTORY_WINDOW = 200_000  # events of parent links kept by the counterexample pass
 SHOW_CANDIDATES = 5
 ANY_ACTION = "*"  # an event that may be any action (ITF states without action names)
@@ -113,6 +114,7 @@ class Replayer:
         for i, inst in enumerate(cm.instances):
             self._by_action.setdefault(inst.action.name, []).append(i)
         self._actions = {a.name: a for a in self.model.actions}
+        self._var_names = {v.name for v in self.model.vars}
         self._reset_caches()
         self.warnings: list[str] = []
         self._source_lines: list[str] | None = None
@@ -124,7 +126,8 @@ class Replayer:
         self._inv_cache: dict[State, int] = {}
         self._trans_cache: dict[tuple[State, State], int] = {}
         self._closure_cache: dict[State, list[tuple[State, int, tuple[tuple[int, State], ...]]]] = {}
-        self._event_cache: dict[tuple[Any, ...], tuple[list[int], ir.Action | None]] = {}
+        self._event_cache: dict[Any, tuple[list[int], ir.Action | None]] = {}
+        self._decode_cache: dict[State, dict[str, Any]] = {}
 
     def _stepc(self, iid: int, s: State) -> State | int | ModelError:
         c = self._step_cache[iid]
@@ -217,12 +220,13 @@ class Replayer:
         return out
 
     # ------------------------------------------------------------------ events
-    def _event_instances(self, ev: Event, where: str) -> tuple[list[int], ir.Action | None]:
+    def _event_instances(self, ev: Event, where_fn: Callable[[], str]) -> tuple[list[int], ir.Action | None]:
         """Instance ids that the event may be (name and given arguments), cached."""
-        key = (ev.action, *ev.args.items())
+        key = (ev.action, *ev.args.items()) if ev.args else ev.action
         hit = self._event_cache.get(key)
         if hit is not None:
             return hit
+        where = where_fn()
         if ev.action == ANY_ACTION:
             if ev.args:
                 raise TraceError(f"{where}: an event with action \"*\" (any action) cannot give arguments")
@@ -312,66 +316,155 @@ class Replayer:
             p.stop_frontier = init
             return p, header
         frontier = init
-        last_line = 1
+        event_cache = self._event_cache
+        var_names = self._var_names
+        fast_ok = not k and not history
+        step_cache, stepc = self._step_cache, self._stepc
+        decode_get, decoded = self._decode_cache.get, self._decoded
+        inv_get, inv_mask = self._inv_cache.get, self._inv_mask
+        trans_get, trans_mask = self._trans_cache.get, self._trans_mask
+        has_trans = bool(self.trans_fns)
+        max_cand = self.opt.max_candidates
+        stop = stop_line if stop_line is not None else -1
+        n_events, peak = 0, p.peak
         for ev in events:
-            line = ev.line
-            last_line = line
-            iids, _ = self._event_instances(ev, loc(line))
-            match: Match | None = self.obs.fast(ev.state, loc(line)) if ev.state else None
-            new: dict[Key, _Node | None] = {}
-            if match is None:
-                check = None
-            elif match.full:
-                full_values = match.values
-                check = lambda t: t == full_values  # noqa: E731
+            action, args, obs, _, _, line = ev
+            hit = event_cache.get((action, *args.items()) if args else action)
+            iids = hit[0] if hit is not None else self._event_instances(ev, lambda: loc(line))[0]
+            match: Match | None = None
+            if fast_ok and len(frontier) == 1 and (not obs or obs.keys() == var_names):
+                # Hot path of a fully observed trace (one candidate, no hidden steps), inlined;
+                # the same semantics as `_advance` with a whole-state observation.
+                ((s, m),) = frontier
+                new = {}
+                for iid in iids:
+                    t = step_cache[iid].get(s)
+                    if t is None:
+                        t = stepc(iid, s)
+                    if type(t) is tuple:
+                        if obs:
+                            d = decode_get(t)
+                            if d is None:
+                                d = decoded(t)
+                            if d != obs:
+                                continue
+                        im = inv_get(t)
+                        if im is None:
+                            im = inv_mask(t)
+                        if has_trans:
+                            tm = trans_get((s, t))
+                            im |= trans_mask(s, t) if tm is None else tm  # type: ignore[arg-type]
+                        new[(t, m | im)] = None
+                if not new and obs:
+                    match = self.obs.fast(obs, lambda: loc(line))
+                    new = self._advance(frontier, iids, k, history, line, match)
+            elif not obs:
+                new = self._advance(frontier, iids, k, history, line, None)
+            elif obs.keys() == var_names:
+                # A whole-state observation in decoded form: compare decoded dicts (C speed).
+                # Exact except that 1/0 pass for true/false and 3.0 for 3 (docs/trace-format.md);
+                # any other spelling (lists for enum-indexed arrays, ...) matches no candidate
+                # here and is decided by the slot-exact path below.
+                new = self._advance(frontier, iids, k, history, line, obs)
+                if not new:
+                    match = self.obs.fast(obs, lambda: loc(line))
+                    new = self._advance(frontier, iids, k, history, line, match)
             else:
-                getter = self.obs.slot_getter(match.slots)
-                vals = match.values
-                check = lambda t: getter(t) == vals  # noqa: E731
-            for (s, m), node in frontier.items():
-                starts = self._closure(s, k) if k else ((s, 0, ()),)
-                for r, pm, path in starts:
-                    for iid in iids:
-                        t = self._stepc(iid, r)
-                        if type(t) is not tuple:
-                            continue
-                        if check is not None and not check(t):
-                            continue
-                        m2 = m | pm | self._inv_mask(t) | self._trans_mask(r, t)  # type: ignore[arg-type]
-                        key = (t, m2)
-                        if key in new:
-                            continue
-                        if history:
-                            prev = node
-                            for hid, hs in path:
-                                prev = _Node(hs, hid, prev, line, prev.depth if prev else 0)
-                            new[key] = _Node(t, iid, prev, line, (prev.depth if prev else 0) + 1)  # type: ignore[arg-type]
-                        else:
-                            new[key] = None
+                match = self.obs.fast(obs, lambda: loc(line))
+                new = self._advance(frontier, iids, k, history, line, match)
             if not new:
+                if obs and match is None:
+                    match = self.obs.fast(obs, lambda: loc(line))
                 p.divergence = self._diagnose(ev, line, frontier, iids, match, k, loc(line))
-                p.frontier = frontier
+                p.frontier, p.events, p.peak = frontier, n_events, peak
                 return p, header
-            p.events += 1
-            if len(new) > p.peak:
-                p.peak = len(new)
+            n_events += 1
+            if len(new) > peak:
+                peak = len(new)
             if nbits:
                 for key in new:
                     if key[1]:
                         self._note_bits(p, key[1], line, nbits)
             frontier = new
-            if history and window and p.events % window == 0:
-                _cut_history(frontier, p.events - window)
-            if stop_line is not None and line >= stop_line:
+            if history and window and n_events % window == 0:
+                _cut_history(frontier, n_events - window)
+            if line == stop or (stop > 0 and line > stop):
                 p.stop_frontier = frontier
-                p.frontier = frontier
-                return p, header
-            if len(frontier) > self.opt.max_candidates:
+                break
+            if len(frontier) > max_cand:
                 p.undecided = self._fallback_reason(line, len(frontier))
-                p.frontier = frontier
-                return p, header
-        p.frontier = frontier
+                break
+        p.frontier, p.events, p.peak = frontier, n_events, peak
         return p, header
+
+    def _advance(
+        self,
+        frontier: dict[Key, _Node | None],
+        iids: list[int],
+        k: int,
+        history: bool,
+        line: int,
+        obs: Match | dict[str, Any] | None,
+    ) -> dict[Key, _Node | None]:
+        """The candidates after one event: from each candidate, up to `k` hidden internal steps,
+        then one of `iids` whose next state agrees with `obs` (a Match, a decoded whole state,
+        or None for no observation)."""
+        new: dict[Key, _Node | None] = {}
+        stepc = self._stepc
+        inv_mask = self._inv_mask
+        trans_mask = self._trans_mask
+        decoded = self._decoded
+        check: Callable[[State], bool] | None
+        if obs is None:
+            check = None
+        elif isinstance(obs, Match):
+            if obs.full:
+                values = obs.values
+                check = values.__eq__
+            else:
+                getter = self.obs.slot_getter(obs.slots)
+                vals = obs.values
+                check = lambda t: getter(t) == vals  # noqa: E731
+        else:
+            whole = obs
+            check = lambda t: decoded(t) == whole  # noqa: E731
+        if not k and not history and len(frontier) == 1:
+            # the common case of a fully observed trace: one candidate, no hidden steps
+            ((s, m),) = frontier
+            for iid in iids:
+                t = stepc(iid, s)
+                if type(t) is tuple and (check is None or check(t)):  # type: ignore[arg-type]
+                    new[(t, m | inv_mask(t) | trans_mask(s, t))] = None  # type: ignore[arg-type]
+            return new
+        for (s, m), node in frontier.items():
+            starts = self._closure(s, k) if k else ((s, 0, ()),)
+            for r, pm, hpath in starts:
+                for iid in iids:
+                    t = stepc(iid, r)
+                    if type(t) is not tuple:
+                        continue
+                    if check is not None and not check(t):  # type: ignore[arg-type]
+                        continue
+                    key = (t, m | pm | inv_mask(t) | trans_mask(r, t))  # type: ignore[arg-type]
+                    if key in new:
+                        continue
+                    if history:
+                        prev = node
+                        for hid, hs in hpath:
+                            prev = _Node(hs, hid, prev, line, prev.depth if prev else 0)
+                        new[key] = _Node(t, iid, prev, line, (prev.depth if prev else 0) + 1)  # type: ignore[arg-type]
+                    else:
+                        new[key] = None
+        return new
+
+    def _decoded(self, s: State) -> dict[str, Any]:
+        """`layout.decode(s)`, cached (bounded)."""
+        d = self._decode_cache.get(s)
+        if d is None:
+            if len(self._decode_cache) > DECODE_CACHE_LIMIT:
+                self._decode_cache.clear()
+            d = self._decode_cache[s] = self.cm.layout.decode(s)
+        return d
 
     @staticmethod
     def _note_bits(p: _Pass, mask: int, line: int, nbits: int) -> None:
@@ -650,7 +743,7 @@ class _closing:
 
     def __iter__(self) -> Iterator[Event]:
         try:
-            yield from self.tr
+            yield from self.tr.events(check_state=False)  # the Observer validates observations
         finally:
             self.tr.close()
 
