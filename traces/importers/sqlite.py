@@ -41,7 +41,7 @@ class Database:
             self._tables = {r[0]: r[1] for r in self.conn.execute(
                 "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")}
         except sqlite3.DatabaseError as e:
-            raise TraceError(f"{path}: cannot read the database schema: {e}") from None
+            raise TraceError(f"{path}: table sqlite_master (the schema): {e} (truncated or corrupt?)") from None
 
     def close(self) -> None:
         self.conn.close()
