@@ -749,8 +749,9 @@ class _closing:
 
 
 def memory_source(header: TraceHeader, events: Iterable[Event], name: str = "<memory>") -> EventSource:
-    """An EventSource over events held in memory."""
-    evs = list(events)
+    """An EventSource over events held in memory. Events without a line number (`line == 0`)
+    are numbered as in a file: the header is line 1, the i-th event (from 0) line i + 2."""
+    evs = [e if e.line else e._replace(line=i + 2) for i, e in enumerate(events)]
 
     class _It:
         path = name
