@@ -22,7 +22,7 @@ Decided from the kernel events alone (NOTE(observation-events) in traces/importe
   kept), with the running slices between them; (b) `ctx_switch` events (nsys
   GPU_CONTEXT_SWITCH_EVENTS); (c) kernels of different processes/contexts that overlap in time
   (without MPS they cannot run at once: they were time-sliced); (d) kernels stretched past 1.5x
-  the median duration of their name by at least the gap threshold. Informational unless
+  the median duration of their name and grid by at least the gap threshold. Informational unless
   `max_gap_ns` is set (a longer switched-out period = violated).
 
 Memory is linear in the number of kernels (one small record per launch), not in the events.
@@ -416,11 +416,11 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
                               "message": f"{A.label()} and {L.label()} (different processes/contexts) overlap "
                                          f"for {ov / 1e6:.2f} ms: without MPS they were time-sliced, not concurrent"})
         active.append(L)
-    # (d) kernels stretched past their name's median duration
-    by_name: dict[str, list[Launch]] = {}
+    # (d) kernels stretched past the median duration of their name and grid size
+    by_name: dict[tuple[str, str], list[Launch]] = {}
     for L in ls:
-        by_name.setdefault(L.name, []).append(L)
-    for name, group in sorted(by_name.items()):
+        by_name.setdefault((L.name, str(L.meta.get("grid"))), []).append(L)
+    for (name, _), group in sorted(by_name.items()):
         if len(group) < 3:
             continue
         med = statistics.median(L.t_end - L.t_start for L in group)  # type: ignore[operator]

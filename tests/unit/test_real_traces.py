@@ -17,7 +17,7 @@ from traces.observe import observe
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "traces", "corpus", "real")
 TRACES = ["priority_high_vs_low", "priority_equal", "kineto_priority", "rewind_mid_reef", "rewind_mid_port",
-          "rewind_after_finish", "timeslice_two_processes"]
+          "rewind_after_finish", "timeslice_two_processes", "cupti_probe_records"]
 OVERRIDES = {"kineto_priority": {"14": -5}}
 
 
@@ -94,7 +94,14 @@ def test_timeslice_trace():
             assert 1_800_000 < f["median_slice_ns"] < 2_400_000
 
 
-@pytest.mark.parametrize("name", ["priority_high_vs_low", "kineto_priority"])
+def test_cupti_probe_trace():
+    assert statuses("cupti_probe_records") == {"exactly_once": "ok", "stream_order": "ok",
+                                               "priority_inversion": "ok", "timeslice": "ok"}
+    header, events = read_trace(path("cupti_probe_records"))
+    assert [s["cuda_priority"] for s in header.extra["source"]["streams"]] == [0, 0, -5]
+
+
+@pytest.mark.parametrize("name", ["priority_high_vs_low", "kineto_priority", "cupti_probe_records"])
 def test_imported_traces_replay_against_nvidia_streams(name, capsys):
     from checker.cli import main
 
