@@ -263,7 +263,7 @@ class ItfTrace:
             model=self.meta.get("model") if isinstance(self.meta.get("model"), str) else model.name,
             constants=self.constants,
             init=self.states[0] if self.states else None,
-            extra={"logs_internal": True, "source": "itf", "itf": self.path},
+            extra={"logs_internal": True, "source": "itf", "itf": self.path, **({"loop": self.loop} if self.loop is not None else {})},
         )
 
     def events(self) -> Iterator[Event]:

@@ -560,6 +560,8 @@ class Replayer:
             max_hidden=self._max_hidden(header),
             unit=getattr(self, "unit", "line"),
         )
+        if header.extra.get("loop") is not None:
+            self._warn(f"the trace is a lasso (it loops back to state {header.extra['loop']}); replay checks its finite prefix")
         if header.model is not None and header.model != self.model.name:
             self._warn(f"the trace names model '{header.model}', replayed against '{self.model.name}'")
         rep.skipped = [lv.name for lv in self.model.liveness]
@@ -598,14 +600,14 @@ class Replayer:
                 cx = cexs.get(b)
                 if cx is None:
                     out.append(Result(name, kind, Verdict.UNKNOWN, "replay",
-                                      reason=f"violated on every reconstructed behaviour (first at line {line}); no counterexample was built",
+                                      reason="violated on every reconstructed behaviour; no counterexample was built",
                                       detail=detail))
                 else:
                     cx_obj, window = cx
                     if window is not None:
                         detail["window_start_line"] = window
                     out.append(Result(name, kind, Verdict.VIOLATED, "replay", bound=p.events,
-                                      reason=f"violated on the behaviour reconstructed from the trace (first at line {line})",
+                                      reason="violated on every behaviour reconstructed from the trace",
                                       counterexample=cx_obj, detail=detail))
             else:
                 out.append(Result(name, kind, Verdict.UNKNOWN, "replay", bound=p.events,

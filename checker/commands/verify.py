@@ -24,6 +24,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
     p.add_argument("--depth", type=int, default=None, metavar="K", help="bound for bmc and k-induction")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    p.add_argument("--itf", metavar="FILE", default=None,
+                   help="write each counterexample as ITF (several: FILE gets the property name)")
+    p.add_argument("--perfetto", metavar="FILE", default=None,
+                   help="write each counterexample as Chrome trace-event JSON for ui.perfetto.dev")
     p.set_defaults(run=run)
 
 
@@ -39,4 +43,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
+    if getattr(args, "itf", None) or getattr(args, "perfetto", None):
+        import sys
+
+        from checker.api import load
+        from traces.export import export_counterexamples
+
+        for path in export_counterexamples(report.results, load(args.spec, consts_of(args)), args.itf, args.perfetto):
+            sys.stderr.write(f"wrote {path}\n")
     return report.exit_code

@@ -1,0 +1,51 @@
+"""Counterexamples of a verify report written as ITF and Perfetto files (`gpcheck verify
+--itf FILE --perfetto FILE`).
+
+One counterexample goes to FILE itself; several (one per violated property) go to FILE with
+the property name inserted before the extension (`cx.itf.json` → `cx.no_reexecution.itf.json`),
+or in place of `{property}` when FILE contains it."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from checker.verdict import Result
+from spec import ir
+
+
+def counterexample_path(path: str, prop: str, several: bool) -> str:
+    """Where the counterexample of `prop` goes (see module doc)."""
+    if "{property}" in path:
+        return path.replace("{property}", prop)
+    if not several:
+        return path
+    d, base = os.path.split(path)
+    stem, dot, ext = base.partition(".")
+    return os.path.join(d, f"{stem}.{prop}{dot}{ext}")
+
+
+def export_counterexamples(
+    results: Iterable[Result], model: ir.Model, itf: str | None = None, perfetto: str | None = None
+) -> list[str]:
+    """Write every counterexample of `results`; returns the files written (ITF round-trips
+    exactly: traces.itf.read_itf(path, model).to_counterexample() equals the original)."""
+    with_cx = [r for r in results if r.counterexample is not None]
+    several = len(with_cx) > 1
+    written: list[str] = []
+    for r in with_cx:
+        assert r.counterexample is not None
+        desc = f"gpcheck: {r.kind} {r.property} {r.verdict.value} ({r.engine}) on {model.name}"
+        if itf:
+            from traces.itf import write_itf
+
+            p = counterexample_path(itf, r.property, several)
+            write_itf(r.counterexample, model, p, description=desc)
+            written.append(p)
+        if perfetto:
+            from traces.perfetto import export_counterexample
+
+            p = counterexample_path(perfetto, r.property, several)
+            export_counterexample(r.counterexample, model, p, title=f"{model.name}: {r.property} counterexample")
+            written.append(p)
+    return written
