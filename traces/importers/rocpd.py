@@ -29,8 +29,7 @@ OPTIONAL = ("pid", "tid", "stream_id", "kernel_id", "dispatch_id", "event_id", "
 
 def suffixes(db: Database) -> list[str]:
     """Suffixes s such that DISPATCH + s is a real table ('' for an unsuffixed table)."""
-    kinds = db._tables
-    return sorted(t[len(DISPATCH):] for t, kind in kinds.items() if t.startswith(DISPATCH) and kind == "table")
+    return sorted(t[len(DISPATCH):] for t in db.tables if t.startswith(DISPATCH) and db.kind(t) == "table")
 
 
 def looks_like_rocpd(tables: set[str]) -> bool:

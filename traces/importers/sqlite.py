@@ -56,6 +56,10 @@ class Database:
     def tables(self) -> set[str]:
         return set(self._tables)
 
+    def kind(self, name: str) -> str | None:
+        """'table' or 'view' (None if absent)."""
+        return self._tables.get(name)
+
     def has(self, table: str) -> bool:
         return table in self._tables
 

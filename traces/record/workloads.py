@@ -18,7 +18,7 @@ from typing import Any
 import cupy as cp  # type: ignore[import-not-found]
 
 from traces.record.device import Gpu
-from traces.record.kernels import REC_WORDS, STATUS_COMPLETED
+from traces.record.kernels import STATUS_COMPLETED
 
 BLOCK_COLUMNS = ["launch", "block", "t_entry", "t_exit", "sm_entry", "sm_exit", "status",
                  "max_gap_ns", "sum_gap_ns", "n_gaps"]
@@ -281,5 +281,3 @@ def completed_blocks(rec: dict[str, Any]) -> int:
     i = rec["blocks"]["columns"].index("status")
     return sum(1 for r in rec["blocks"]["rows"] if r[i] == STATUS_COMPLETED)
 
-
-assert REC_WORDS == 8
