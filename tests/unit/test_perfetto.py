@@ -1,0 +1,122 @@
+"""traces/perfetto.py: exports of counterexamples and traces pass a schema check of the Chrome
+trace-event format, and carry the tracks the heuristics promise; the schema check itself
+rejects malformed traces."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+from checker.api import verify
+from gpmodel import compile_model
+from gpmodel.simulate import simulate
+from spec import bundled_models, load_spec
+from traces.emit import events_of, header_for
+from traces.format import Event, TraceHeader
+from traces.perfetto import export_counterexample, export_events, validate_chrome_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT.parent / "shared" / "spec-examples"
+
+
+def _load(p: Path) -> dict:  # type: ignore[type-arg]
+    obj = orjson.loads(p.read_bytes())
+    assert validate_chrome_trace(obj) == []
+    return obj  # type: ignore[no-any-return]
+
+
+def test_counterexample_export(tmp_path) -> None:
+    if not (EXAMPLES / "rewind.gpspec").exists():
+        pytest.skip("no examples")
+    model = load_spec(EXAMPLES / "rewind.gpspec")
+    cx = verify(model).result("no_reexecution").counterexample
+    assert cx is not None
+    export_counterexample(cx, model, str(tmp_path / "cx.json"))
+    obj = _load(tmp_path / "cx.json")
+    evs = obj["traceEvents"]
+    threads = {e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"task", "actions"} <= threads
+    instants = [e for e in evs if e["ph"] == "i"]
+    assert [e["name"] for e in instants] == [s.action for s in cx.steps[1:]]
+    assert {e["name"]: e["s"] for e in instants}["preempt"] == "p"  # drawn across every track
+    assert {e["name"]: e["s"] for e in instants}["fetch"] == "t"
+    counters = {e["name"] for e in evs if e["ph"] == "C"}
+    assert {"next", "fetched", "head", "waves_run.0"} <= counters
+    slices = [(e["name"], e["ts"], e["dur"]) for e in evs if e["ph"] == "X"]
+    assert ("Waiting", 4.0, 1.0) in slices  # task preempted at step 4, resumed at step 5
+
+
+@pytest.mark.parametrize("name", sorted(bundled_models()))
+def test_bundled_model_behaviours_pass_the_schema(tmp_path, name: str) -> None:
+    model = load_spec(name)
+    cm = compile_model(model)
+    beh = list(simulate(cm, 80, random.Random(7)))
+    for observe in ("full", "changed"):
+        h = header_for(cm, beh[0][1], observe=observe)
+        export_events(h, events_of(cm, beh, observe=observe), str(tmp_path / "t.json"), model)
+        obj = _load(tmp_path / "t.json")
+        assert sum(1 for e in obj["traceEvents"] if e["ph"] == "i") == len(beh) - 1
+
+
+def test_trace_without_model_and_with_timestamps(tmp_path) -> None:
+    h = TraceHeader("q", {}, {"q": [{"busy": False, "rptr": 0}, {"busy": False, "rptr": 0}], "mode": "Run"})
+    evs = [
+        Event("launch", {"q": 1}, {"q.1.busy": True}, t=5_000),
+        Event("preempt", {"q": 1}, {"mode": "Saved", "q": [{"busy": False, "rptr": 0}, {"busy": False, "rptr": 1}]}, t=9_000),
+        Event("resume", {"q": 1}, {"mode": "Run"}, t=12_500),
+    ]
+    n = export_events(h, evs, str(tmp_path / "t.json"))
+    assert n == 3
+    obj = _load(tmp_path / "t.json")
+    evs_ = obj["traceEvents"]
+    threads = {e["args"]["name"]: e["tid"] for e in evs_ if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"q=1", "mode", "q.1.busy", "q.0.busy"} <= set(threads)
+    busy = [e for e in evs_ if e["ph"] == "X" and e["tid"] == threads["q.1.busy"]]
+    assert [(e["ts"], e["dur"]) for e in busy] == [(5.0, 4.0)]  # µs: true from t=5000ns to 9000ns
+    assert [e["args"]["value"] for e in evs_ if e["ph"] == "C" and e["name"] == "q.1.rptr"] == [0, 1]
+    assert [e["ts"] for e in evs_ if e["ph"] == "i"] == [5.0, 9.0, 12.5]
+
+
+def test_export_is_atomic_on_error(tmp_path) -> None:
+    target = tmp_path / "t.json"
+    target.write_text("old")
+    model = load_spec("cwsr")
+    with pytest.raises(Exception):
+        export_events(TraceHeader(), [Event("a", {}, {"nope": 1})], str(target), model)
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+@pytest.mark.parametrize(
+    "obj, problem",
+    [
+        ({"events": []}, "traceEvents"),
+        (3, "JSON array"),
+        ([{"ph": "Q", "name": "x", "pid": 1, "tid": 1, "ts": 0}], "unknown phase"),
+        ([{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 0}], "non-negative \"dur\""),
+        ([{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": -1, "dur": 1}], "\"ts\""),
+        ([{"ph": "C", "name": "c", "pid": 1, "ts": 0, "args": {"v": "high"}}], "numeric values"),
+        ([{"ph": "i", "name": "x", "pid": 1, "tid": 1, "ts": 0, "s": "q"}], "scope"),
+        ([{"ph": "i", "pid": 1, "tid": 1, "ts": 0}], "\"name\""),
+        ([{"ph": "i", "name": "x", "tid": 1, "ts": 0}], "missing \"pid\""),
+        ([{"ph": "M", "name": "thread_title", "pid": 1, "args": {"name": "t"}}], "unknown metadata"),
+        ([{"ph": "E", "pid": 1, "tid": 1, "ts": 0}], "without a matching begin"),
+        ([{"ph": "B", "name": "x", "pid": 1, "tid": 1, "ts": 0}], "never ended"),
+        ([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+          {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 5}], "without nesting"),
+    ],
+)
+def test_schema_check_rejects(obj, problem) -> None:  # type: ignore[no-untyped-def]
+    problems = validate_chrome_trace(obj)
+    assert any(problem in p for p in problems), problems
+
+
+def test_schema_check_accepts_nesting_and_both_forms() -> None:
+    evs = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+           {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 3},
+           {"ph": "B", "name": "c", "pid": 1, "tid": 2, "ts": 0}, {"ph": "E", "pid": 1, "tid": 2, "ts": 1}]
+    assert validate_chrome_trace(evs) == []
+    assert validate_chrome_trace({"traceEvents": evs, "displayTimeUnit": "ns"}) == []
