@@ -41,6 +41,18 @@ MARKER = "gpcheck_consts"
 CONST_FIXTURE = "gpcheck_const"
 
 
+def autoloaded() -> bool:
+    """Whether pytest loads this plugin by itself: gpcheck is installed (its `pytest11` entry
+    point exists) and PYTEST_DISABLE_PLUGIN_AUTOLOAD is not set. Where it is not, a test module
+    can say `pytest_plugins = ["checker.pytest_plugin"]` (this project's own tests do)."""
+    import os
+    from importlib.metadata import entry_points
+
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    return any(ep.value == __name__ for ep in entry_points(group="pytest11"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gpcheck", "gpcheck property assertions")
     group.addoption("--gpcheck-itf", metavar="DIR", default=None, dest="gpcheck_itf",
@@ -189,7 +201,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _failure_text(excinfo: pytest.ExceptionInfo[BaseException], item: pytest.Item) -> str:
-    """Where in the test the assertion failed, then the assertion's message."""
+    """The assertion's headline (pytest's short summary shows the first line), where in the
+    test it failed, then the rest of the message."""
     here = Path(__file__).resolve().parent
     where = ""
     for entry in reversed(excinfo.traceback):
@@ -199,10 +212,11 @@ def _failure_text(excinfo: pytest.ExceptionInfo[BaseException], item: pytest.Ite
                 shown = path.relative_to(item.config.rootpath)
             except ValueError:
                 shown = path
-            where = f"{shown}:{entry.lineno + 1}: in {entry.name}\n"
+            where = f"at {shown}:{entry.lineno + 1}: in {entry.name}\n"
             try:
                 where += "    " + str(entry.statement).strip().replace("\n", "\n    ") + "\n"
             except (OSError, IndexError):  # the source is not available
                 pass
             break
-    return where + str(excinfo.value)
+    head, _, body = str(excinfo.value).partition("\n")
+    return f"{head}\n{where}{body}"

@@ -1,0 +1,53 @@
+"""The bundled models' known verdicts, written the way a user of the gpcheck pytest plugin
+writes property tests: this file is the plugin's worked example (README, "Python API").
+
+Every model declares `expect PROPERTY: VERDICT`; each expectation becomes one test, checked by
+the explicit engine at the model's default constants (one search per model is shared by its
+expectations, NOTE(testing-cache) in checker/testing.py). The marked tests show what-if runs
+over other constants with `@pytest.mark.gpcheck_consts`."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.pytest_plugin import autoloaded
+from checker.testing import assert_holds, assert_verdict
+from spec import bundled_models, load_spec
+
+# A user's suite needs nothing: installing gpcheck registers the plugin. This line only serves
+# runs of this repository's tests without installing it.
+pytest_plugins = [] if autoloaded() else ["checker.pytest_plugin"]
+
+MAX_STATES = 1_000_000  # a model grown past this is no longer a fast unit test: it fails, unknown
+
+
+def _expectations() -> list[pytest.ParameterSet]:
+    cases = []
+    for name in bundled_models():
+        model = load_spec(name)
+        for e in model.expectations:
+            marks = []
+            if e.verdict == "proved" and model.constraints:
+                marks.append(pytest.mark.skip(reason=f"{name} explores inside a constraint: only pdr or "
+                                                     f"k-induction can prove {e.property}"))
+            cases.append(pytest.param(name, e.property, e.verdict, id=f"{name}-{e.property}", marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize("model, prop, expected", _expectations())
+def test_expected_verdict(model: str, prop: str, expected: str) -> None:
+    assert_verdict(model, prop, expected, max_states=MAX_STATES)
+
+
+@pytest.mark.gpcheck_consts(N=[3, 4], READ_AT_LAUNCH=[0, 1])
+def test_rewind_reexecutes_kernels_whatever_the_ring(gpcheck) -> None:  # type: ignore[no-untyped-def]
+    """GPreempt's kernel_offset rewind re-runs kernels for every ring size and read-index rule."""
+    result = gpcheck.assert_violated("reef_rewind", "no_reexecution")
+    assert result.counterexample is not None and result.counterexample.steps[0].action is None
+
+
+@pytest.mark.gpcheck_consts(N=[2, 3], MAXP=[1, 2])
+def test_cwsr_saves_and_restores_exactly(gpcheck_const: dict[str, int]) -> None:
+    """CWSR neither re-executes nor loses work, at every size and preemption count tried."""
+    assert_holds("cwsr", "no_reexecution", const=gpcheck_const, proved=True)
+    assert_holds("cwsr", "no_loss", const=gpcheck_const, proved=True)
