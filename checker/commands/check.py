@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from spec import load_spec
+from checker.commands.observe_cmd import add_observation_flags, options_of, run_observation_check
 from checker.commands.common import add_const_flag, consts_of, write_out
 from checker.report import to_json_bytes
 
@@ -18,14 +19,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_const_flag(p)
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help="(traces) check only this observation property")
+    add_observation_flags(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if _is_trace(args.file):
-        from checker.commands.observe_cmd import run_observation_check
-
-        return run_observation_check(args.file, args.property, args.json)
+        return run_observation_check(args.file, args.property, args.json, options_of(args))
     model = load_spec(args.file, consts_of(args))
     summary = {
         "model": model.name,
@@ -47,4 +47,4 @@ def run(args: argparse.Namespace) -> int:
 
 def _is_trace(name: str) -> bool:
     lowered = name.lower()
-    return any(lowered.endswith(ext) for ext in (".jsonl", ".jsonl.gz", ".ndjson", ".itf.json", ".trace"))
+    return any(lowered.endswith(ext) for ext in (".jsonl", ".jsonl.gz", ".ndjson", ".trace"))
