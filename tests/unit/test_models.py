@@ -1,0 +1,246 @@
+"""The model library's known verdicts (issue 4): every expectation at the default constants, and
+at least one non-default setting of every parameter, each with the verdict it is known to have.
+
+Verdicts are established by the explicit engine: a complete exploration without a constraint
+is a proof for that instance (NOTE(honest-verdicts) in checker/verdict.py)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Mapping
+
+import pytest
+
+from checker import Report, Result, Verdict, verify
+from checker.library import SHARED, expectation_met, render_matrix, verify_library
+from spec import load_spec
+
+MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "nvidia_tsg", "nv_query_group", "blp",
+        "rt_latency")
+P, V = Verdict.PROVED, Verdict.VIOLATED
+
+
+@functools.lru_cache(maxsize=None)
+def _run(model: str, consts: tuple[tuple[str, int], ...], props: tuple[str, ...] | None) -> Report:
+    return verify(model, consts=dict(consts), properties=props, max_states=500_000)
+
+
+def run(model: str, props: tuple[str, ...] | None = None, **consts: int) -> Report:
+    """Verify `props` (default: all) of one instance; cached per instance and property set."""
+    return _run(model, tuple(sorted(consts.items())), props)
+
+
+def res(model: str, prop: str, **consts: int) -> Result:
+    return run(model, (prop,), **consts).result(prop)
+
+
+def actions(r: Result) -> list[str]:
+    assert r.counterexample is not None
+    return [s.action for s in r.counterexample.steps if s.action is not None]
+
+
+# ------------------------------------------------------------------ defaults and expectations
+
+
+@pytest.mark.parametrize("model", MINE)
+def test_every_expectation_holds_at_defaults(model: str) -> None:
+    m = load_spec(model)
+    rep = run(model)
+    assert rep.states is not None and rep.states <= 50_000, "keep the library small at defaults"
+    for e in m.expectations:
+        r = rep.result(e.property)
+        assert expectation_met(e.verdict, r.verdict), (e.property, e.verdict, r.verdict, r.reason)
+    for r in rep.results:
+        if r.property in ("deadlock", "range"):  # no deadlock check where the model allows deadlock
+            assert r.verdict.holds, r
+
+
+@pytest.mark.parametrize("model", MINE)
+def test_every_property_has_an_expectation_and_every_constant_a_doc(model: str) -> None:
+    m = load_spec(model)
+    assert {e.property for e in m.expectations} == set(m.property_names())
+    assert all(c.doc for c in m.constants), [c.name for c in m.constants if not c.doc]
+    assert m.doc, "the comment block after the model line cites the code"
+
+
+def test_the_shared_vocabulary_is_used_where_meaningful() -> None:
+    for model in ("reef_rewind", "nvidia_tsg", "gpreempt_timeslice"):
+        assert set(SHARED) <= set(load_spec(model).property_names()), model
+    # cwsr is a preemption mechanism without a priority policy: no inversion to bound
+    assert set(SHARED) - {"bounded_inversion"} <= set(load_spec("cwsr").property_names())
+    for model in ("kfd_sched", "blp"):
+        names = set(load_spec(model).property_names())
+        assert {"no_reexecution", "no_loss", "bounded_inversion", "no_starvation"} <= names
+
+
+# ------------------------------------------------------------------ acceptance (issue 4)
+
+
+def test_cwsr_exactly_once_is_proved() -> None:
+    for consts in ({}, {"MAXP": 0}, {"MAXP": 3, "W": 3, "L": 2}):
+        assert res("cwsr", "no_reexecution", **consts).verdict is P
+        assert res("cwsr", "no_loss", **consts).verdict is P
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+def test_cwsr_preemption_timeout_loses_work_with_the_reset_in_the_counterexample(mode: int) -> None:
+    r = res("cwsr", "no_loss", PREEMPT_TIMEOUT=mode)
+    assert r.verdict is V and "timeout_reset" in actions(r)
+    assert r.counterexample is not None and r.counterexample.steps[-1].state["notified"] is True
+    assert res("cwsr", "loss_reported", PREEMPT_TIMEOUT=mode).verdict is P
+    assert res("cwsr", "no_reexecution", PREEMPT_TIMEOUT=mode).verdict is P
+
+
+def test_reef_rewind_reexecutes_with_a_shortest_counterexample() -> None:
+    r = res("reef_rewind", "no_reexecution")
+    assert r.verdict is V and r.counterexample is not None
+    assert r.counterexample.length == 26  # BFS: no shorter behaviour re-runs a kernel
+    steps = actions(r)
+    # the preemption's steps appear in the code's order, then the relaunch pass
+    order = [steps.index(a) for a in ("flag_write", "clear", "offset", "reset", "flag_sync", "rt_start")]
+    assert order == sorted(order) and steps.count("reset") == 3
+    assert "relaunch" in steps[steps.index("rt_done"):]
+
+
+def test_reef_rewind_loss_scenarios() -> None:
+    # default parameters (raw kernels, completion read index, no nop): no loss, proved
+    assert res("reef_rewind", "no_loss").verdict is P
+    # launch-time read index: the running kernel is outside the window the formula covers
+    r = res("reef_rewind", "no_loss", READ_AT_LAUNCH=1)
+    assert r.verdict is V and "reset" in actions(r)
+    # a nop dropped from the host queue is not counted in temp: the restart index is one too late
+    r = res("reef_rewind", "no_loss", NOP=3)
+    assert r.verdict is V and "reset" in actions(r)
+    assert res("reef_rewind", "no_loss", N=5, NOP=3).verdict is V
+    # a nop at a position that is never dropped while a window kernel runs is harmless (N=4)
+    assert res("reef_rewind", "no_loss", NOP=2).verdict is P
+    # flag-honouring kernels: the flag lands before the clear, a kernel exits at entry below the offset
+    r = res("reef_rewind", "no_loss", FLAG_HONOURED=1)
+    assert r.verdict is V and "flag_land" in actions(r)
+    assert actions(r).index("flag_land") < actions(r).index("clear")
+
+
+# ------------------------------------------------------------------ reef_rewind parameters
+
+
+def test_reef_rewind_parameters() -> None:
+    assert res("reef_rewind", "bounded_inversion", INV_BOUND=8).verdict is V  # the bound 9 is tight
+    assert res("reef_rewind", "no_reexecution", CAP=1).verdict is V
+    assert res("reef_rewind", "no_loss", CAP=1).verdict is P
+    assert res("reef_rewind", "no_loss", N=5).verdict is P
+    assert res("reef_rewind", "no_reexecution", B=2).verdict is V
+    assert res("reef_rewind", "no_loss", B=2).verdict is P
+    rep = run("reef_rewind", ("no_reexecution", "no_loss", "bounded_inversion"), MAXRT=2)
+    assert rep.result("no_reexecution").verdict is V and rep.result("no_loss").verdict is P
+    assert rep.result("bounded_inversion").verdict is P
+    # RT tasks that keep coming starve the BE task (strict priority), shown as a lasso
+    r = res("reef_rewind", "no_starvation", MAXRT=0, N=2, CAP=1)
+    assert r.verdict is V and r.counterexample is not None and r.counterexample.loop is not None
+    # the flag helps nothing against interference while kernels ignore it; honoured, it still leaks
+    assert res("reef_rewind", "preemption_effective", FLAG_HONOURED=1).verdict is V
+
+
+# ------------------------------------------------------------------ the other models' parameters
+
+
+def test_cwsr_parameters() -> None:
+    assert res("cwsr", "no_starvation", MAXP=0).verdict is V  # endless preemptions
+    assert res("cwsr", "no_starvation", MAXP=4).verdict is P
+    for consts in ({"N": 2}, {"W": 1}, {"L": 1}, {"Q": 2, "N": 1, "L": 2}):
+        rep = run("cwsr", **consts)
+        assert all(r.verdict is P for r in rep.results), (consts, rep.results)
+    r = res("cwsr", "no_loss", Q=2, N=1, L=2, PREEMPT_TIMEOUT=2)
+    assert r.verdict is V
+
+
+def test_kfd_sched_parameters() -> None:
+    assert res("kfd_sched", "no_starvation", TIMESLICE=1).verdict is P
+    assert res("kfd_sched", "bounded_inversion", INV_BOUND=4).verdict is V  # T_mon bounds it, tightly
+    assert res("kfd_sched", "bounded_inversion", TIMESLICE=1).verdict is P
+    assert res("kfd_sched", "bounded_inversion", T_MON=10, INV_BOUND=10).verdict is P
+    assert res("kfd_sched", "bounded_inversion", T_MON=10).verdict is V
+    assert res("kfd_sched", "no_starvation", TIMESLICE=1, TS=2).verdict is P
+    for consts in ({"RT_WORK": 1}, {"HP_CAP": 4}, {"LP_WORK": 6}):
+        assert res("kfd_sched", "no_loss", **consts).verdict is P
+        assert res("kfd_sched", "no_starvation", **consts).verdict is V
+
+
+def test_gpreempt_timeslice_parameters() -> None:
+    # BE's timeslice landing on an unused TSG keeps BE for TS_DEFAULT: the LC waits
+    assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=2).verdict is V
+    assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=2, HINT=0).verdict is V
+    assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=1).verdict is P
+    assert res("gpreempt_timeslice", "bounded_inversion", TS_BE=2).verdict is V
+    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0).verdict is P
+    # endless LC load with a short LC slice: BE still finishes (its slice comes round)
+    assert res("gpreempt_timeslice", "no_starvation", MAXLC=0, TS_LC=5).verdict is P
+    rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3)
+    assert all(r.verdict is P for r in rep.results)
+
+
+def test_nvidia_tsg_parameters() -> None:
+    assert res("nvidia_tsg", "switch_latency", PMODE=1).verdict is V
+    assert res("nvidia_tsg", "switch_latency", PMODE=1, SW_BOUND=2).verdict is P  # one block length
+    assert res("nvidia_tsg", "switch_latency", PMODE=0).verdict is V
+    assert res("nvidia_tsg", "bounded_inversion", INV_BOUND=1).verdict is V  # stream priority: no eviction
+    for consts in ({"PMODE": 0}, {"PMODE": 1}, {"DISABLE": 2}, {"S": 3}, {"TS": 1}, {"NB": 1}, {"BLEN": 1}):
+        props = ("no_reexecution", "no_loss", "ring_integrity", "no_starvation")
+        rep = run("nvidia_tsg", props, **consts)
+        for prop in props:
+            assert rep.result(prop).verdict is P, (consts, prop)
+
+
+def test_nv_query_group_parameters() -> None:
+    assert res("nv_query_group", "control_authorised", BYPASS=0).verdict is P
+    assert res("nv_query_group", "no_silent_misdirection", TWO_CTX=1).verdict is V
+    assert res("nv_query_group", "query_isolation", TID_REUSE=1).verdict is V
+    assert res("nv_query_group", "query_isolation", TWO_CTX=1).verdict is P
+    r = res("nv_query_group", "query_finds_own", AMPERE=0)
+    assert r.verdict is V and r.counterexample is not None and r.counterexample.steps[-1].state["g_os"] == 2
+    assert res("nv_query_group", "no_silent_misdirection", CH=4).verdict is P
+
+
+def test_blp_parameters() -> None:
+    rep = run("blp", ("preemption_effective", "bounded_inversion", "no_reexecution", "no_loss"), PLATFORM=1, MAXLC=2)
+    assert rep.result("preemption_effective").verdict is V  # the flag hand-over race
+    assert rep.result("bounded_inversion").verdict is V  # LC2 waits for the whole BE task
+    assert rep.result("no_reexecution").verdict is P and rep.result("no_loss").verdict is P
+    assert res("blp", "preemption_effective", PLATFORM=1).verdict is P  # one LC: no hand-over
+    assert res("blp", "no_skip", PLATFORM=1).verdict is V
+    assert res("blp", "bounded_inversion", MAXLC=2).verdict is V  # the daemon blocks in resume's sync
+    for consts in ({"P": 2}, {"N": 2}, {"LB": 1}):
+        rep = run("blp", ("no_skip", "no_loss"), **consts)
+        assert rep.result("no_skip").verdict is V and rep.result("no_loss").verdict is P
+
+
+def test_rt_latency_parameters() -> None:
+    assert res("rt_latency", "latency_max", LAT_MAX=25003).verdict is V
+    assert res("rt_latency", "latency_min", LAT_MIN=20006).verdict is V
+    seeds_gpreempt = dict(DETECT_US=1000, DETECT_COST_US=100, PREEMPT_US=300, RESUME_US=8, INV_BOUND=1399)
+    rep = run("rt_latency", LAT_MAX=21399, LAT_MIN=20400, **seeds_gpreempt)
+    assert all(r.verdict is P for r in rep.results)
+
+
+# ------------------------------------------------------------------ the library run
+
+
+def test_verify_library_meets_every_expectation() -> None:
+    rep = verify_library(models=list(MINE))
+    assert rep.ok and rep.exit_code == 0, [(c.model, c.property, c.text()) for c in rep.surprises]
+    text = render_matrix(rep)
+    assert "all expectations met" in text and "reef_rewind" in text and "violated (26)" in text
+    data = verify_library(models=["cwsr"], json=True)
+    assert data["ok"] and data["models"][0]["model"] == "cwsr"
+    cell = next(c for c in data["models"][0]["results"] if c["property"] == "no_loss")
+    assert cell["verdict"] == "proved" and cell["engine"] == "explicit" and cell["met"] is True
+
+
+def test_verify_library_reports_a_surprise() -> None:
+    rep = verify_library(models=["kfd_sched"], properties=["no_starvation"])
+    assert rep.ok
+    # the same property under a fault switch would be a surprise: emulate by editing the expectation
+    cell = rep.rows[0].cells[0]
+    from dataclasses import replace
+
+    bad = replace(cell, expected="holds")
+    assert bad.surprise and not cell.surprise
