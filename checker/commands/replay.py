@@ -68,5 +68,12 @@ def run(args: argparse.Namespace) -> int:
 
         write_out(orjson.dumps(report.to_json()))
     else:
-        write_out(render_text(report) + "\n")
+        text = render_text(report)
+        for r in report.results:
+            if r.counterexample is not None:
+                from checker.report import counterexample_lines
+
+                text += f"\ncounterexample of {r.property} (a behaviour of the model matching the trace up to the violation):\n"
+                text += "\n".join(counterexample_lines(r.counterexample))
+        write_out(text + "\n")
     return report.exit_code
