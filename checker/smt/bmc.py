@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from spec import ir
 from checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
-from checker.smt.encode import Encoder, State
+from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
 from checker.smt.props import ERROR_TAG, SafetyProp, bad
 from checker.smt.session import Answer, Deadline, Sat, Session, Unknown, Unsat
 from checker.verdict import Result, Verdict
@@ -24,7 +24,7 @@ class Unroller:
 
     def __init__(self, enc: Encoder, deadline: Deadline, *, seed: int = 0) -> None:
         self.enc = enc
-        self.sess = Session(deadline, seed=seed)
+        self.sess = Session(deadline, seed=seed, logic=BV_LOGIC if enc.num.width else None)
         s0 = enc.state(0)
         self.path: list[State] = [s0]
         self.sess.add(enc.in_range(s0), enc.init(s0))
@@ -109,7 +109,7 @@ def run_bmc(
     engine: str = ENGINE,
 ) -> list[Result]:
     """Check every property on all paths of at most `depth` transitions."""
-    enc = enc or Encoder(model)
+    enc = enc or bv_encoder(model)
     un = Unroller(enc, deadline)
     results: dict[str, Result] = {}
     open_props = list(props)

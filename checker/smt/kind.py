@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from spec import ir
 from checker.smt.bmc import Unroller, proved_result, unknown_result
-from checker.smt.encode import Encoder, State
+from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
 from checker.smt.props import SafetyProp, bad, ok
 from checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
 from checker.smt.terms import mk_not
@@ -26,7 +26,7 @@ class _StepPath:
 
     def __init__(self, enc: Encoder, deadline: Deadline, lemmas: list[SafetyProp]) -> None:
         self.enc = enc
-        self.sess = Session(deadline)
+        self.sess = Session(deadline, logic=BV_LOGIC if enc.num.width else None)
         self.lemmas = lemmas
         s0 = enc.state(0, STEP_TAG)
         self.path: list[State] = [s0]
@@ -57,7 +57,7 @@ def run_kind(
     enc: Encoder | None = None,
 ) -> list[Result]:
     """Prove or refute each property by k-induction for k up to `max_k`."""
-    enc = enc or Encoder(model)
+    enc = enc or bv_encoder(model)
     base = Unroller(enc, deadline)
     lemmas: list[SafetyProp] = []
     out: list[Result] = []

@@ -82,8 +82,9 @@ def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
 def mk_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
     if a.eq(b):
         return TRUE
-    if z3.is_int_value(a) and z3.is_int_value(b):
-        return z3.BoolVal(a.as_long() == b.as_long())  # type: ignore[attr-defined]
+    ka, kb = const_int(a), const_int(b)
+    if ka is not None and kb is not None:
+        return z3.BoolVal(ka == kb)
     if (is_true(a) or is_false(a)) and (is_true(b) or is_false(b)):
         return z3.BoolVal(is_true(a) == is_true(b))
     return a == b
@@ -98,27 +99,78 @@ def all_of(items: Iterable[z3.BoolRef]) -> z3.BoolRef:
 
 
 def const_int(e: z3.ExprRef) -> int | None:
-    """The value of an integer literal term, or None when the term is not a literal."""
+    """The value of an integer (Int or bit-vector) literal term, or None."""
     if z3.is_int_value(e):
         return int(e.as_long())  # type: ignore[attr-defined]
+    if z3.is_bv_value(e):
+        return int(e.as_signed_long())  # type: ignore[attr-defined]
     return None
 
 
-def scalar_sort(t: ir.ScalarType) -> z3.SortRef:
-    return z3.BoolSort() if isinstance(t, ir.BoolType) else z3.IntSort()
+@dataclass(frozen=True)
+class Num:
+    """How integers and enums are represented: Z3 Int (`width` None) or signed bit-vectors of
+    one width at which no term of the model overflows (see `bounds.bv_width`)."""
+
+    width: int | None = None
+
+    @property
+    def sort(self) -> z3.SortRef:
+        return z3.IntSort() if self.width is None else z3.BitVecSort(self.width)
+
+    def lit(self, v: int) -> z3.ExprRef:
+        return z3.IntVal(v) if self.width is None else z3.BitVecVal(v, self.width)
+
+    def div(self, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+        """Python floor division `a // b` (b != 0)."""
+        bv = const_int(b)
+        if self.width is None:
+            if bv is not None and bv > 0:
+                return a / b  # type: ignore[operator]
+            # Z3's Int division is Euclidean: equal to floor division for b > 0
+            return z3.If(b > 0, a / b, (-a) / (-b))  # type: ignore[operator]
+        # bvsmod takes the divisor's sign like Python's %, so a - a % b is a multiple of b
+        return (a - (a % b)) / b  # type: ignore[operator]
+
+    def mod(self, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+        """Python `a % b` (b != 0): the result takes the sign of b."""
+        bv = const_int(b)
+        if self.width is None:
+            if bv is not None and bv > 0:
+                return a % b  # type: ignore[operator]
+            return a - b * self.div(a, b)  # type: ignore[operator]
+        return a % b  # type: ignore[operator]
+
+    def sum(self, vals: list[z3.ExprRef]) -> z3.ExprRef:
+        consts = [const_int(v) for v in vals]
+        if all(c is not None for c in consts):
+            return self.lit(sum(c for c in consts if c is not None))
+        if self.width is None:
+            return z3.Sum(*vals)  # type: ignore[arg-type]
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = acc + v  # type: ignore[operator]
+        return acc
 
 
-def scalar_lit(t: ir.Type, v: int) -> z3.ExprRef:
+INT = Num(None)
+
+
+def scalar_sort(t: ir.ScalarType, num: Num) -> z3.SortRef:
+    return z3.BoolSort() if isinstance(t, ir.BoolType) else num.sort
+
+
+def scalar_lit(t: ir.Type, v: int, num: Num) -> z3.ExprRef:
     """The Z3 literal of slot value `v` (NOTE(slots)) for scalar type `t`."""
     if isinstance(t, ir.BoolType):
         return z3.BoolVal(bool(v))
-    return z3.IntVal(v)
+    return num.lit(v)
 
 
-def domain_lits(t: ir.Type) -> list[tuple[int, z3.ExprRef]]:
+def domain_lits(t: ir.Type, num: Num) -> list[tuple[int, z3.ExprRef]]:
     """(slot value, literal) for every value of a finite scalar domain, in order."""
     assert isinstance(t, (ir.BoolType, ir.IntType, ir.EnumType)), t
-    return [(v, scalar_lit(t, v)) for v in ir.domain_values(t)]
+    return [(v, scalar_lit(t, v, num)) for v in ir.domain_values(t)]
 
 
 def in_type(t: ir.ScalarType, e: z3.ExprRef) -> z3.BoolRef:
@@ -140,4 +192,6 @@ def slot_value(e: z3.ExprRef, v: z3.ExprRef) -> int:
     """The slot value (NOTE(slots)) of a model's evaluation `v` of slot term `e`."""
     if z3.is_bool(e):
         return 1 if z3.is_true(v) else 0
-    return int(v.as_long())  # type: ignore[attr-defined]
+    k = const_int(v)
+    assert k is not None, v
+    return k
