@@ -6,17 +6,18 @@ The stable Python API (README, "Python API"):
 - `verify(spec, consts, properties, engine, ...)`: run an engine → `Report` of `Result`s
   (`Verdict`, `Counterexample` of `Step`s)
 - `replay(trace, model, consts, ...)`: is a trace a behaviour of a model → `ReplayReport`
-- `check_trace(trace, properties)`: model-free observation properties of a trace
-- `verify_command`, `replay_command`: the `gpcheck` command line reproducing a call
-- `checker.testing`: `assert_holds`, `assert_violated`, `assert_verdict`, `assert_conforms`
-  (the pytest plugin, checker/pytest_plugin.py, builds on them)
+- `check_trace(trace, properties, ...)`: model-free observation properties of a trace
+  → `traces.observe.ObservationReport`
+- `verify_command`, `replay_command`, `check_command`: the `gpcheck` command line of a call
+- `checker.testing`: `assert_holds`, `assert_violated`, `assert_verdict`, `assert_conforms`,
+  `assert_observations` (the pytest plugin, checker/pytest_plugin.py, builds on them)
 
 Bad input raises `GpcheckError` subclasses (`SpecError.render()` gives the located message)."""
 
 from typing import Any
 
 from checker.api import ENGINES, load, verify
-from checker.reproduce import replay_command, verify_command
+from checker.reproduce import check_command, replay_command, verify_command
 from checker.trace_api import check_trace, replay
 from checker.verdict import Counterexample, Report, Result, Step, Verdict
 from spec.errors import GpcheckError, SpecError, UsageError
@@ -24,8 +25,8 @@ from spec.load import bundled_models
 
 __all__ = [
     "ENGINES", "Counterexample", "GpcheckError", "ReplayReport", "Report", "Result", "SpecError", "Step",
-    "UsageError", "Verdict", "bundled_models", "check_trace", "load", "replay", "replay_command", "verify",
-    "verify_command",
+    "UsageError", "Verdict", "bundled_models", "check_command", "check_trace", "load", "replay",
+    "replay_command", "verify", "verify_command",
 ]
 
 

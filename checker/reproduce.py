@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from spec import ir
 from spec.load import bundled_models
@@ -106,4 +106,26 @@ def replay_command(
         argv += ["--max-candidates", str(max_candidates)]
     if fmt is not None:
         argv += ["--format", fmt]
+    return _render(argv)
+
+
+def check_command(
+    trace: str | Path | None,
+    properties: Iterable[str] | None = None,
+    *,
+    max_inversion_ns: int | None = None,
+    max_gap_ns: int | None = None,
+    gap_threshold_ns: int | None = None,
+) -> str | None:
+    """`gpcheck check TRACE [--property P]... [--max-inversion NS] ...` (the observation
+    check), or None for events held in memory."""
+    if trace is None:
+        return None
+    argv = ["gpcheck", "check", _path_text(str(trace))]
+    for p in properties or ():
+        argv += ["--property", p]
+    for flag, value in (("--max-inversion", max_inversion_ns), ("--max-gap", max_gap_ns),
+                        ("--gap-threshold", gap_threshold_ns)):
+        if value is not None:
+            argv += [flag, str(value)]
     return _render(argv)

@@ -1,11 +1,11 @@
 """Property assertions for test suites: `assert_holds`, `assert_violated`, `assert_verdict`,
-`assert_conforms`.
+`assert_conforms` (a trace against a model), `assert_observations` (a trace on its own).
 
     from checker.testing import assert_holds, assert_violated
     assert_holds("cwsr", "no_reexecution", engine="pdr", const={"N": 4})
     assert_violated("reef_rewind", "no_reexecution")
 
-Each returns what it checked (a `Result`, or a `ReplayReport`) and raises
+Each returns what it checked (a `Result`, a `ReplayReport`, an `ObservationReport`) and raises
 `GpcheckAssertionError` (an `AssertionError`) when the verdict is not the expected one. The
 message is complete on its own: the verdict, the counterexample step by step as `gpcheck verify`
 prints it (action, arguments, changed variables), and the command line that reproduces it. The
@@ -38,6 +38,7 @@ from spec.load import resolve_spec_path
 
 if TYPE_CHECKING:
     from traces.format import Event, TraceHeader
+    from traces.observe import ObservationReport
     from traces.replay_report import ReplayReport
 
 ModelArg = str | Path | ir.Model
@@ -53,13 +54,13 @@ class GpcheckAssertionError(AssertionError):
     `str(e)` is the full human message. `result` is the offending `Result` (None for a trace that
     diverges), `model` the instance checked, `command` the reproducing command line (None when
     the model or trace is not a file), `counterexamples` every `(property, Counterexample)`
-    the failure has, for `write_itf`."""
+    the failure has, for `write_itf` (none for an observation check, which has no model)."""
 
     def __init__(
         self,
         message: str,
         *,
-        model: ir.Model,
+        model: ir.Model | None = None,
         result: Result | None = None,
         command: str | None = None,
         counterexamples: Iterable[tuple[str, Counterexample]] = (),
@@ -76,6 +77,8 @@ class GpcheckAssertionError(AssertionError):
         returns the paths written."""
         from traces.itf import write_itf
 
+        if not self.counterexamples or self.model is None:
+            return []
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -246,6 +249,52 @@ def assert_conforms(
     cexs = [(r.property, r.counterexample) for r in violated if r.counterexample is not None]
     raise GpcheckAssertionError("\n".join(lines), model=inst, result=violated[0] if violated else None,
                                 command=command, counterexamples=cexs)
+
+
+def assert_observations(
+    trace: str | Path | tuple[TraceHeader, Iterable[Event]],
+    properties: Iterable[str] | None = None,
+    *,
+    max_inversion_ns: int | None = None,
+    max_gap_ns: int | None = None,
+    gap_threshold_ns: int | None = None,
+    overlap_tolerance_ns: int | None = None,
+) -> ObservationReport:
+    """Assert that no model-free observation property of `trace` is violated (see
+    `checker.check_trace`: exactly-once execution, in-stream order, and, with a bound given,
+    priority inversion windows and time-slice gaps). Informational and unknown results do not
+    fail the assertion; read them from the returned report."""
+    __tracebackhide__ = True
+    from checker.reproduce import check_command
+    from checker.trace_api import check_trace
+    from traces.observe import render_text
+
+    props = list(properties) if properties is not None else None
+    report = check_trace(trace, props, max_inversion_ns=max_inversion_ns, max_gap_ns=max_gap_ns,
+                         gap_threshold_ns=gap_threshold_ns, overlap_tolerance_ns=overlap_tolerance_ns)
+    violated = [r.name for r in report.results if r.status == "violated"]
+    if not violated:
+        return report
+    command = None
+    if not isinstance(trace, tuple) and overlap_tolerance_ns is None:  # no flag for the tolerance
+        command = check_command(trace, props, max_inversion_ns=max_inversion_ns, max_gap_ns=max_gap_ns,
+                                gap_threshold_ns=gap_threshold_ns)
+    lines = [f"gpcheck: expected the observation properties of {report.trace} to hold, but "
+             f"{', '.join(violated)} {'is' if len(violated) == 1 else 'are'} violated", render_text(report)]
+    lines.append("reproduce with:" if command else "reproduce: no command line (events in memory, or a "
+                 "tolerance the command has no flag for)")
+    if command:
+        lines.append(f"  {command}")
+    raise ObservationAssertionError("\n".join(lines), report=report, command=command)
+
+
+class ObservationAssertionError(GpcheckAssertionError):
+    """An observation property of a trace is violated: `report` is the whole
+    `ObservationReport`, `command` the `gpcheck check` line that shows it (or None)."""
+
+    def __init__(self, message: str, *, report: ObservationReport, command: str | None):
+        super().__init__(message, command=command)
+        self.report = report
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,13 +8,14 @@ checker.verdict, so importing it while `checker` itself initialises would be cir
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from spec import ir
 from spec.errors import UsageError
 
 if TYPE_CHECKING:
     from traces.format import Event, TraceHeader
+    from traces.observe import ObservationReport, ObserveOptions
     from traces.replay_report import ReplayReport
 
 def replay(
@@ -92,17 +93,36 @@ def replay_with_model(
     return report, inst
 
 
-def check_trace(trace: str | Path, properties: Iterable[str] | None = None) -> Any:
-    """Check the model-free observation properties of an observation trace (each launch
-    executed exactly once, in-stream order, priority inversion windows, ...), as
-    `gpcheck check TRACE [--property NAME]...`. Returns the report of traces/observe.py.
+def check_trace(
+    trace: str | Path | tuple[TraceHeader, Iterable[Event]],
+    properties: Iterable[str] | None = None,
+    *,
+    max_inversion_ns: int | None = None,
+    max_gap_ns: int | None = None,
+    gap_threshold_ns: int | None = None,
+    overlap_tolerance_ns: int | None = None,
+) -> ObservationReport:
+    """Check the model-free observation properties of an observation trace (an imported or
+    recorded kernel trace: `launch`/`start`/`end` events), as `gpcheck check TRACE`.
 
-    Raises UsageError while traces/observe.py is not part of this installation."""
-    try:
-        from traces import observe
-    except ImportError:
-        raise UsageError("observation checks (traces/observe.py) are not available in this version") from None
-    fn = getattr(observe, "check_trace", None)
-    if fn is None:
-        raise UsageError("traces.observe has no check_trace(); observation checks are not available")
-    return fn(str(trace), list(properties) if properties is not None else None)
+    `properties` chooses among `exactly_once`, `stream_order`, `priority_inversion` and
+    `timeslice` (default all). Inversion windows and switched-out gaps are informational unless
+    `max_inversion_ns` / `max_gap_ns` is set; `gap_threshold_ns` is the shortest gap reported.
+    Returns a `traces.observe.ObservationReport` (`results`: one `PropertyResult` each, with
+    `status` ok / violated / info / unknown, `summary`, `findings`; `exit_code`)."""
+    from traces.observe import observe, observe_events
+
+    opts = observe_options(max_inversion_ns=max_inversion_ns, max_gap_ns=max_gap_ns,
+                           gap_threshold_ns=gap_threshold_ns, overlap_tolerance_ns=overlap_tolerance_ns)
+    props = list(properties) if properties is not None else None
+    if isinstance(trace, tuple):
+        header, events = trace
+        return observe_events(header, events, "<memory>", props, opts)
+    return observe(str(trace), props, opts)
+
+
+def observe_options(**given: int | None) -> ObserveOptions:
+    """traces.observe.ObserveOptions with the thresholds that are not None; the rest default."""
+    from traces.observe import ObserveOptions
+
+    return ObserveOptions(**{k: v for k, v in given.items() if v is not None})

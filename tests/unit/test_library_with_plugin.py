@@ -8,9 +8,11 @@ over other constants with `@pytest.mark.gpcheck_consts`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from checker.pytest_plugin import autoloaded
+from checker.pytest_plugin import Gpcheck, autoloaded
 from checker.testing import assert_holds, assert_verdict
 from spec import bundled_models, load_spec
 
@@ -21,7 +23,7 @@ pytest_plugins = [] if autoloaded() else ["checker.pytest_plugin"]
 MAX_STATES = 1_000_000  # a model grown past this is no longer a fast unit test: it fails, unknown
 
 
-def _expectations() -> list[pytest.ParameterSet]:
+def _expectations() -> list[Any]:
     cases = []
     for name in bundled_models():
         model = load_spec(name)
@@ -40,7 +42,7 @@ def test_expected_verdict(model: str, prop: str, expected: str) -> None:
 
 
 @pytest.mark.gpcheck_consts(N=[3, 4], READ_AT_LAUNCH=[0, 1])
-def test_rewind_reexecutes_kernels_whatever_the_ring(gpcheck) -> None:  # type: ignore[no-untyped-def]
+def test_rewind_reexecutes_kernels_whatever_the_ring(gpcheck: Gpcheck) -> None:
     """GPreempt's kernel_offset rewind re-runs kernels for every ring size and read-index rule."""
     result = gpcheck.assert_violated("reef_rewind", "no_reexecution")
     assert result.counterexample is not None and result.counterexample.steps[0].action is None

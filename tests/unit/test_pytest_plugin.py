@@ -15,7 +15,7 @@ import pytest
 
 from checker.cli import main as gpcheck_main
 from checker.pytest_plugin import autoloaded, const_combinations, const_id
-from checker.reproduce import replay_command, verify_command
+from checker.reproduce import check_command, replay_command, verify_command
 from checker.testing import GpcheckAssertionError, assert_holds, assert_verdict, assert_violated, safe_name
 from spec import load_spec
 from spec.errors import UsageError
@@ -411,6 +411,56 @@ def test_assert_conforms_in_memory(counter: Path, pytester: pytest.Pytester) -> 
 
 
 # ---------------------------------------------------------------------------------------------
+# Observation traces: assert_observations
+
+
+def _kernel(corr: int, stream: int, launch: int, start: int, end: int) -> list[Event]:
+    args, meta = {"stream": stream, "priority": 0}, {"corr": corr, "name": f"k{corr}"}
+    return [Event("launch", args, None, launch, meta), Event("start", args, None, start, meta),
+            Event("end", args, None, end, meta)]
+
+
+def test_assert_observations(pytester: pytest.Pytester) -> None:
+    header = TraceHeader(None, {})
+    clean = _kernel(1, 0, 0, 10, 20) + _kernel(2, 0, 1, 20, 30)
+    twice = clean + [Event("end", {"stream": 0, "priority": 0}, None, 31, {"corr": 2, "name": "k2"})]
+    write_trace(str(pytester.path / "clean.jsonl"), header, clean)
+    write_trace(str(pytester.path / "twice.jsonl"), header, twice)
+    pytester.makepyfile(test_observe="""
+        from checker.testing import assert_observations
+
+        def test_clean():
+            report = assert_observations("clean.jsonl")
+            assert report.kernels == 2
+
+        def test_twice():
+            assert_observations("twice.jsonl", ["exactly_once", "stream_order"])
+    """)
+    result = run(pytester, "--gpcheck-itf", "itf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "gpcheck: expected the observation properties of twice.jsonl to hold, but exactly_once is violated",
+        "*exactly_once*violated*",
+        "*completed 2 times*",
+        "reproduce with:",
+        "  gpcheck check twice.jsonl --property exactly_once --property stream_order",
+    ])
+    assert not (pytester.path / "itf").exists()  # no model, no counterexample to write
+    code, out = reproduce("gpcheck check twice.jsonl --property exactly_once --property stream_order")
+    assert code == 1 and "completed 2 times" in out
+
+
+def test_check_trace_in_memory_and_thresholds() -> None:
+    from checker import check_trace
+
+    events = _kernel(1, 0, 0, 10, 20) + _kernel(2, 0, 1, 20, 30)
+    report = check_trace((TraceHeader(None, {}), events), ["stream_order"], max_gap_ns=5)
+    assert [r.name for r in report.results] == ["stream_order"] and report.exit_code == 0
+    with pytest.raises(UsageError, match="unknown observation property"):
+        check_trace((TraceHeader(None, {}), events), ["no_such"])
+
+
+# ---------------------------------------------------------------------------------------------
 # Command lines and file names
 
 
@@ -424,5 +474,7 @@ def test_commands_quote_and_name_models(tmp_path: Path, monkeypatch: pytest.Monk
     assert verify_command("reef_rewind", "no_loss", timeout=2.5) == \
         "gpcheck verify reef_rewind --property no_loss --engine explicit --timeout 2.5"
     assert replay_command("t.jsonl", None, {"N": 2}, max_hidden=0) == "gpcheck replay t.jsonl --const N=2 --max-hidden 0"
+    assert check_command("t.jsonl", max_inversion_ns=1000) == "gpcheck check t.jsonl --max-inversion 1000"
+    assert check_command(None) is None
     assert safe_name("tests/x.py::test_a[N=4-CAP=1]") == "tests_x.py_test_a_N=4-CAP=1"
     assert_violated("reef_rewind", "no_reexecution")  # a bundled model by name, from anywhere
