@@ -20,6 +20,8 @@ COMMANDS = (
     "checker.commands.replay",
     "checker.commands.export",
     "checker.commands.import_",
+    "checker.commands.models",
+    "checker.commands.explain",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3

@@ -1,0 +1,61 @@
+"""`gpcheck models [MODEL]`: the bundled model library: each model's description, its parameters
+with their defaults and documentation, and its properties with the verdicts it expects. With a
+MODEL name, also the comment block that cites the code the model follows."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from checker.commands.common import write_out
+from checker.report import to_json_bytes
+from spec import bundled_models, ir, load_spec
+from spec.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("models", parents=[common], help="list the bundled models and their parameters",
+                       description="List the bundled GPU preemption models with their parameters "
+                                   "(constants, defaults, documentation) and expected verdicts.")
+    p.add_argument("model", nargs="?", metavar="MODEL", help="show one model in full")
+    p.set_defaults(run=run)
+
+
+def describe(model: ir.Model) -> dict[str, Any]:
+    """A model's listing as data (the JSON form and the source of the text form)."""
+    expected = {e.property: e.verdict for e in model.expectations}
+    props = [(p.name, "invariant") for p in model.invariants] + [(p.name, "transition") for p in model.transitions]
+    props += [(p.name, "liveness") for p in model.liveness]
+    return {
+        "model": model.name,
+        "description": model.description,
+        "file": model.file,
+        "doc": model.doc,
+        "parameters": [{"name": c.name, "default": c.default, "doc": c.doc} for c in model.constants],
+        "properties": [{"name": n, "kind": k, "expected": expected.get(n)} for n, k in props],
+    }
+
+
+def render(d: dict[str, Any], full: bool) -> str:
+    lines = [f"{d['model']}: {d['description']}"]
+    if full and d["doc"]:
+        lines += ["", *("  # " + line if line else "  #" for line in d["doc"].splitlines()), ""]
+    width = max((len(f"{p['name']}={p['default']}") for p in d["parameters"]), default=0)
+    for p in d["parameters"]:
+        lines.append(f"    {p['name'] + '=' + str(p['default']):<{width}}  {p['doc']}")
+    props = ", ".join(f"{p['name']} ({p['expected'] or 'no expectation'})" for p in d["properties"])
+    lines.append(f"    properties: {props}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    names = list(bundled_models())
+    if args.model is not None and args.model not in names:
+        raise UsageError(f"{args.model}: not a bundled model (bundled: {', '.join(names)})")
+    chosen = [args.model] if args.model else names
+    data = [describe(load_spec(n)) for n in chosen]
+    if args.json:
+        write_out(to_json_bytes(data[0] if args.model else data))
+    else:
+        write_out("\n".join(render(d, full=args.model is not None) for d in data))
+    return 0
