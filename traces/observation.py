@@ -16,9 +16,8 @@ matches no state, and replay reports the divergence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from spec import ir
 from spec.errors import TraceError
@@ -34,9 +33,9 @@ def _index_key(t: ir.ArrayType, v: int) -> str:
     return str(v)
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
-    """Observed slots and their values; `full` when every slot of the state is observed."""
+class Match(NamedTuple):
+    """Observed slots and their values; `full` when every slot of the state is observed.
+    (A NamedTuple: one is built per replayed event.)"""
 
     slots: tuple[int, ...]
     values: tuple[int, ...]
@@ -210,6 +209,7 @@ class Observer:
         exprs: dict[int, str] = {}  # slot -> expression
         consts: dict[str, Any] = {"_Fallback": _Fallback}
         counter = [0]
+        ints: list[str] = []  # locals that must hold real ints (checked together at the end)
 
         def fresh() -> str:
             counter[0] += 1
@@ -242,7 +242,10 @@ class Observer:
                     # only a real bool may pass: `True is True`; ints fall back (and fail there)
                     exprs[off] = f"(1 if {expr} is True else 0 if {expr} is False else _bad())"
                 else:
-                    exprs[off] = f"_int({expr})"
+                    name = fresh()
+                    lines.append(f"{name} = {expr}")
+                    ints.append(name)
+                    exprs[off] = name
 
         for k, v in obs.items():
             comps = str(k).split(".")
@@ -255,14 +258,11 @@ class Observer:
         def _bad() -> int:
             raise _Fallback
 
-        def _int(x: Any) -> int:
-            if type(x) is not int:
-                raise _Fallback
-            return x  # type: ignore[no-any-return]
-
         consts["_bad"] = _bad
-        consts["_int"] = _int
         assert sorted(exprs) == list(m.slots), (sorted(exprs), m.slots)
+        for i in range(0, len(ints), 16):
+            chunk = ints[i:i + 16]
+            lines.append(f"if {' or '.join(f'type({n}) is not int' for n in chunk)}: raise _Fallback")
         body = "\n    ".join(lines + [f"return ({', '.join(exprs[i] for i in m.slots)},)"])
         src = f"def extract(d):\n    {body}\n"
         ns: dict[str, Any] = dict(consts)

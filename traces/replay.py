@@ -45,6 +45,7 @@ DEFAULT_MAX_HIDDEN = 32
 DEFAULT_MAX_CANDIDATES = 100_000
 CACHE_LIMIT = 1 << 18  # entries per cache before it is cleared (bounded memory)
 DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
+SUCC_CACHE_LIMIT = 1 << 14  # (state, event) -> successors after hidden steps
 HISTORY_WINDOW = 200_000  # events of parent links kept by the counterexample pass
 SHOW_CANDIDATES = 5
 ANY_ACTION = "*"  # an event that may be any action (ITF states without action names)
@@ -128,6 +129,7 @@ class Replayer:
         self._closure_cache: dict[State, list[tuple[State, int, tuple[tuple[int, State], ...]]]] = {}
         self._event_cache: dict[Any, tuple[list[int], ir.Action | None]] = {}
         self._decode_cache: dict[State, dict[str, Any]] = {}
+        self._succ_cache: dict[tuple[State, int, int], Any] = {}
 
     def _stepc(self, iid: int, s: State) -> State | int | ModelError:
         c = self._step_cache[iid]
@@ -333,8 +335,11 @@ class Replayer:
             iids = hit[0] if hit is not None else self._event_instances(ev, lambda: loc(line))[0]
             match: Match | None = None
             if fast_ok and len(frontier) == 1 and (not obs or obs.keys() == var_names):
-                # Hot path of a fully observed trace (one candidate, no hidden steps), inlined;
-                # the same semantics as `_advance` with a whole-state observation.
+                # Hot path of a fully observed trace (one candidate, no hidden steps), inlined:
+                # a whole-state observation in decoded form is compared with the decoded next
+                # state (dict equality in C). Exact except that 1/0 pass for true/false and 3.0
+                # for 3 (docs/trace-format.md); any other spelling (a list for an enum-indexed
+                # array, ...) matches nothing here and is decided by the slot-exact path below.
                 ((s, m),) = frontier
                 new = {}
                 for iid in iids:
@@ -360,15 +365,6 @@ class Replayer:
                     new = self._advance(frontier, iids, k, history, line, match)
             elif not obs:
                 new = self._advance(frontier, iids, k, history, line, None)
-            elif obs.keys() == var_names:
-                # A whole-state observation in decoded form: compare decoded dicts (C speed).
-                # Exact except that 1/0 pass for true/false and 3.0 for 3 (docs/trace-format.md);
-                # any other spelling (lists for enum-indexed arrays, ...) matches no candidate
-                # here and is decided by the slot-exact path below.
-                new = self._advance(frontier, iids, k, history, line, obs)
-                if not new:
-                    match = self.obs.fast(obs, lambda: loc(line))
-                    new = self._advance(frontier, iids, k, history, line, match)
             else:
                 match = self.obs.fast(obs, lambda: loc(line))
                 new = self._advance(frontier, iids, k, history, line, match)
@@ -413,48 +409,56 @@ class Replayer:
         stepc = self._stepc
         inv_mask = self._inv_mask
         trans_mask = self._trans_mask
-        decoded = self._decoded
-        check: Callable[[State], bool] | None
-        if obs is None:
-            check = None
-        elif isinstance(obs, Match):
-            if obs.full:
-                values = obs.values
-                check = values.__eq__
-            else:
-                getter = self.obs.slot_getter(obs.slots)
-                vals = obs.values
-                check = lambda t: getter(t) == vals  # noqa: E731
+        full = obs.values if type(obs) is Match and obs.full else None
+        check: Callable[[State], bool] | None = None
+        if full is not None or obs is None:
+            pass
+        elif type(obs) is Match:
+            getter = self.obs.slot_getter(obs.slots)
+            vals = obs.values
+            check = lambda t: getter(t) == vals  # noqa: E731
         else:
-            whole = obs
+            decoded, whole = self._decoded, obs
             check = lambda t: decoded(t) == whole  # noqa: E731
-        if not k and not history and len(frontier) == 1:
-            # the common case of a fully observed trace: one candidate, no hidden steps
-            ((s, m),) = frontier
-            for iid in iids:
-                t = stepc(iid, s)
-                if type(t) is tuple and (check is None or check(t)):  # type: ignore[arg-type]
-                    new[(t, m | inv_mask(t) | trans_mask(s, t))] = None  # type: ignore[arg-type]
-            return new
+        succ_cache = self._succ_cache
         for (s, m), node in frontier.items():
-            starts = self._closure(s, k) if k else ((s, 0, ()),)
-            for r, pm, hpath in starts:
-                for iid in iids:
-                    t = stepc(iid, r)
-                    if type(t) is not tuple:
-                        continue
-                    if check is not None and not check(t):  # type: ignore[arg-type]
-                        continue
-                    key = (t, m | pm | inv_mask(t) | trans_mask(r, t))  # type: ignore[arg-type]
-                    if key in new:
-                        continue
-                    if history:
-                        prev = node
-                        for hid, hs in hpath:
-                            prev = _Node(hs, hid, prev, line, prev.depth if prev else 0)
-                        new[key] = _Node(t, iid, prev, line, (prev.depth if prev else 0) + 1)  # type: ignore[arg-type]
-                    else:
-                        new[key] = None
+            ck = (s, id(iids), k)
+            hit = succ_cache.get(ck)
+            if hit is None:
+                # every (next state, mask of the path, instance, hidden path) from s, and the same
+                # indexed by next state: cached, as a trace revisits states with the same events
+                outs: list[tuple[State, int, int, tuple[tuple[int, State], ...]]] = []
+                starts = self._closure(s, k) if k else ((s, 0, ()),)
+                for r, pm, hpath in starts:
+                    for iid in iids:
+                        t = stepc(iid, r)
+                        if type(t) is tuple:
+                            outs.append((t, pm | inv_mask(t) | trans_mask(r, t), iid, hpath))  # type: ignore[arg-type]
+                by_t: dict[State, list[tuple[State, int, int, tuple[tuple[int, State], ...]]]] = {}
+                for o in outs:
+                    by_t.setdefault(o[0], []).append(o)
+                if len(succ_cache) > SUCC_CACHE_LIMIT:
+                    succ_cache.clear()
+                hit = succ_cache[ck] = (outs, by_t)
+            if full is not None:
+                # a whole-state observation pins the next state: one lookup
+                outs = hit[1].get(full, [])  # type: ignore[arg-type]
+                ok = None
+            else:
+                outs, ok = hit[0], check
+            for t, mm, iid, hpath in outs:
+                if ok is not None and not ok(t):
+                    continue
+                key = (t, m | mm)
+                if key in new:
+                    continue
+                if history:
+                    prev = node
+                    for hid, hs in hpath:
+                        prev = _Node(hs, hid, prev, line, prev.depth if prev else 0)
+                    new[key] = _Node(t, iid, prev, line, (prev.depth if prev else 0) + 1)
+                else:
+                    new[key] = None
         return new
 
     def _decoded(self, s: State) -> dict[str, Any]:
