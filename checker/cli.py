@@ -22,6 +22,7 @@ COMMANDS = (
     "checker.commands.import_",
     "checker.commands.models",
     "checker.commands.explain",
+    "checker.commands.claims",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3

@@ -1,0 +1,45 @@
+"""`gpcheck claims`: seed 002 part 4 (tables 4.1 and 4.2) row by row: which model and property
+decide each claim, the outcome, and the live evidence (counterexample lengths, proofs, and the
+best/worst latencies computed from the rt_latency model with the seeds' constants)."""
+
+from __future__ import annotations
+
+import argparse
+
+from checker.api import ENGINES
+from checker.claims import Outcome, check_claims
+from checker.commands.common import write_out
+from checker.report import to_json_bytes
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("claims", parents=[common], help="check the seeds' comparison tables against the models",
+                       description="Check seed 002 part 4 (tables 4.1 and 4.2) row by row against the model library.")
+    p.add_argument("--engine", choices=ENGINES, default="explicit")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = check_claims(args.engine)
+    changed = [r for r in rows if r.outcome is Outcome.CHANGED]
+    if args.json:
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
+        write_out(to_json_bytes({"rows": [r.to_json() for r in rows], "summary": counts, "ok": not changed}))
+        return 1 if changed else 0
+    out = ["seed 002 part 4 checked against the model library", ""]
+    for r in rows:
+        out.append(f"{r.ident:<7} {r.side:<8} {r.topic}: \"{r.claim}\"")
+        out.append(f"        -> {r.outcome.value.upper()}" + (f": {r.why}" if r.why else ""))
+        for e in r.evidence:
+            out.append(f"           {'ok ' if e.ok else 'BAD'} {e.text()}")
+    counts2: dict[str, int] = {}
+    for r in rows:
+        counts2[r.outcome.value] = counts2.get(r.outcome.value, 0) + 1
+    out.append("")
+    out.append("summary: " + ", ".join(f"{n} {k}" for k, n in counts2.items()))
+    if changed:
+        out.append("evidence changed for: " + ", ".join(f"{r.ident} {r.side}" for r in changed))
+    write_out("\n".join(out) + "\n")
+    return 1 if changed else 0

@@ -1,0 +1,57 @@
+"""`gpcheck models`, `gpcheck explain` and `gpcheck claims` (issue 4): output shape, exit codes,
+and the findings they must show (the parameter that enables a step, the seeds' refuted rows)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker.claims import Outcome, check_claims, kernel_offset
+from checker.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_models_lists_every_model_with_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, "models")
+    assert code == 0 and "reef_rewind:" in out and "FLAG_HONOURED=0" in out and "cwsr:" in out
+    code, out = _run(capsys, "models", "cwsr", "--json")
+    d = json.loads(out)
+    assert d["model"] == "cwsr" and any(p["name"] == "PREEMPT_TIMEOUT" for p in d["parameters"])
+    assert "kfd_device_queue_manager.c" in d["doc"]
+    assert main(["models", "no_such_model"]) == 2
+
+
+def test_explain_blames_the_enabling_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, "explain", "cwsr", "no_loss", "--const", "PREEMPT_TIMEOUT=1")
+    assert code == 1
+    assert "timeout_reset" in out and "possible only because PREEMPT_TIMEOUT=1" in out
+    code, out = _run(capsys, "explain", "reef_rewind", "no_loss", "--const", "READ_AT_LAUNCH=1", "--json")
+    d = json.loads(out)
+    blamed = {b["name"] for s in d["steps"] for b in s["made_possible_by"]}
+    assert code == 1 and "READ_AT_LAUNCH" in blamed and d["length"] == len(d["steps"]) - 1
+    code, out = _run(capsys, "explain", "nv_query_group", "control_authorised")
+    assert code == 1 and "possible only because BYPASS=1" in out
+    code, out = _run(capsys, "explain", "cwsr", "no_reexecution")
+    assert code == 0 and "proved" in out and "nothing to explain" in out
+    assert main(["explain", "cwsr", "no_such_property"]) == 2
+
+
+def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = check_claims()
+    assert not [r.ident for r in rows if r.outcome is Outcome.CHANGED]
+    by = {(r.ident, r.side): r for r in rows}
+    assert by[("4.2.2", "GPreempt")].outcome is Outcome.REFUTED
+    assert by[("4.2.9", "AMD")].outcome is Outcome.BEST_CASE
+    amd = by[("4.2.9", "AMD")].numbers
+    assert (amd["latency_best_us"], amd["latency_worst_us"]) == (20005, 25004)
+    gp = by[("4.2.2", "GPreempt")].numbers
+    assert (gp["latency_best_us"], gp["latency_worst_us"]) == (20400, 21399)
+    assert by[("4.1.17", "AMD")].outcome is Outcome.CONFIRMED
+    assert kernel_offset(99, 75, 2, 0) == 22
+    code, out = _run(capsys, "claims", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
