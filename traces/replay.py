@@ -68,6 +68,36 @@ class ReplayOptions:
 EventSource = Callable[[], tuple[TraceHeader, Iterator[Event]]]
 """Opens the trace (again): replay reads it twice when it needs a counterexample."""
 
+SYMBOLIC_MODULE = "checker.smt.tracefill"  # NOTE(replay-z3): provides replay_symbolic(request)
+
+
+@dataclass(frozen=True)
+class SymbolicRequest:
+    """NOTE(replay-z3): what replay hands to the Z3 fallback when the candidate set outgrows
+    `max_candidates`. The fallback must decide whether the events from line `from_line` on
+    can be matched starting from one of `start` (the explicit candidates just before that
+    event; None: every initial state the model and `header.init` allow), with up to
+    `max_hidden` internal steps before each event, unobserved slots left to the solver; the
+    events before `from_line` are already matched. It reopens the trace with `source`."""
+
+    model: ir.Model
+    header: TraceHeader
+    source: EventSource
+    start: tuple[State, ...] | None
+    from_line: int
+    max_hidden: int
+
+
+@dataclass(frozen=True)
+class SymbolicOutcome:
+    """The fallback's answer: conforms True/False/None (None: it could not decide, `reason`
+    says why); for False, `line` and `event` name the first event no completion matches."""
+
+    conforms: bool | None
+    line: int | None = None
+    event: dict[str, Any] | None = None
+    reason: str = ""
+
 
 class _Node:
     """A history link of the counterexample pass: state, instance that produced it, parent."""
@@ -92,6 +122,7 @@ class _Pass:
     divergence: Divergence | None = None
     undecided: str | None = None
     first_line: dict[int, int] = field(default_factory=dict)  # property bit -> first line violated
+    symbolic: "SymbolicRequest | None" = None  # set with `undecided`: what the Z3 fallback gets
     stop_frontier: dict[Key, _Node | None] | None = None  # frontier right after `stop_line`
 
 
@@ -307,6 +338,7 @@ class Replayer:
             if init.startswith("__too_many__"):
                 n = int(init[len("__too_many__"):])
                 p = _Pass({}, undecided=self._fallback_reason(1, n))
+                p.symbolic = SymbolicRequest(self.model, header, source, None, 1, k)
             else:
                 p = _Pass({}, divergence=Divergence(1, {"action": "(initial state)", "args": {}, "state": header.init}, init, (), 0))
             return p, header
@@ -375,6 +407,7 @@ class Replayer:
                 p.frontier, p.events, p.peak = frontier, n_events, peak
                 return p, header
             n_events += 1
+            previous = frontier
             if len(new) > peak:
                 peak = len(new)
             if nbits:
@@ -389,6 +422,7 @@ class Replayer:
                 break
             if len(frontier) > max_cand:
                 p.undecided = self._fallback_reason(line, len(frontier))
+                p.symbolic = SymbolicRequest(self.model, header, source, tuple(sorted({s for s, _ in previous})), line, k)
                 break
         p.frontier, p.events, p.peak = frontier, n_events, peak
         return p, header
@@ -571,6 +605,20 @@ class Replayer:
         rep.skipped = [lv.name for lv in self.model.liveness]
         if p.undecided is not None:
             rep.conforms, rep.reason = None, p.undecided
+            outcome = run_symbolic(p.symbolic) if p.symbolic is not None else None
+            if outcome is not None:
+                rep.conforms = outcome.conforms
+                rep.reason = outcome.reason or None
+                if outcome.conforms is False:
+                    rep.divergence = Divergence(outcome.line or 0, outcome.event or {}, outcome.reason or "no completion of the unobserved values matches this event (Z3)", (), 0)
+                rep.results = [
+                    Result(n, k, Verdict.UNKNOWN, "replay", reason="not evaluated: past the candidate limit the trace was replayed symbolically")
+                    for n, k in zip(self.prop_names, self.prop_kinds)
+                ]
+                rep.skipped = [lv.name for lv in self.model.liveness]
+                rep.warnings = list(self.warnings)
+                rep.seconds = time.perf_counter() - t0
+                return rep
         elif p.divergence is not None:
             rep.conforms, rep.divergence = False, p.divergence
         else:
@@ -707,16 +755,29 @@ def _domain(t: ir.ScalarType) -> range:
 
 
 def _symbolic_fallback(model: ir.Model, line: int, n: int, limit: int) -> str:
-    """NOTE(replay-z3): where the candidate set outgrows `limit`, the intended design hands the
-    remaining events to Z3 (checker/smt: unknown slots as solver constants, each event one step
-    constrained to its action, arguments and observed slots, `max_hidden` optional internal
-    steps before it). That symbolic replay is NOT implemented yet; replay reports the trace as
-    undecided (exit 3) with this reason instead of guessing."""
+    """The undecided reason when the candidate set outgrows `limit` (NOTE(replay-z3))."""
     return (
         f"at line {line} the set of candidate states reached {n} (limit {limit}, --max-candidates); "
         f"the Z3 fallback that would fill in the unobserved values is not available yet, so the trace "
         f"is undecided. Observe more variables, or raise --max-candidates"
     )
+
+
+def run_symbolic(request: SymbolicRequest) -> SymbolicOutcome | None:
+    """NOTE(replay-z3): the hook to the Z3 fallback. Past the candidate limit, replay calls
+    `replay_symbolic(request) -> SymbolicOutcome` of module SYMBOLIC_MODULE (checker/smt, the only
+    place that imports z3) when it exists. That module is NOT written yet: until it is, this
+    returns None and replay reports the trace as undecided (exit 3) instead of guessing."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(SYMBOLIC_MODULE)
+    except ImportError:
+        return None
+    fn = getattr(mod, "replay_symbolic", None)
+    if fn is None:
+        return None
+    return fn(request)  # type: ignore[no-any-return]
 
 
 def replay_events(

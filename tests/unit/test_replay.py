@@ -232,3 +232,28 @@ def test_reconstruct_fills_in_hidden_steps() -> None:
     for a, b in zip(cx.steps, cx.steps[1:]):
         iid = cm.find_instance(b.action, b.args)  # type: ignore[arg-type]
         assert iid is not None and cm.step(iid, cm.layout.encode(a.state)) == cm.layout.encode(b.state)
+
+
+def test_symbolic_fallback_hook(monkeypatch) -> None:
+    """Past the candidate limit replay calls the Z3 fallback through NOTE(replay-z3)'s contract."""
+    import sys
+    import types
+
+    from traces import replay as rp
+
+    cm = compile_model(load_source(ANY, "any.gpspec"))
+    seen = []
+
+    def replay_symbolic(req):  # type: ignore[no-untyped-def]
+        seen.append(req)
+        return rp.SymbolicOutcome(False, 3, {"action": "tick"}, "no completion matches (fake)")
+
+    mod = types.ModuleType("fake_tracefill")
+    mod.replay_symbolic = replay_symbolic  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_tracefill", mod)
+    monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "fake_tracefill")
+    rep = _replay(cm, TraceHeader(init={"x": 0}), [Event("tick", {}), Event("tick", {})], max_candidates=2)
+    (req,) = seen
+    assert req.from_line == 2 and req.start is not None and len(req.start) == 1 and req.max_hidden == 32
+    assert rep.conforms is False and rep.divergence.line == 3 and rep.exit_code == 1  # type: ignore[union-attr]
+    assert all(r.verdict is Verdict.UNKNOWN for r in rep.results)
