@@ -334,7 +334,14 @@ class _Checker:
                 return self._const_names(c) | self._const_names(t) | self._const_names(f)
         return set()
 
-    def _domain(self, t: S.TypeExpr) -> ir.IntType | ir.EnumType | ir.BoolType | None:
+    def _domain(self, t: S.TypeExpr, allow_empty: bool = False) -> ir.IntType | ir.EnumType | ir.BoolType | None:
+        """A parameter's or binder's domain; `for` loops and folds may range over an empty
+        range (they run zero times), a parameter may not."""
+        if allow_empty and isinstance(t, S.RangeT):
+            try:
+                return ir.IntType(self._const_eval(t.lo), self._const_eval(t.hi))
+            except _Poison:
+                return None
         ty = self._type(t)
         if ty is None:
             return None
@@ -500,7 +507,7 @@ class _Checker:
                     return None
                 return ir.If(xc, xa, xb, sp)
             case S.ForS(name=n, domain=dom, body=body, span=sp):
-                d = self._domain(dom)
+                d = self._domain(dom, allow_empty=True)
                 if d is None:
                     return None
                 if not isinstance(d, ir.IntType):
@@ -637,7 +644,7 @@ class _Checker:
                     raise _Poison
                 return ir.Ite(xc, xt, xf, xt.type, sp)
             case S.FoldE(kind=kind, name=n, domain=dom, body=body, span=sp):
-                d = self._domain(dom)
+                d = self._domain(dom, allow_empty=True)
                 if d is None:
                     raise _Poison
                 if kind in (FoldKind.MIN, FoldKind.MAX) and len(ir.domain_values(d)) == 0:

@@ -126,3 +126,10 @@ def test_same_run_twice_gives_the_same_counterexample(examples):
     b = verify(examples / "rewind.gpspec", consts={"N": 6, "MAXP": 2}).to_json()
     a.pop("seconds"), b.pop("seconds")
     assert a == b
+
+
+def test_for_loops_and_folds_over_empty_ranges_run_zero_times():
+    report = run("const C = 1\nvar x: 0..3 = 0\naction a { for j in 0..C-2 { x = 3 }\n require x == 0\n x = 1 }\n"
+                 "allow deadlock\ninvariant none: all k in 0..C-2: k > 5\ninvariant zero: (sum k in 0..C-2: k) == 0\n")
+    assert report.states == 2
+    assert report.result("none").verdict is Verdict.PROVED and report.result("zero").verdict is Verdict.PROVED

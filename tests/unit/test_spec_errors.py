@@ -35,7 +35,7 @@ BAD = [
     ("var x: 0..3 = 0\ninvariant i: x == (1\n", "unexpected end of file", 3, 21),
     ("enum E { A, B }\nvar x: 0..3 = 0\ninvariant i: x == A\n", "cannot compare int", 4, 14),
     ("var x: 0..3 = 0\naction a { let v = x\n let v = 1 }\n", "'v' shadows an enclosing local 'v'", 4, 2),
-    ("var x: 0..3 = 0\ninvariant i: min k in 0..-1: k > 0\n", "empty range 0..-1", 3, 23),
+    ("var x: 0..3 = 0\ninvariant i: min k in 0..-1: k\n", "'min' over an empty domain", 3, 14),
 ]
 
 
