@@ -210,7 +210,7 @@ class Compiler:
             for val in dom:
                 ctx.locals[e.binder.id] = str(val)
                 parts.append(self.expr(e.body, ctx))
-            del ctx.locals[e.binder.id]
+            ctx.locals.pop(e.binder.id, None)
             if kind is FoldKind.ALL:
                 parts = [p for p in parts if p != "True"]
                 return "False" if "False" in parts else ("(" + " and ".join(parts) + ")" if parts else "True")
