@@ -160,6 +160,8 @@ class Replayer:
         self._closure_cache: dict[State, list[tuple[State, int, tuple[tuple[int, State], ...]]]] = {}
         self._event_cache: dict[Any, tuple[list[int], ir.Action | None]] = {}
         self._decode_cache: dict[State, dict[str, Any]] = {}
+        self._hot: list[dict[State, Any]] = [dict() for _ in self.cm.instances]
+        self._hot_count = 0
         self._succ_cache: dict[tuple[State, int, int], Any] = {}
 
     def _stepc(self, iid: int, s: State) -> State | int | ModelError:
@@ -353,11 +355,7 @@ class Replayer:
         event_cache = self._event_cache
         var_names = self._var_names
         fast_ok = not k and not history
-        step_cache, stepc = self._step_cache, self._stepc
-        decode_get, decoded = self._decode_cache.get, self._decoded
-        inv_get, inv_mask = self._inv_cache.get, self._inv_mask
-        trans_get, trans_mask = self._trans_cache.get, self._trans_mask
-        has_trans = bool(self.trans_fns)
+        hot = self._hot
         max_cand = self.opt.max_candidates
         stop = stop_line if stop_line is not None else -1
         n_events, peak = 0, p.peak
@@ -375,23 +373,16 @@ class Replayer:
                 ((s, m),) = frontier
                 new = {}
                 for iid in iids:
-                    t = step_cache[iid].get(s)
-                    if t is None:
-                        t = stepc(iid, s)
-                    if type(t) is tuple:
-                        if obs:
-                            d = decode_get(t)
-                            if d is None:
-                                d = decoded(t)
-                            if d != obs:
-                                continue
-                        im = inv_get(t)
-                        if im is None:
-                            im = inv_mask(t)
-                        if has_trans:
-                            tm = trans_get((s, t))
-                            im |= trans_mask(s, t) if tm is None else tm  # type: ignore[arg-type]
-                        new[(t, m | im)] = None
+                    # (next state, its decoded form, property mask of the step), or False when the
+                    # instance is disabled at s: one lookup per instance in the common case
+                    ent = hot[iid].get(s)
+                    if ent is None:
+                        ent = self._hot_entry(iid, s)
+                    if ent is False:
+                        continue
+                    if obs and ent[1] != obs:
+                        continue
+                    new[(ent[0], m | ent[2])] = None
                 if not new and obs:
                     match = self.obs.fast(obs, lambda: loc(line))
                     new = self._advance(frontier, iids, k, history, line, match)
@@ -494,6 +485,22 @@ class Replayer:
                 else:
                     new[key] = None
         return new
+
+    def _hot_entry(self, iid: int, s: State) -> tuple[State, dict[str, Any], int] | bool:
+        """Instance `iid` applied at `s` for the inlined hot path of `_pass` (bounded cache)."""
+        t = self._stepc(iid, s)
+        ent: tuple[State, dict[str, Any], int] | bool
+        if type(t) is tuple:
+            ent = (t, self._decoded(t), self._inv_mask(t) | self._trans_mask(s, t))
+        else:
+            ent = False
+        self._hot_count += 1
+        if self._hot_count > DECODE_CACHE_LIMIT:
+            for d in self._hot:
+                d.clear()
+            self._hot_count = 0
+        self._hot[iid][s] = ent
+        return ent
 
     def _decoded(self, s: State) -> dict[str, Any]:
         """`layout.decode(s)`, cached (bounded)."""
