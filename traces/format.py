@@ -249,42 +249,41 @@ class TraceReader:
         """The events, one line at a time (see `parse_event` for `check_state`)."""
         loads = orjson.loads
         issuperset = _EVENT_KEYS.issuperset
+        new_event = tuple.__new__
         path = self.path
-        lines = iter(self._f)
-        while True:
-            try:
-                raw = next(lines, b"")
-            except (OSError, EOFError, gzip.BadGzipFile) as e:
-                raise TraceError(f"{path}:{self._line + 1}: cannot read trace: {e}") from None
-            if not raw:
-                return
-            self._line += 1
-            line = self._line
-            try:
-                obj = loads(raw)
-            except orjson.JSONDecodeError as e:
-                if not raw.strip():
-                    continue
-                raise TraceError(f"{path}:{line}: invalid JSON: {e}") from None
-            # fast path: the common well-formed event, checked without building messages
-            action = obj.get("action") if type(obj) is dict else None
-            if type(action) is str and action and issuperset(obj):
-                args = obj.get("args")
-                state = obj.get("state")
-                if len(obj) == 1 + (args is not None) + (state is not None):
-                    t = meta = None
-                else:
-                    t = obj.get("t")
-                    meta = obj.get("meta")
-                if (
-                    (args is None or (type(args) is dict and (not args or all(type(v) in _SCALAR_TYPES for v in args.values()))))
-                    and (state is None or (type(state) is dict and not check_state))
-                    and (t is None or type(t) is int or type(t) is float)
-                    and (meta is None or type(meta) is dict)
-                ):
-                    yield Event(action, args if args is not None else {}, state, t, meta, line)
-                    continue
-            yield parse_event(obj, f"{path}:{line}", line, check_state)
+        line = self._line
+        try:
+            for raw in self._f:
+                line += 1
+                try:
+                    obj = loads(raw)
+                except orjson.JSONDecodeError as e:
+                    if not raw.strip():
+                        continue
+                    raise TraceError(f"{path}:{line}: invalid JSON: {e}") from None
+                # fast path: the common well-formed event, checked without building messages
+                action = obj.get("action") if type(obj) is dict else None
+                if type(action) is str and action and issuperset(obj):
+                    args = obj.get("args")
+                    state = obj.get("state")
+                    if len(obj) == 1 + (args is not None) + (state is not None):
+                        t = meta = None
+                    else:
+                        t = obj.get("t")
+                        meta = obj.get("meta")
+                    if (
+                        (args is None or (type(args) is dict and (not args or all(type(v) in _SCALAR_TYPES for v in args.values()))))
+                        and (state is None or (type(state) is dict and not check_state))
+                        and (t is None or type(t) is int or type(t) is float)
+                        and (meta is None or type(meta) is dict)
+                    ):
+                        yield new_event(Event, (action, args if args is not None else {}, state, t, meta, line))
+                        continue
+                yield parse_event(obj, f"{path}:{line}", line, check_state)
+        except (OSError, EOFError, gzip.BadGzipFile) as e:
+            raise TraceError(f"{path}:{line + 1}: cannot read trace: {e}") from None
+        finally:
+            self._line = line
 
     def close(self) -> None:
         self._f.close()
