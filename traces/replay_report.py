@@ -110,7 +110,6 @@ class ReplayReport:
     skipped: list[str] = field(default_factory=list)
     candidates: int = 0  # candidate states after the last event replayed
     peak_candidates: int = 0
-    hidden_steps: int = 0  # internal steps in the first reconstructed behaviour (0 when unknown)
     max_hidden: int = 0
     reason: str | None = None
     seconds: float = 0.0
