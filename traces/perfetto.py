@@ -17,9 +17,11 @@ generically from the model's actions and state (NOTE(perfetto-tracks)):
 - **Counters.** Every integer slot is a counter track (`ph: "C"`, `rptr`, `wptr`,
   `waves_run.3`, pending counts), with a sample whenever it changes.
 
-Time: an event's `t` (ns) when the trace has one, else one microsecond per step. Without a
-model, kinds are taken from the JSON values (bool, string, int) and lists are indexed by
-position. Output streams to a temporary file renamed into place (constant memory in the trace
+Time: an event's `t` (ns, shown relative to the first one) when the trace has one, else one
+microsecond per step. Without a model, kinds are taken from the JSON values (bool, string, int)
+and lists are indexed by position. With a model and a conforming trace, `export_behaviour`
+shows the behaviour replay reconstructed: every state slot (observed or not) and the hidden
+internal steps (instants with `hidden: true`, at the time of the event they precede). Output streams to a temporary file renamed into place (constant memory in the trace
 length, apart from one entry per track). `validate_chrome_trace` is a schema check of the
 trace-event format used by the tests.
 """
@@ -64,6 +66,7 @@ class PerfettoWriter:
         self._open: dict[str, tuple[str, float]] = {}  # slice track -> (slice name, start ts)
         self._kinds: dict[str, str] = {}  # path -> bool | enum | int
         self._last_ns: float | None = None
+        self._base: float | None = None  # subtracted from every `t`
         self._ts = 0.0
         self.count = 0
         self._emit({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
@@ -148,10 +151,17 @@ class PerfettoWriter:
         line: int | None = None,
         where: str = "",
         line_key: str = "line",
+        hidden: bool = False,
     ) -> None:
-        """One step: the action instant (args: the action's, plus `line_key`: `line`), then the
-        state update."""
-        ns = t if t is not None else (self._last_ns + STEP_NS if self._last_ns is not None else STEP_NS)
+        """One step: the action instant (args: the action's, plus `line_key`: `line`, and
+        `hidden: true` for an internal step replay inserted), then the state update. Times are
+        relative: the first `t` seen is placed one step after the initial state (time 0)."""
+        if t is not None:
+            if self._base is None:
+                self._base = t - (self._last_ns if self._last_ns is not None else 0) - STEP_NS
+            ns = t - self._base
+        else:
+            ns = self._last_ns + STEP_NS if self._last_ns is not None else STEP_NS
         self._last_ns = ns
         ts = max(ns / 1000.0, self._ts)  # Chrome's ts is in microseconds and must not go back
         self._ts = ts
@@ -162,6 +172,8 @@ class PerfettoWriter:
         a: dict[str, Any] = dict(args)
         if line is not None:
             a[line_key] = line
+        if hidden:
+            a["hidden"] = True
         if a:
             ev["args"] = a
         self._emit(ev)
@@ -225,6 +237,41 @@ def export_events(header: TraceHeader, events: Iterable[Event], path: str, model
         w.initial(header.init, f"{source}:1")
         for ev in events:
             w.event(ev.action, ev.args, ev.state, ev.t, ev.line, f"{source}:{ev.line}")
+        return w.count
+
+
+def export_trace(path: str, header: TraceHeader, source: Any, model: ir.Model | None, replayer: Any = None,
+                 trace_name: str = "trace") -> tuple[int, bool]:
+    """Export a trace for ui.perfetto.dev: the behaviour `replayer` (a traces.replay.Replayer of
+    `model`) reconstructs from the EventSource `source` when it conforms (every slot, hidden
+    steps included), else the events as logged. Returns (steps written, reconstructed?)."""
+    title = f"{header.model or (model.name if model else 'trace')} ({os.path.basename(trace_name)})"
+    if model is not None and replayer is not None:
+        steps = replayer.reconstruct_steps(source)
+        if steps is not None:
+            _, events = source()
+            times = {ev.line: ev.t for ev in events if ev.t is not None}
+            return export_behaviour(model, steps, times, path, title), True
+    _, events = source()
+    return export_events(header, events, path, model, trace_name), False
+
+
+def export_behaviour(
+    model: ir.Model,
+    steps: Iterable[tuple[str | None, Mapping[str, Any], Mapping[str, Any], int, bool]],
+    times: Mapping[int, float],
+    path: str,
+    title: str,
+) -> int:
+    """A reconstructed behaviour (`Replayer.reconstruct_steps`: action, args, decoded state,
+    trace line, hidden) as Perfetto/Chrome JSON, each step at the time `times[line]` of its
+    event (hidden steps at the time of the event they precede)."""
+    with PerfettoWriter(path, title, model) as w:
+        for action, args, state, line, hidden in steps:
+            if action is None:
+                w.initial(state)
+            else:
+                w.event(action, args, state, times.get(line), line, hidden=hidden)
         return w.count
 
 

@@ -706,6 +706,27 @@ class Replayer:
         assert node is not None
         return self._behaviour(_chain(node))
 
+    def reconstruct_steps(self, source: EventSource) -> list[tuple[str | None, dict[str, Any], dict[str, Any], int, bool]] | None:
+        """Like `reconstruct`, with each step's trace line and whether replay inserted it (a
+        hidden internal step): `(action, args, decoded state, line, hidden)`, the first step
+        being `(None, {}, initial state, 1, False)`. For timeline exports."""
+        p, _ = self._pass(source, history=True, window=None)
+        if p.divergence is not None or p.undecided is not None or not p.frontier:
+            return None
+        _, node = min(p.frontier.items(), key=lambda kv: kv[0])
+        assert node is not None
+        out: list[tuple[str | None, dict[str, Any], dict[str, Any], int, bool]] = []
+        for nd in _chain(node):
+            state = self.cm.layout.decode(nd.state)
+            if nd.iid is None:
+                out.append((None, {}, state, nd.line, False))
+            else:
+                inst = self.cm.instances[nd.iid]
+                # an event's own step ends a depth; hidden steps before it keep the previous depth
+                hidden = nd.parent is not None and nd.depth == nd.parent.depth
+                out.append((inst.action.name, inst.arg_dict(), state, nd.line, hidden))
+        return out
+
     def _to_counterexample(self, node: _Node, bit: int) -> tuple[Counterexample, int | None]:
         chain = _chain(node)
         # Truncate at the first state where the property is violated.

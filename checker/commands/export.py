@@ -1,7 +1,9 @@
 """`gpcheck export TRACE (--perfetto FILE | --itf FILE)`: convert a trace for other tools.
 
-`--perfetto` needs no model (track kinds then come from the JSON values); `--itf` replays the
-trace against the model to fill in unobserved values and hidden internal steps."""
+`--perfetto` needs no model (track kinds then come from the JSON values); with one (`--model`, or
+the bundled model the trace names) and a conforming trace it shows the reconstructed behaviour:
+every variable, and the hidden internal steps. `--itf` replays the trace against the model to fill
+in unobserved values and hidden internal steps."""
 
 from __future__ import annotations
 
@@ -45,16 +47,20 @@ def run(args: argparse.Namespace) -> int:
     model, warnings = _maybe_model(info, args, needed=bool(args.itf) or info.format == "itf")
     out: dict[str, object] = {"trace": args.trace}
     if args.perfetto:
-        from traces.perfetto import export_events
+        from traces.perfetto import export_trace
 
         if model is not None:
-            header, events = open_source(info, model)()
+            source = open_source(info, model)
+            replayer = Replayer(compile_model(model), ReplayOptions(max_hidden=args.max_hidden))
         else:
-            from traces.format import open_trace
+            from traces.replay import file_source
 
-            tr = open_trace(args.trace)
-            header, events = tr.header, tr
-        out["perfetto"] = {"file": args.perfetto, "events": export_events(header, events, args.perfetto, model, args.trace)}
+            source, replayer = file_source(args.trace), None
+        header, _ = source()
+        n, rebuilt = export_trace(args.perfetto, header, source, model, replayer, args.trace)
+        out["perfetto"] = {"file": args.perfetto, "steps": n, "reconstructed": rebuilt}
+        if model is not None and not rebuilt:
+            warnings.append(f"{args.trace} does not replay against {model.name}: the Perfetto file shows the events as logged")
     code = 0
     if args.itf:
         from traces.itf import write_itf

@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="trace format (default: itf for *.itf.json, else gpcheck)")
     p.add_argument("--perfetto", metavar="FILE", default=None,
-                   help="also export the trace as Chrome trace-event JSON for ui.perfetto.dev")
+                   help="also export the trace as Chrome trace-event JSON for ui.perfetto.dev (when it "
+                        "conforms: the reconstructed behaviour, every variable and the hidden steps)")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="also write the reconstructed behaviour (hidden steps filled in) as ITF")
     p.set_defaults(run=run)
@@ -51,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
     report = replayer.replay(source, args.trace)
     report.warnings = warnings + report.warnings
     if args.perfetto:
-        from traces.perfetto import export_events
+        from traces.perfetto import export_trace
 
-        header, events = source()
-        export_events(header, events, args.perfetto, model, args.trace)
+        header, _ = source()
+        export_trace(args.perfetto, header, source, model, replayer if report.conforms else None, args.trace)
     if args.itf:
         from traces.itf import write_itf
 

@@ -75,9 +75,10 @@ def test_trace_without_model_and_with_timestamps(tmp_path) -> None:
     threads = {e["args"]["name"]: e["tid"] for e in evs_ if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"q=1", "mode", "q.1.busy", "q.0.busy"} <= set(threads)
     busy = [e for e in evs_ if e["ph"] == "X" and e["tid"] == threads["q.1.busy"]]
-    assert [(e["ts"], e["dur"]) for e in busy] == [(5.0, 4.0)]  # µs: true from t=5000ns to 9000ns
+    # relative µs: the first event one step (1 µs) after the initial state; busy from t=5000 to 9000 ns
+    assert [(e["ts"], e["dur"]) for e in busy] == [(1.0, 4.0)]
     assert [e["args"]["value"] for e in evs_ if e["ph"] == "C" and e["name"] == "q.1.rptr"] == [0, 1]
-    assert [e["ts"] for e in evs_ if e["ph"] == "i"] == [5.0, 9.0, 12.5]
+    assert [e["ts"] for e in evs_ if e["ph"] == "i"] == [1.0, 5.0, 8.5]
 
 
 def test_export_is_atomic_on_error(tmp_path) -> None:
@@ -120,3 +121,36 @@ def test_schema_check_accepts_nesting_and_both_forms() -> None:
            {"ph": "B", "name": "c", "pid": 1, "tid": 2, "ts": 0}, {"ph": "E", "pid": 1, "tid": 2, "ts": 1}]
     assert validate_chrome_trace(evs) == []
     assert validate_chrome_trace({"traceEvents": evs, "displayTimeUnit": "ns"}) == []
+
+
+def test_reconstructed_behaviour_export(tmp_path) -> None:
+    """With a model, a conforming trace is shown as the behaviour replay reconstructs: hidden
+    internal steps appear (flagged), at the time of the event they precede, and slots the trace
+    never observed get tracks."""
+    from traces.perfetto import export_trace
+    from traces.replay import Replayer, memory_source
+
+    if not (EXAMPLES / "ring.gpspec").exists():
+        pytest.skip("no examples")
+    model = load_spec(EXAMPLES / "ring.gpspec")
+    cm = compile_model(model)
+    beh = next(b for b in (list(simulate(cm, 40, random.Random(seed))) for seed in range(50))
+               # an internal step with a logged one after it
+               if any(cm.instances[i].action.internal and any(not cm.instances[j].action.internal for j, _ in b[k + 1:])
+                      for k, (i, _) in enumerate(b[1:], 1)))
+    h = header_for(cm, beh[0][1], observe="changed", internal=False)
+    evs = [e._replace(t=1_000_000 + 5_000 * i) for i, e in enumerate(events_of(cm, beh, observe="changed", internal=False))]
+    src = memory_source(h, evs)
+    n, rebuilt = export_trace(str(tmp_path / "r.json"), h, src, model, Replayer(cm), "r.jsonl")
+    assert rebuilt and n > len(evs)
+    obj = _load(tmp_path / "r.json")
+    inst = [e for e in obj["traceEvents"] if e["ph"] == "i"]
+    logged = [e for e in inst if not e.get("args", {}).get("hidden")]
+    assert [e["ts"] for e in logged] == [1.0 + 5.0 * i for i in range(len(evs))]  # relative µs
+    assert {e["name"] for e in inst if e.get("args", {}).get("hidden")} <= {"fetch", "wave", "retire"}
+    assert "busy" in {e["args"]["name"] for e in obj["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    # not a behaviour: the events as logged
+    bad = evs[:2] + [Event("resume", {}, None, 99_000_000)]
+    n, rebuilt = export_trace(str(tmp_path / "b.json"), h, memory_source(h, bad), model, Replayer(cm), "b.jsonl")
+    assert not rebuilt and n == 3
+    _load(tmp_path / "b.json")
