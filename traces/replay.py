@@ -580,6 +580,8 @@ class Replayer:
             reason = f"no instance of '{ev.action}' has the arguments {ev.args} (parameters: {params})"
         elif any(a.outcome == "state" for c in shown for a in c.attempts):
             reason = f"'{ev.action}' cannot produce the observed state from any candidate"
+        elif all(a.outcome == "error" for c in shown for a in c.attempts):
+            reason = f"'{ev.action}' hits a modelling error in every candidate state"
         else:
             reason = f"'{ev.action}' is not enabled in any candidate state"
         if k:

@@ -263,3 +263,13 @@ def test_symbolic_fallback_hook(monkeypatch) -> None:
     assert req.from_line == 2 and req.start is not None and len(req.start) == 1 and req.max_hidden == 32
     assert rep.conforms is False and rep.divergence.line == 3 and rep.exit_code == 1  # type: ignore[union-attr]
     assert all(r.verdict is Verdict.UNKNOWN for r in rep.results)
+
+
+def test_modelling_error_in_the_logged_step_is_a_divergence() -> None:
+    cm = compile_model(load_source('model bad "overflow"\nvar x: 0..2 = 0\naction inc { x = x + 1 }\n', "bad.gpspec"))
+    evs = [Event("inc", {}, {"x": i}) for i in (1, 2, 3)]
+    rep = _replay(cm, TraceHeader(), evs)
+    d = rep.divergence
+    assert rep.conforms is False and d is not None and d.line == 4 and "modelling error" in d.reason
+    (att,) = d.candidates[0].attempts
+    assert att.outcome == "error" and "outside 0..2" in (att.message or "")
