@@ -157,11 +157,12 @@ class Replayer:
         self._step_count = 0
         self._inv_cache: dict[State, int] = {}
         self._trans_cache: dict[tuple[State, State], int] = {}
-        self._closure_cache: dict[State, list[tuple[State, int, tuple[tuple[int, State], ...]]]] = {}
+        self._closure_cache: dict[tuple[State, int], list[tuple[State, int, tuple[tuple[int, State], ...]]]] = {}
         self._event_cache: dict[Any, tuple[list[int], ir.Action | None]] = {}
         self._decode_cache: dict[State, dict[str, Any]] = {}
         self._hot: list[dict[State, Any]] = [dict() for _ in self.cm.instances]
         self._hot_count = 0
+        self._hot_k: dict[tuple[State, int, int], list[tuple[State, dict[str, Any], int]]] = {}
         self._succ_cache: dict[tuple[State, int, int], Any] = {}
 
     def _stepc(self, iid: int, s: State) -> State | int | ModelError:
@@ -224,7 +225,7 @@ class Replayer:
     def _closure(self, s: State, k: int) -> list[tuple[State, int, tuple[tuple[int, State], ...]]]:
         """States reachable from `s` by 0..k internal steps, with the mask of properties violated
         on the way (not counting `s` itself) and one path; one entry per (state, mask)."""
-        hit = self._closure_cache.get(s)
+        hit = self._closure_cache.get((s, k))
         if hit is not None:
             return hit
         out: list[tuple[State, int, tuple[tuple[int, State], ...]]] = [(s, 0, ())]
@@ -251,7 +252,7 @@ class Replayer:
             level = nxt
         if len(self._closure_cache) > CACHE_LIMIT // 16:
             self._closure_cache.clear()
-        self._closure_cache[s] = out
+        self._closure_cache[(s, k)] = out
         return out
 
     # ------------------------------------------------------------------ events
@@ -354,8 +355,8 @@ class Replayer:
         frontier = init
         event_cache = self._event_cache
         var_names = self._var_names
-        fast_ok = not k and not history
-        hot = self._hot
+        fast_ok = not history
+        hot, hot_k = self._hot, self._hot_k
         max_cand = self.opt.max_candidates
         stop = stop_line if stop_line is not None else -1
         n_events, peak = 0, p.peak
@@ -372,17 +373,27 @@ class Replayer:
                 # array, ...) matches nothing here and is decided by the slot-exact path below.
                 ((s, m),) = frontier
                 new = {}
-                for iid in iids:
-                    # (next state, its decoded form, property mask of the step), or False when the
-                    # instance is disabled at s: one lookup per instance in the common case
-                    ent = hot[iid].get(s)
-                    if ent is None:
-                        ent = self._hot_entry(iid, s)
-                    if ent is False:
-                        continue
-                    if obs and ent[1] != obs:
-                        continue
-                    new[(ent[0], m | ent[2])] = None
+                if k:
+                    # every (next state, decoded, mask of the hidden path and step) reachable by
+                    # hidden steps then the event, cached per (state, event)
+                    ents = hot_k.get((s, id(iids), k))
+                    if ents is None:
+                        ents = self._hot_closure(s, iids, k)
+                    for t, d, mm in ents:
+                        if not obs or d == obs:
+                            new[(t, m | mm)] = None
+                else:
+                    for iid in iids:
+                        # (next state, its decoded form, property mask of the step), or False when
+                        # the instance is disabled at s: one lookup per instance in the common case
+                        ent = hot[iid].get(s)
+                        if ent is None:
+                            ent = self._hot_entry(iid, s)
+                        if ent is False:
+                            continue
+                        if obs and ent[1] != obs:
+                            continue
+                        new[(ent[0], m | ent[2])] = None
                 if not new and obs:
                     match = self.obs.fast(obs, lambda: loc(line))
                     new = self._advance(frontier, iids, k, history, line, match)
@@ -501,6 +512,21 @@ class Replayer:
             self._hot_count = 0
         self._hot[iid][s] = ent
         return ent
+
+    def _hot_closure(self, s: State, iids: list[int], k: int) -> list[tuple[State, dict[str, Any], int]]:
+        """For the inlined hot path with hidden steps: every distinct (next state, mask) after up to
+        `k` internal steps from `s` and then one of `iids`, with the decoded next state (cached)."""
+        seen: dict[tuple[State, int], None] = {}
+        for r, pm, _ in self._closure(s, k):
+            for iid in iids:
+                t = self._stepc(iid, r)
+                if type(t) is tuple:
+                    seen[(t, pm | self._inv_mask(t) | self._trans_mask(r, t))] = None  # type: ignore[arg-type]
+        ents = [(t, self._decoded(t), mm) for t, mm in seen]
+        if len(self._hot_k) > SUCC_CACHE_LIMIT:
+            self._hot_k.clear()
+        self._hot_k[(s, id(iids), k)] = ents
+        return ents
 
     def _decoded(self, s: State) -> dict[str, Any]:
         """`layout.decode(s)`, cached (bounded)."""
