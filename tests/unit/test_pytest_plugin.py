@@ -426,7 +426,7 @@ def test_assert_observations(pytester: pytest.Pytester) -> None:
     twice = clean + [Event("end", {"stream": 0, "priority": 0}, None, 31, {"corr": 2, "name": "k2"})]
     write_trace(str(pytester.path / "clean.jsonl"), header, clean)
     write_trace(str(pytester.path / "twice.jsonl"), header, twice)
-    pytester.makepyfile(test_observe="""
+    pytester.makepyfile(test_gpcheck_observations="""
         from checker.testing import assert_observations
 
         def test_clean():
