@@ -21,6 +21,10 @@ Each measurement is a separate process (peak RSS from getrusage). Baselines, sam
 
 Reported: CPU seconds of the replay itself (and wall seconds), events/s, peak RSS of the process
 (MiB), and the ratios replay/parse and replay/naive on CPU time.
+
+Measured 2026-11-21 (Python 3.11.7, a 2-CPU machine shared with other jobs; three runs, range):
+full 1M events 4.8-5.8 s CPU (170-210k ev/s), x2.7-3.8 the parse baseline, x0.45-0.52 the naive
+replay; hidden 1M events 5.6-6.4 s CPU, x3.2-4.7 parse; peak RSS 43 MiB at 100k and at 1M.
 """
 
 from __future__ import annotations
