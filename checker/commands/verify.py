@@ -4,8 +4,9 @@ bundled model library."""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from checker.api import ENGINES, verify
+from checker.api import ENGINES, load, verify
 from checker.commands.common import Progress, add_const_flag, consts_of, write_out
 from checker.report import render_text, to_json_bytes
 
@@ -36,19 +37,17 @@ def run(args: argparse.Namespace) -> int:
         from checker.library import run_library_command
 
         return run_library_command(args)
+    model = load(args.spec, consts_of(args))
     progress = Progress(not args.no_progress and not args.json)
     try:
-        report = verify(args.spec, consts_of(args), args.property, args.engine or "explicit",
+        report = verify(model, None, args.property, args.engine or "explicit",
                         args.max_states, args.timeout, args.depth, progress)
     finally:
         progress.close()
     write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
-    if getattr(args, "itf", None) or getattr(args, "perfetto", None):
-        import sys
-
-        from checker.api import load
+    if args.itf or args.perfetto:
         from traces.export import export_counterexamples
 
-        for path in export_counterexamples(report.results, load(args.spec, consts_of(args)), args.itf, args.perfetto):
+        for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
             sys.stderr.write(f"wrote {path}\n")
     return report.exit_code
