@@ -23,13 +23,13 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator, Mapping, NamedTuple
 
 import orjson
 
 from spec.errors import TraceError
+from traces.atomic import temp_beside
 
 FORMAT_VERSION = 1
 HEADER_KEY = "gpcheck_trace"
@@ -327,12 +327,7 @@ class TraceWriter:
     def __init__(self, path: str, header: TraceHeader):
         self.path = path
         self.count = 0
-        directory = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self._tmp = tempfile.mkstemp(prefix=".gpcheck-", suffix=".tmp", dir=directory)
-        except OSError as e:
-            raise TraceError(f"{path}: cannot write trace: {e.strerror or e}") from None
-        self._raw = os.fdopen(fd, "wb")
+        self._raw, self._tmp = temp_beside(path)
         self._f: IO[bytes] = self._raw
         if path.endswith(".gz"):
             self._f = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)  # type: ignore[assignment]

@@ -27,8 +27,6 @@ the shapes `gpmodel`'s `layout.decode` produces, so write → read is the identi
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -37,6 +35,7 @@ import orjson
 from checker.verdict import Counterexample, Step
 from spec import ir
 from spec.errors import TraceError
+from traces.atomic import write_atomic
 from traces.format import Event, TraceHeader
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -222,21 +221,10 @@ def to_itf(
     return out
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpcheck-", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
-
-
 def write_itf(counterexample: Counterexample, model: ir.Model, path: str, description: str | None = None) -> None:
     """Write a counterexample (or any behaviour) as an ITF file, atomically."""
     obj = to_itf(model, counterexample.steps, counterexample.loop, description)
-    _write_atomic(path, orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    write_atomic(path, orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 @dataclass

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from typing import IO, Any, Iterable, Mapping
 
 import orjson
@@ -38,6 +37,7 @@ import orjson
 from checker.verdict import Counterexample
 from spec import ir
 from spec.errors import TraceError
+from traces.atomic import temp_beside
 from traces.format import Event, TraceHeader
 from traces.observation import Observer
 
@@ -53,12 +53,8 @@ class PerfettoWriter:
         self.path = path
         self.model = model
         self.observer = Observer(model) if model is not None else None
-        directory = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self._tmp = tempfile.mkstemp(prefix=".gpcheck-", suffix=".tmp", dir=directory)
-        except OSError as e:
-            raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
-        self._f: IO[bytes] = os.fdopen(fd, "wb")
+        self._f: IO[bytes]
+        self._f, self._tmp = temp_beside(path)
         self._f.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         self._first = True
         self._tids: dict[str, int] = {}
