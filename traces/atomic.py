@@ -29,14 +29,44 @@ def temp_beside(path: str) -> tuple[IO[bytes], str]:
     return os.fdopen(fd, "wb"), tmp
 
 
+class AtomicFile:
+    """A binary file that appears at `path` only when committed; aborting leaves `path` as it was."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.file, self._tmp = temp_beside(path)
+        self._done = False
+
+    def commit(self) -> None:
+        if self._done:
+            return
+        try:
+            self.file.close()
+            os.replace(self._tmp, self.path)
+        except OSError as e:
+            self.abort()
+            raise TraceError(f"{self.path}: cannot write: {e.strerror or e}") from None
+        self._done = True
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self.file.close()
+        finally:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Write `data` to `path` whole or not at all."""
-    f, tmp = temp_beside(path)
+    out = AtomicFile(path)
     try:
-        with f:
-            f.write(data)
-        os.replace(tmp, path)
+        out.file.write(data)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        out.abort()
         raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
+    out.commit()

@@ -29,7 +29,7 @@ from typing import IO, Any, Iterable, Iterator, Mapping, NamedTuple
 import orjson
 
 from spec.errors import TraceError
-from traces.atomic import temp_beside
+from traces.atomic import AtomicFile
 
 FORMAT_VERSION = 1
 HEADER_KEY = "gpcheck_trace"
@@ -327,7 +327,8 @@ class TraceWriter:
     def __init__(self, path: str, header: TraceHeader):
         self.path = path
         self.count = 0
-        self._raw, self._tmp = temp_beside(path)
+        self._out = AtomicFile(path)
+        self._raw = self._out.file
         self._f: IO[bytes] = self._raw
         if path.endswith(".gz"):
             self._f = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)  # type: ignore[assignment]
@@ -379,11 +380,10 @@ class TraceWriter:
             self._flush()
             if self._f is not self._raw:
                 self._f.close()
-            self._raw.close()
-            os.replace(self._tmp, self.path)
         except OSError as e:
             self.abort()
             raise TraceError(f"{self.path}: cannot write trace: {e.strerror or e}") from None
+        self._out.commit()
         self._closed = True
 
     def abort(self) -> None:
@@ -391,13 +391,7 @@ class TraceWriter:
         if self._closed:
             return
         self._closed = True
-        try:
-            self._raw.close()
-        finally:
-            try:
-                os.unlink(self._tmp)
-            except OSError:
-                pass
+        self._out.abort()
 
     def __enter__(self) -> "TraceWriter":
         return self

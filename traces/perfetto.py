@@ -37,7 +37,7 @@ import orjson
 from checker.verdict import Counterexample
 from spec import ir
 from spec.errors import TraceError
-from traces.atomic import temp_beside
+from traces.atomic import AtomicFile
 from traces.format import Event, TraceHeader
 from traces.observation import Observer
 
@@ -53,8 +53,8 @@ class PerfettoWriter:
         self.path = path
         self.model = model
         self.observer = Observer(model) if model is not None else None
-        self._f: IO[bytes]
-        self._f, self._tmp = temp_beside(path)
+        self._out = AtomicFile(path)
+        self._f: IO[bytes] = self._out.file
         self._f.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         self._first = True
         self._tids: dict[str, int] = {}
@@ -186,21 +186,10 @@ class PerfettoWriter:
         for i, name in enumerate(sorted(self._tids)):
             self._emit({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": self._tids[name], "args": {"sort_index": i}})
         self._f.write(b"\n]}\n")
-        try:
-            self._f.close()
-            os.replace(self._tmp, self.path)
-        except OSError as e:
-            self.abort()
-            raise TraceError(f"{self.path}: cannot write: {e.strerror or e}") from None
+        self._out.commit()
 
     def abort(self) -> None:
-        try:
-            self._f.close()
-        finally:
-            try:
-                os.unlink(self._tmp)
-            except OSError:
-                pass
+        self._out.abort()
 
     def __enter__(self) -> "PerfettoWriter":
         return self
