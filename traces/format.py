@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator, Mapping, NamedTuple
 

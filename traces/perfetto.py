@@ -36,7 +36,6 @@ import orjson
 
 from checker.verdict import Counterexample
 from spec import ir
-from spec.errors import TraceError
 from traces.atomic import AtomicFile
 from traces.format import Event, TraceHeader
 from traces.observation import Observer
