@@ -232,6 +232,11 @@ class Encoder:
             branches.append(mk_and(self.act(step, tag) == self.num.lit(ai), self.param_domain(ai, args), enc.error))
         return mk_and(self.in_constraints(s), mk_or(*branches))
 
+    def property_errors(self, s: State) -> z3.BoolRef:
+        """Evaluating some invariant in `s` fails with a modelling error (the interpreter
+        evaluates every invariant in every reached state, so this is a `range` violation)."""
+        return mk_or(*(self.predicate(inv.expr, s)[1] for inv in self.model.invariants))
+
     def deadlock(self, s: State) -> z3.BoolRef:
         """No instance is enabled, none fails, `s` is not terminal, and it is expanded (inside
         the constraints); false under `allow deadlock`."""
@@ -258,6 +263,62 @@ def bv_encoder(model: ir.Model) -> Encoder:
 
 
 BV_LOGIC = "QF_FD"
+
+
+class PathLimit(Exception):
+    """An action has more execution paths than `step_paths` was allowed to enumerate."""
+
+
+class _Oracle:
+    """Replays a prefix of decisions, then takes choice 0, recording every decision."""
+
+    def __init__(self, prefix: list[int]) -> None:
+        self.prefix = prefix
+        self.trace: list[tuple[int, int]] = []  # (choice, number of alternatives)
+
+    def choose(self, n: int) -> int:
+        i = len(self.trace)
+        c = self.prefix[i] if i < len(self.prefix) else 0
+        self.trace.append((c, n))
+        return c
+
+
+@dataclass(frozen=True)
+class PathEnc:
+    """One execution path of an action instance: `cond` selects it (the paths of an action
+    partition the states), `enabled`/`error`/`next` as in StepEnc, already conjoined with it."""
+
+    cond: z3.BoolRef
+    enabled: z3.BoolRef
+    error: z3.BoolRef
+    next: State
+
+
+def step_paths(enc: Encoder, action: int, s: State, args: Sequence[z3.ExprRef], limit: int) -> list[PathEnc]:
+    """The action's execution paths from `s`, each `if` and dynamic index decided, so every
+    read and write on a path is static. Raises PathLimit beyond `limit` paths (the caller
+    falls back to the single ite-encoded `Encoder.step`). PDR's clauses are one per path:
+    Spacer generalises far better over such small linear updates than over ite-chains."""
+    a = enc.model.actions[action]
+    out: list[PathEnc] = []
+    stack: list[list[int]] = [[]]
+    while stack:
+        prefix = stack.pop()
+        oracle = _Oracle(prefix)
+        ex = _Exec(enc, list(s), oracle=oracle)
+        for p, v in zip(a.params, args):
+            ex.locals[p.id] = v
+        ex.block(a.body, TRUE)
+        if not z3.is_false(ex.pc):
+            out.append(PathEnc(ex.pc, mk_and(ex.pc, ex.alive), mk_and(ex.pc, ex.error), tuple(ex.state)))
+        if len(out) > limit:
+            raise PathLimit(a.name)
+        for i in range(len(prefix), len(oracle.trace)):
+            c, n = oracle.trace[i]
+            head = [ch for ch, _ in oracle.trace[:i]]
+            for alt in range(c + 1, n):
+                stack.append(head + [alt])
+    return out
 
 
 def _scalar(t: ir.Type) -> ir.ScalarType:
@@ -287,6 +348,29 @@ class _Exec:
     alive: z3.BoolRef = TRUE
     error: z3.BoolRef = FALSE
     errors: list[tuple[z3.BoolRef, str]] = field(default_factory=list)
+    oracle: "_Oracle | None" = None  # path mode: decides branches and dynamic indexes
+    pc: z3.BoolRef = TRUE  # path mode: the condition of the path taken so far
+    decided: dict[int, z3.ExprRef] = field(default_factory=dict)  # path mode: index term id -> choice
+
+    def split_index(self, iv: z3.ExprRef, t: ir.Type) -> tuple[z3.ExprRef, z3.BoolRef]:
+        """The index to use and the condition that it lies outside the domain `t`. In path
+        mode a dynamic index is replaced by one domain value (or, on the path where it lies
+        outside the domain, the error is certain), the choice recorded in the path condition
+        and reused when the same index term comes back on this path."""
+        if self.oracle is None or const_int(iv) is not None or z3.is_true(iv) or z3.is_false(iv):
+            return iv, mk_not(_in_domain(t, iv))
+        key = iv.get_id()
+        if key not in self.decided:
+            lits = domain_lits(t, self.enc.num)
+            c = self.oracle.choose(len(lits) + 1)
+            if c < len(lits):
+                self.pc = mk_and(self.pc, mk_eq(iv, lits[c][1]))
+                self.decided[key] = lits[c][1]
+            else:
+                self.pc = mk_and(self.pc, mk_not(_in_domain(t, iv)))
+                self.decided[key] = iv
+        chosen = self.decided[key]
+        return chosen, (TRUE if chosen is iv else FALSE)
 
     # -- statements --------------------------------------------------------------------
 
@@ -325,6 +409,12 @@ class _Exec:
                 self.fail_if(guard, err, f"if at {st.span}")
                 assert isinstance(v, z3.BoolRef)
                 saved = dict(self.locals)
+                if self.oracle is not None and not (z3.is_true(v) or z3.is_false(v)):
+                    taken = self.oracle.choose(2) == 0
+                    self.pc = mk_and(self.pc, v if taken else mk_not(v))
+                    self.block(th if taken else el, guard)
+                    self.locals = saved
+                    return
                 self.block(th, mk_and(guard, v))
                 self.locals = dict(saved)
                 self.block(el, mk_and(guard, mk_not(v)))
@@ -371,7 +461,8 @@ class _Exec:
                 iv, ierr = self.eval(i)
                 at = b.type
                 assert isinstance(at, ir.ArrayType)
-                err = mk_or(err, ierr, mk_not(_in_domain(at.index, iv)))  # type: ignore[arg-type]
+                iv, outside = self.split_index(iv, at.index)  # type: ignore[arg-type]
+                err = mk_or(err, ierr, outside)
                 out: list[tuple[z3.BoolRef, int]] = []
                 for c, s in cands:
                     for v, lit in domain_lits(at.index, self.enc.num):
@@ -415,8 +506,9 @@ class _Exec:
                 iv, ierr = self.eval(i)
                 assert isinstance(bv, Agg) and isinstance(bv.type, ir.ArrayType)
                 assert isinstance(iv, z3.ExprRef)
+                iv, outside = self.split_index(iv, bv.type.index)
                 val = _select(bv, iv, self.enc.num)
-                return val, mk_or(berr, ierr, mk_not(_in_domain(bv.type.index, iv)))
+                return val, mk_or(berr, ierr, outside)
             case ir.Unary(op=op, operand=o):
                 v, err = self.eval(o)
                 if op is ir.UnOp.NOT:

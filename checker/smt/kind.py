@@ -9,10 +9,12 @@ reachable state, so this is sound and often shortens k)."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from spec import ir
 from checker.smt.bmc import Unroller, proved_result, unknown_result
 from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
-from checker.smt.props import SafetyProp, bad, ok
+from checker.smt.props import SafetyProp, bad, ok, safety_properties
 from checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
 from checker.smt.terms import mk_not
 from checker.verdict import Result, Verdict
@@ -55,20 +57,23 @@ def run_kind(
     max_k: int,
     deadline: Deadline,
     enc: Encoder | None = None,
+    lemmas: Sequence[str] = (),
 ) -> list[Result]:
-    """Prove or refute each property by k-induction for k up to `max_k`."""
+    """Prove or refute each property by k-induction for k up to `max_k`; `lemmas` names
+    invariants already proved, assumed in the inductive steps."""
     enc = enc or bv_encoder(model)
     base = Unroller(enc, deadline)
-    lemmas: list[SafetyProp] = []
+    known = safety_properties(model, list(lemmas))
+    lemmas_used: list[SafetyProp] = [p for p in known if p.kind == "invariant"]
     out: list[Result] = []
     # invariants first: once proved they strengthen the inductive steps of the rest
     order = sorted(range(len(props)), key=lambda i: props[i].kind != "invariant")
     results: dict[int, Result] = {}
     for i in order:
-        r = _kind_one(enc, props[i], base, lemmas, max_k, deadline)
+        r = _kind_one(enc, props[i], base, lemmas_used, max_k, deadline)
         results[i] = r
         if r.verdict is Verdict.PROVED or (r.verdict is Verdict.HOLDS_TO_BOUND and r.detail.get("k")):
-            lemmas.append(props[i])
+            lemmas_used.append(props[i])
     out = [results[i] for i in range(len(props))]
     return out
 

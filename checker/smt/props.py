@@ -15,7 +15,7 @@ import z3
 
 from spec import ir
 from checker.smt.encode import Encoder, State, error_free
-from checker.smt.terms import FALSE, TRUE, mk_not
+from checker.smt.terms import FALSE, TRUE, mk_and, mk_not, mk_or
 
 RANGE_PROPERTY = "range"
 DEADLOCK_PROPERTY = "deadlock"
@@ -58,7 +58,7 @@ def bad(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRe
         assert p.expr is not None
         return mk_not(enc.holds(p.expr, path[j - 1], path[j])) if j >= 1 else FALSE
     if p.kind == "range":
-        return enc.error(path[j], j, ERROR_TAG)
+        return mk_or(enc.error(path[j], j, ERROR_TAG), enc.property_errors(path[j]))
     if p.kind == "deadlock":
         return enc.deadlock(path[j])
     raise AssertionError(p.kind)
@@ -67,7 +67,7 @@ def bad(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRe
 def ok(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef:
     """`p` is not violated at position `j` (quantifier-free: instances are expanded)."""
     if p.kind == "range":
-        return error_free(enc, path[j])
+        return mk_and(error_free(enc, path[j]), mk_not(enc.property_errors(path[j])))
     if p.kind == "transition" and j == 0:
         return TRUE
     return mk_not(bad(enc, p, path, j))

@@ -68,6 +68,8 @@ def mk_not(a: z3.BoolRef) -> z3.BoolRef:
         return FALSE
     if is_false(a):
         return TRUE
+    if z3.is_not(a):
+        return a.arg(0)  # type: ignore[return-value]
     return z3.Not(a)
 
 
@@ -177,10 +179,12 @@ def in_type(t: ir.ScalarType, e: z3.ExprRef) -> z3.BoolRef:
     """The range constraint of a slot of type `t` (true for bools and unbounded ints)."""
     if isinstance(t, ir.BoolType):
         return TRUE
+    v = const_int(e)
     if isinstance(t, ir.EnumType):
+        if v is not None:
+            return z3.BoolVal(0 <= v < len(t.members))
         return mk_and(e >= 0, e < len(t.members))  # type: ignore[operator]
     conds: list[z3.BoolRef] = []
-    v = const_int(e)
     if t.lo is not None:
         conds.append(z3.BoolVal(v >= t.lo) if v is not None else e >= t.lo)  # type: ignore[operator]
     if t.hi is not None:

@@ -1,0 +1,148 @@
+"""Engine selection for `--engine bmc|kind|pdr|auto`: one Result per requested property.
+
+`bmc`, `kind` and `pdr` are the Z3 engines of `checker/smt/` (safety properties: invariants,
+transition properties, `range`, `deadlock`); they answer `unknown` for liveness properties,
+which need the explicit engine. `auto` runs the explicit search first under a state limit; if
+it completes, its verdicts stand (including liveness); otherwise its counterexamples stand and
+every other safety property goes to pdr, then kind, then bmc, each Result naming the engine
+that decided it."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+from spec import ir
+from spec.errors import UsageError
+from checker.verdict import Result, Verdict
+
+DEFAULT_DEPTH = 30  # bmc bound when --depth is not given
+DEFAULT_MAX_K = 60  # the largest k of kind when --depth is not given
+AUTO_MAX_STATES = 200_000  # explicit search limit in `auto` when --max-states is not given
+AUTO_ENGINE_SECONDS = 60.0  # pdr's and kind's budget per property in `auto` without --timeout
+SMT_ENGINES = ("bmc", "kind", "pdr")
+
+
+def _order(model: ir.Model) -> dict[str, int]:
+    return {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
+
+
+def _liveness_unknown(model: ir.Model, names: Sequence[str], engine: str, why: str) -> list[Result]:
+    live = {p.name for p in model.liveness}
+    return [Result(n, "liveness", Verdict.UNKNOWN, engine, reason=why) for n in names if n in live]
+
+
+def _timed(fn: Callable[[], list[Result]]) -> list[Result]:
+    start = time.monotonic()
+    out = fn()
+    secs = round(time.monotonic() - start, 4)
+    for r in out:
+        r.detail.setdefault("seconds", secs if len(out) == 1 else None)
+        if r.detail["seconds"] is None:
+            del r.detail["seconds"]
+    return out
+
+
+def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | None, timeout: float | None) -> list[Result]:
+    """One of the Z3 engines on the named safety properties (one Result each, liveness
+    names answered `unknown`)."""
+    from checker.smt import bmc, kind, pdr
+    from checker.smt.props import safety_properties
+    from checker.smt.session import Deadline
+
+    deadline = Deadline(timeout)
+    props = safety_properties(model, list(names))
+    k = DEFAULT_DEPTH if depth is None else depth
+    max_k = DEFAULT_MAX_K if depth is None else max(1, depth)
+    out: list[Result] = []
+    for p in props:  # one property at a time, so each Result carries its own time
+        if name == "bmc":
+            out += _timed(lambda: bmc.run_bmc(model, [p], depth=k, deadline=deadline))
+        elif name == "kind":
+            out += _timed(lambda: kind.run_kind(model, [p], max_k=max_k, deadline=deadline, lemmas=_proved(out)))
+        elif name == "pdr":
+            out += _timed(lambda: pdr.run_pdr(model, [p], deadline=deadline))
+        else:
+            raise UsageError(f"unknown engine {name!r}")
+    out += _liveness_unknown(model, names, name, f"liveness is checked by the explicit engine, not {name}")
+    return out
+
+
+def _proved(results: list[Result]) -> list[str]:
+    return [r.property for r in results if r.verdict is Verdict.PROVED and r.kind == "invariant"]
+
+
+def run_engine(
+    name: str,
+    model: ir.Model,
+    properties: Sequence[str] | None,
+    *,
+    depth: int | None = None,
+    timeout: float | None = None,
+    max_states: int | None = None,
+    progress: object = None,
+) -> list[Result]:
+    """Run engine `name` (bmc, kind, pdr or auto) on `properties` (None: every property,
+    including the implicit `range` and, without `allow deadlock`, `deadlock`)."""
+    if properties is None:
+        names = model.property_names() + ["range"] + ([] if model.allow_deadlock else ["deadlock"])
+    else:
+        names = list(properties)
+    if name in SMT_ENGINES:
+        out = run_smt(name, model, names, depth=depth, timeout=timeout)
+    elif name == "auto":
+        out = _auto(model, names, depth=depth, timeout=timeout, max_states=max_states, progress=progress)
+    else:
+        raise UsageError(f"unknown engine {name!r} (engines: {', '.join(SMT_ENGINES + ('auto',))})")
+    order = _order(model)
+    out.sort(key=lambda r: order.get(r.property, len(order)))
+    return out
+
+
+def _auto(
+    model: ir.Model,
+    names: Sequence[str],
+    *,
+    depth: int | None,
+    timeout: float | None,
+    max_states: int | None,
+    progress: object,
+) -> list[Result]:
+    from checker.api import run_explicit
+    from checker.explicit import Limits
+
+    start = time.monotonic()
+    limit = max_states if max_states is not None else AUTO_MAX_STATES
+    share = None if timeout is None else timeout / 3
+    report = run_explicit(model, set(names), Limits(limit, share, progress))  # type: ignore[arg-type]
+    decided: dict[str, Result] = {}
+    for r in report.results:
+        if r.verdict is not Verdict.UNKNOWN:
+            if report.states is not None:
+                r.detail["states"] = report.states
+            decided[r.property] = r
+    rest = [n for n in names if n not in decided]
+    live = {p.name for p in model.liveness}
+    out = list(decided.values())
+    out += [r for r in report.results if r.property in rest and r.property in live]
+    safety = [n for n in rest if n not in live]
+
+    def left() -> float | None:
+        return None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+
+    for n in safety:
+        r = run_smt("pdr", model, [n], depth=depth, timeout=_slice(left(), 2))[0]
+        if r.verdict is Verdict.UNKNOWN:
+            r2 = run_smt("kind", model, [n], depth=depth, timeout=_slice(left(), 2))[0]
+            if r2.verdict is not Verdict.UNKNOWN and r2.verdict is not Verdict.HOLDS_TO_BOUND:
+                r = r2
+            else:
+                r3 = run_smt("bmc", model, [n], depth=depth, timeout=left())[0]
+                r = r3 if r3.verdict is not Verdict.UNKNOWN else (r2 if r2.verdict is not Verdict.UNKNOWN else r)
+        out.append(r)
+    return out
+
+
+def _slice(remaining: float | None, parts: int) -> float:
+    """A share of the remaining time for one engine of `auto` (a fixed budget if unlimited)."""
+    return AUTO_ENGINE_SECONDS if remaining is None else remaining / parts

@@ -1,0 +1,129 @@
+"""Z3 formulas over slot terms, rendered in gpspec syntax for people.
+
+Used for the inductive invariants Spacer finds: slot constants print as `waves_run[3]`,
+`q[Waiting].rptr`; enum slots compared with a number print the member's name; negated
+comparisons are flipped (`not (a <= b)` is `a > b`); `x + -1*y` prints as `x - y`. The top
+level conjunction is split one conjunct per line."""
+
+from __future__ import annotations
+
+import z3
+
+from spec import ir
+from checker.smt.encode import Encoder, State
+
+_CMP = {
+    z3.Z3_OP_LE: "<=",
+    z3.Z3_OP_LT: "<",
+    z3.Z3_OP_GE: ">=",
+    z3.Z3_OP_GT: ">",
+    z3.Z3_OP_EQ: "==",
+    z3.Z3_OP_DISTINCT: "!=",
+}
+_FLIP = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
+
+# binding strength: higher binds tighter
+_P_IMPL, _P_OR, _P_AND, _P_NOT, _P_CMP, _P_ADD, _P_MUL, _P_ATOM = range(8)
+
+
+class _Renderer:
+    def __init__(self, enc: Encoder, s: State) -> None:
+        self.names: dict[str, tuple[str, ir.ScalarType]] = {
+            str(t): (sl.name, sl.type) for sl, t in zip(enc.slots, s)
+        }
+
+    def enum_of(self, e: z3.ExprRef) -> ir.EnumType | None:
+        if z3.is_const(e) and str(e) in self.names:
+            t = self.names[str(e)][1]
+            return t if isinstance(t, ir.EnumType) else None
+        return None
+
+    def render(self, e: z3.ExprRef, ctx: int = 0) -> str:
+        text, prec = self._r(e)
+        return f"({text})" if prec < ctx else text
+
+    def _r(self, e: z3.ExprRef) -> tuple[str, int]:
+        if z3.is_true(e):
+            return "true", _P_ATOM
+        if z3.is_false(e):
+            return "false", _P_ATOM
+        if z3.is_int_value(e) or z3.is_bv_value(e):
+            return str(e), _P_ATOM if not str(e).startswith("-") else _P_NOT
+        if z3.is_const(e):
+            return self.names.get(str(e), (str(e), ir.INT))[0], _P_ATOM
+        k = e.decl().kind()
+        args = e.children()
+        if k == z3.Z3_OP_AND:
+            return " and ".join(self.render(a, _P_AND + 1) for a in args), _P_AND
+        if k == z3.Z3_OP_OR:
+            return " or ".join(self.render(a, _P_OR + 1) for a in args), _P_OR
+        if k == z3.Z3_OP_IMPLIES:
+            return f"{self.render(args[0], _P_IMPL + 1)} implies {self.render(args[1], _P_IMPL)}", _P_IMPL
+        if k == z3.Z3_OP_NOT:
+            inner = args[0]
+            ik = inner.decl().kind() if z3.is_app(inner) else None
+            if ik in _CMP and len(inner.children()) == 2:
+                return self._cmp(_FLIP[_CMP[ik]], *inner.children())
+            return f"not {self.render(inner, _P_NOT)}", _P_NOT
+        if k in _CMP and len(args) == 2:
+            if args[0].sort() == z3.BoolSort() and k == z3.Z3_OP_EQ:
+                return f"{self.render(args[0], _P_CMP + 1)} == {self.render(args[1], _P_CMP + 1)}", _P_CMP
+            return self._cmp(_CMP[k], *args)
+        if k == z3.Z3_OP_ADD:
+            out = self.render(args[0], _P_ADD)
+            for a in args[1:]:
+                neg = _negated(a)
+                out += f" - {self.render(neg, _P_MUL)}" if neg is not None else f" + {self.render(a, _P_ADD + 1)}"
+            return out, _P_ADD
+        if k == z3.Z3_OP_SUB:
+            return " - ".join([self.render(args[0], _P_ADD)] + [self.render(a, _P_ADD + 1) for a in args[1:]]), _P_ADD
+        if k == z3.Z3_OP_MUL:
+            if len(args) == 2 and z3.is_int_value(args[0]) and args[0].as_long() == -1:  # type: ignore[attr-defined]
+                return f"-{self.render(args[1], _P_ATOM)}", _P_NOT
+            return " * ".join(self.render(a, _P_MUL + 1) for a in args), _P_MUL
+        if k == z3.Z3_OP_UMINUS:
+            return f"-{self.render(args[0], _P_ATOM)}", _P_NOT
+        if k in (z3.Z3_OP_IDIV, z3.Z3_OP_DIV):
+            return f"{self.render(args[0], _P_MUL)} / {self.render(args[1], _P_MUL + 1)}", _P_MUL
+        if k == z3.Z3_OP_MOD:
+            return f"{self.render(args[0], _P_MUL)} % {self.render(args[1], _P_MUL + 1)}", _P_MUL
+        if k == z3.Z3_OP_ITE:
+            return (f"if {self.render(args[0])} then {self.render(args[1])} else {self.render(args[2], _P_IMPL)}",
+                    _P_IMPL - 1)
+        return str(e), _P_ATOM
+
+    def _cmp(self, op: str, a: z3.ExprRef, b: z3.ExprRef) -> tuple[str, int]:
+        for x, y in ((a, b), (b, a)):
+            et = self.enum_of(x)
+            if et is not None and z3.is_int_value(y) and op in ("==", "!="):
+                v = y.as_long()  # type: ignore[attr-defined]
+                if 0 <= v < len(et.members):
+                    return f"{self.render(x, _P_CMP + 1)} {op} {et.members[v]}", _P_CMP
+        return f"{self.render(a, _P_ADD)} {op} {self.render(b, _P_ADD)}", _P_CMP
+
+
+def _negated(e: z3.ExprRef) -> z3.ExprRef | None:
+    """`y` when `e` is `-1 * y` (or a negative literal's absolute value), else None."""
+    if z3.is_app(e) and e.decl().kind() == z3.Z3_OP_MUL:
+        ch = e.children()
+        if len(ch) == 2 and z3.is_int_value(ch[0]) and ch[0].as_long() < 0:  # type: ignore[attr-defined]
+            c = -ch[0].as_long()  # type: ignore[attr-defined]
+            return ch[1] if c == 1 else z3.IntVal(c) * ch[1]
+    if z3.is_int_value(e) and e.as_long() < 0:  # type: ignore[attr-defined]
+        return z3.IntVal(-e.as_long())  # type: ignore[attr-defined]
+    return None
+
+
+def render_expr(enc: Encoder, e: z3.ExprRef, s: State) -> str:
+    """One formula over the slot terms `s`, in gpspec syntax."""
+    return _Renderer(enc, s).render(e)
+
+
+def render_invariant(enc: Encoder, inv: z3.ExprRef, s: State) -> str:
+    """An invariant over the relation's arguments (de Bruijn variables 0..n-1 = slots), one
+    top-level conjunct per line."""
+    f = z3.substitute_vars(inv, *s) if not z3.is_true(inv) else inv
+    f = z3.simplify(f)
+    r = _Renderer(enc, s)
+    parts = f.children() if z3.is_and(f) else [f]
+    return "\nand ".join(r.render(p, _P_AND + 1) for p in parts)
