@@ -821,9 +821,9 @@ def _symbolic_fallback(model: ir.Model, line: int, n: int, limit: int) -> str:
 
 def run_symbolic(request: SymbolicRequest) -> SymbolicOutcome | None:
     """NOTE(replay-z3): the hook to the Z3 fallback. Past the candidate limit, replay calls
-    `replay_symbolic(request) -> SymbolicOutcome` of module SYMBOLIC_MODULE (checker/smt, the only
-    place that imports z3) when it exists. That module is NOT written yet: until it is, this
-    returns None and replay reports the trace as undecided (exit 3) instead of guessing."""
+    `replay_symbolic(request) -> SymbolicOutcome` of module SYMBOLIC_MODULE (checker/smt/tracefill.py,
+    checker/smt being the only place that imports z3). Without that module this returns None and
+    replay reports the trace as undecided (exit 3) instead of guessing."""
     import importlib
 
     try:

@@ -170,6 +170,8 @@ def render_text(rep: ReplayReport) -> str:
             f"({rep.candidates} candidate state{'s' if rep.candidates != 1 else ''} at the end, "
             f"peak {rep.peak_candidates}, up to {rep.max_hidden} hidden internal steps per event)"
         )
+        if rep.reason:  # e.g. the rest of the trace was matched by the Z3 fallback (NOTE(replay-z3))
+            lines.append(f"  {rep.reason}")
     elif rep.conforms is None:
         lines.append(f"unknown: {rep.reason}")
     else:

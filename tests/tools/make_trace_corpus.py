@@ -252,7 +252,14 @@ def main() -> None:
         out.append(entry(f, any_spec, {}, exp, note))
     write_trace(str(OUT / "wide-limit.jsonl"), TraceHeader("wide", {}, None), ticks)
     out.append(entry("wide-limit.jsonl", "traces/corpus/sim/models/wide.gpspec", {},
-                     {"verdict": "unknown", "exit": 3}, "10^6 initial candidates: past --max-candidates, undecided"))
+                     {"verdict": "conforms", "exit": 3},
+                     "10^6 initial candidates: past --max-candidates the Z3 fallback matches the trace; "
+                     "properties are not evaluated then (unknown)"))
+    write_trace(str(OUT / "wide-limit-bad.jsonl"), TraceHeader("wide", {}, None),
+                [Event("tick", {}, {"n": i}) for i in (1, 2, 2)])
+    out.append(entry("wide-limit-bad.jsonl", "traces/corpus/sim/models/wide.gpspec", {},
+                     {"verdict": "diverges", "exit": 1, "line": 4},
+                     "10^6 initial candidates: the Z3 fallback finds that the third tick cannot observe n = 2"))
 
     manifest = {
         "about": "Simulated and hand-made traces with their expected `gpcheck replay` verdicts; "

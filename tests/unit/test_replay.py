@@ -183,7 +183,12 @@ def test_hidden_steps_are_bounded_by_max_hidden() -> None:
     assert rep.conforms is False and rep.max_hidden == 0
 
 
-def test_candidate_limit_makes_replay_undecided() -> None:
+def test_candidate_limit_makes_replay_undecided(monkeypatch) -> None:
+    """Without the Z3 fallback module (NOTE(replay-z3)) the candidate limit leaves the trace
+    undecided; with it, see tests/unit/test_replay_z3.py."""
+    from traces import replay as rp
+
+    monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "checker.smt._no_such_module")
     cm = compile_model(load_source(ANY, "any.gpspec"))
     rep = _replay(cm, TraceHeader(), [Event("tick", {})], max_candidates=1)
     assert rep.conforms is None and rep.exit_code == 3 and "Z3 fallback" in (rep.reason or "")

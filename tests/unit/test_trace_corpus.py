@@ -64,4 +64,6 @@ def test_corpus_covers_every_example_and_model() -> None:
     specs = {Path(e["spec"]).stem for e in MANIFEST}
     assert {"ring", "rewind", "peterson", "starve", "cwsr", "kfd_sched", "reef_rewind"} <= specs
     verdicts = {e["expect"]["verdict"] for e in MANIFEST}
-    assert verdicts == {"conforms", "diverges", "unknown"}
+    # "unknown" entries are optional: past the candidate limit the Z3 fallback decides the corpus's
+    # wide-limit traces (NOTE(replay-z3)); only a solver timeout leaves a trace undecided now
+    assert {"conforms", "diverges"} <= verdicts <= {"conforms", "diverges", "unknown"}
