@@ -87,7 +87,12 @@ def render_text(report: Report, width: int = 110) -> str:
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     consts = " ".join(f"{k}={v}" for k, v in report.constants.items())
     console.print(f"model {report.model} ({report.file})" + (f"  constants: {consts}" if consts else ""))
-    states = f"{report.states:,} distinct states" if report.states is not None else "state count unknown (search incomplete)"
+    if report.states is not None:
+        states = f"{report.states:,} distinct states"
+    elif any(r.engine == "explicit" for r in report.results):
+        states = "state count unknown (search incomplete)"
+    else:
+        states = "no explicit search (symbolic engines count no states)"
     console.print(f"{states}, {report.seconds:.2f} s")
     table = Table(show_edge=False, box=None, pad_edge=False)
     for col in ("property", "kind", "verdict", "engine", "states", "time", "detail"):
