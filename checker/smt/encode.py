@@ -43,6 +43,7 @@ from checker.smt.terms import (
 )
 
 State = tuple[z3.ExprRef, ...]
+Bindings = tuple[tuple[ir.Symbol, int], ...]  # values of free local symbols
 
 
 class EncodingError(Exception):
@@ -140,9 +141,8 @@ class Encoder:
         """Every slot holds a value of its type."""
         return all_of(in_type(sl.type, t) for sl, t in zip(self.slots, s))
 
-    def init(self, s: State) -> z3.BoolRef:
-        """The initial-state predicate: fixed slots equal their value, `any` slots range over
-        their type."""
+    def init_slots(self, s: State) -> list[z3.BoolRef]:
+        """The initial condition of each slot: its value, or its type's range for `any`."""
         conds: list[z3.BoolRef] = []
         i = 0
         for v in self.model.vars:
@@ -150,18 +150,27 @@ class Encoder:
                 sl = self.slots[i]
                 conds.append(in_type(sl.type, s[i]) if val is None else mk_eq(s[i], scalar_lit(sl.type, val, self.num)))
                 i += 1
-        return all_of(conds)
+        return conds
 
-    def predicate(self, e: ir.Expr, s: State, t: State | None = None) -> tuple[z3.BoolRef, z3.BoolRef]:
-        """A state (or, with `t`, transition) expression: (value, evaluation-error condition)."""
+    def init(self, s: State) -> z3.BoolRef:
+        """The initial-state predicate (every slot's initial condition)."""
+        return all_of(self.init_slots(s))
+
+    def predicate(
+        self, e: ir.Expr, s: State, t: State | None = None, bindings: Bindings = ()
+    ) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """A state (or, with `t`, transition) expression: (value, evaluation-error condition);
+        `bindings` give values to free local symbols (a conjunct of a fold)."""
         ex = _Exec(self, list(s), post=t)
+        for sym, val in bindings:
+            ex.locals[sym.id] = scalar_lit(sym.type, val, self.num)
         v, err = ex.eval(e)
         assert isinstance(v, z3.BoolRef), e
         return v, err
 
-    def holds(self, e: ir.Expr, s: State, t: State | None = None) -> z3.BoolRef:
+    def holds(self, e: ir.Expr, s: State, t: State | None = None, bindings: Bindings = ()) -> z3.BoolRef:
         """`e` holds in `s` (on `s -> t`); an evaluation error makes it false."""
-        v, err = self.predicate(e, s, t)
+        v, err = self.predicate(e, s, t, bindings)
         return mk_and(mk_not(err), v)
 
     def terminal(self, s: State) -> z3.BoolRef:
@@ -350,7 +359,7 @@ class _Exec:
     errors: list[tuple[z3.BoolRef, str]] = field(default_factory=list)
     oracle: "_Oracle | None" = None  # path mode: decides branches and dynamic indexes
     pc: z3.BoolRef = TRUE  # path mode: the condition of the path taken so far
-    decided: dict[int, z3.ExprRef] = field(default_factory=dict)  # path mode: index term id -> choice
+    decided: dict[int, tuple[z3.ExprRef, z3.ExprRef, z3.BoolRef]] = field(default_factory=dict)  # path mode: index term id -> (term, choice, outside)
 
     def split_index(self, iv: z3.ExprRef, t: ir.Type) -> tuple[z3.ExprRef, z3.BoolRef]:
         """The index to use and the condition that it lies outside the domain `t`. In path
@@ -360,17 +369,18 @@ class _Exec:
         if self.oracle is None or const_int(iv) is not None or z3.is_true(iv) or z3.is_false(iv):
             return iv, mk_not(_in_domain(t, iv))
         key = iv.get_id()
-        if key not in self.decided:
+        hit = self.decided.get(key)
+        if hit is None or not hit[0].eq(iv):  # (ids of freed terms are reused: compare terms)
             lits = domain_lits(t, self.enc.num)
             c = self.oracle.choose(len(lits) + 1)
             if c < len(lits):
                 self.pc = mk_and(self.pc, mk_eq(iv, lits[c][1]))
-                self.decided[key] = lits[c][1]
+                hit = (iv, lits[c][1], FALSE)
             else:
                 self.pc = mk_and(self.pc, mk_not(_in_domain(t, iv)))
-                self.decided[key] = iv
-        chosen = self.decided[key]
-        return chosen, (TRUE if chosen is iv else FALSE)
+                hit = (iv, iv, TRUE)
+            self.decided[key] = hit
+        return hit[1], hit[2]
 
     # -- statements --------------------------------------------------------------------
 
@@ -439,6 +449,8 @@ class _Exec:
         assert len(vals) == len(leaves), (tgt, e)
         rng = all_of(in_type(st, v) for (_, st), v in zip(leaves, vals))
         self.fail_if(guard, mk_not(rng), f"value out of range at {span}")
+        if z3.is_false(self.alive):
+            return
         for cond, start in cands:
             g = mk_and(guard, cond)
             if z3.is_false(g):
@@ -464,6 +476,9 @@ class _Exec:
                 iv, outside = self.split_index(iv, at.index)  # type: ignore[arg-type]
                 err = mk_or(err, ierr, outside)
                 out: list[tuple[z3.BoolRef, int]] = []
+                pos = _literal_position(at, iv)
+                if pos is not None:  # a static index: one place
+                    return [(c, s + pos) for c, s in cands], err
                 for c, s in cands:
                     for v, lit in domain_lits(at.index, self.enc.num):
                         off, _ = ir.slot_offset(at, v)
@@ -611,11 +626,30 @@ class _Exec:
         raise EncodingError(f"unsupported fold {e.kind}")
 
 
+def _literal_position(at: ir.ArrayType, idx: z3.ExprRef) -> int | None:
+    """The slot offset of element `idx` in an array of type `at` when `idx` is a literal
+    inside the index domain, else None."""
+    if z3.is_true(idx) or z3.is_false(idx):
+        v: int | None = 1 if z3.is_true(idx) else 0
+    else:
+        v = const_int(idx)
+    if v is None:
+        return None
+    dom = ir.domain_values(at.index)  # type: ignore[arg-type]
+    if v not in dom:
+        return None
+    return (v - dom.start) * ir.slot_count(at.elem)
+
+
 def _select(arr: Agg, idx: z3.ExprRef, num: Num) -> Value:
     """`arr[idx]`: the element at a literal index, else an ite-chain over the domain."""
     at = arr.type
     assert isinstance(at, ir.ArrayType)
     n = ir.slot_count(at.elem)
+    pos = _literal_position(at, idx)
+    if pos is not None:
+        sl = arr.slots[pos : pos + n]
+        return sl[0] if ir.is_scalar(at.elem) else Agg(at.elem, tuple(sl))
     elems: list[tuple[z3.ExprRef, tuple[z3.ExprRef, ...]]] = []
     for v, lit in domain_lits(at.index, num):
         off, _ = ir.slot_offset(at, v)

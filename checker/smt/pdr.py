@@ -1,34 +1,173 @@
 """Unbounded proofs with Z3's Spacer (PDR/IC3 over constrained Horn clauses).
 
-One uninterpreted relation `Reach` over the slots (Int encoding: Spacer's lemmas are linear
+One uninterpreted relation `Reach` over state slots (Int encoding: Spacer's lemmas are linear
 integer arithmetic) and the clauses
 
-    Reach(s)                      <- Init(s)
-    Reach(t)                      <- Reach(s) ∧ s inside constraints ∧ action a from s to t   (per action)
-    Bad                           <- Reach(s) ∧ (the property fails at s, or on s -> t)
+    Reach(s)              <- Init(s)
+    Reach(next_p(s))      <- Reach(s) ∧ s inside constraints ∧ guard_p(s)     (per path p)
+    Bad                   <- Reach(s) ∧ the property fails at s (or on s -> next_p(s))
 
-The query `Bad` is unsat exactly when the property holds in every reachable state; Spacer then
-gives an inductive invariant over-approximating `Reach`, which is rendered in gpspec syntax.
-When `Bad` is derivable the property is violated, and the shortest counterexample is found by
-BMC (which Spacer's answer bounds), decoded and replayed like every other."""
+where the paths are the actions' execution paths with every `if` and dynamic index decided
+(`encode.step_paths`): Spacer generalises far better over such small static updates than over
+ite-chains. `Bad` unsat means the property holds in every reachable state, and Spacer's
+interpretation of `Reach` is an inductive invariant, rendered in gpspec syntax.
+
+Invariants are proved conjunct by conjunct (`props.conjuncts`: `and`, and `all` folds split
+per binder value), each over a localisation abstraction: `Reach` keeps only the slots the
+conjunct reads, the other slots are free in every step (an over-approximation, so a proof is
+sound); when Spacer finds an abstract counterexample the kept set grows by one step of the cone
+of influence, until it is closed. Each conjunct's proof is small (a few lemmas over a few
+slots) where the monolithic proof of `all k: waves_run[k] <= B` needs all of them at once:
+ring.gpspec at N=16 goes from about 60 s to under a second. If a conjunct is not proved the
+whole property is given to the monolithic query, whose answer decides; a violation's shortest
+counterexample is then found by BMC and decoded like every other."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import z3
 
 from spec import ir
 from checker.smt.bmc import Unroller, proved_result, unknown_result
 from checker.smt.encode import Encoder, PathLimit, State, bv_encoder, step_paths
-from checker.smt.props import SafetyProp, bad
+from checker.smt.props import SafetyProp, bad, conjuncts
 from checker.smt.render import render_invariant
 from checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown
-from checker.smt.terms import TRUE, mk_and, mk_not
+from checker.smt.terms import in_type, mk_and, mk_not, mk_or
 from checker.verdict import Result
 
 ENGINE = "pdr"
 TAG = "pdr."
 CEX_MAX_DEPTH = 10_000
-PATH_LIMIT = 256  # execution paths per action before falling back to one ite-encoded clause
+SPACER_OPTIONS: dict[str, object] = {}  # extra Fixedpoint parameters (tuning experiments)
+PATH_LIMIT = 256
+PART_SECONDS = 10.0  # the most one part's abstract query may take before the monolithic query  # execution paths per action before falling back to one ite-encoded clause
+
+
+@dataclass(frozen=True)
+class _Clause:
+    """One execution path of one action: when it steps, when it fails, where it goes."""
+
+    guard: z3.BoolRef  # inside constraints, parameters in domain, path taken, requires hold
+    error: z3.BoolRef  # inside constraints, parameters in domain, path taken, modelling error
+    next: State
+    writes: frozenset[int]  # slots whose next term is not the slot itself
+    reads: frozenset[int]  # slots the guard or a written slot's next term reads
+
+
+class _Answer:
+    PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
+
+
+class _System:
+    """The clauses of one model, built once and shared by every query."""
+
+    def __init__(self, enc: Encoder) -> None:
+        self.enc = enc
+        model = enc.model
+        self.s = enc.state(0, TAG)
+        self.index = {t.get_id(): i for i, t in enumerate(self.s)}
+        self._reads_cache: dict[int, tuple[z3.ExprRef, frozenset[int]]] = {}
+        self.slot_rng = [self._slot_range(i) for i in range(len(self.s))]
+        self.init = enc.init_slots(self.s)
+        self.params: list[z3.ExprRef] = []
+        cons = enc.in_constraints(self.s)
+        self.cons_reads = self.reads(cons)
+        self.clauses: list[_Clause] = []
+        for ai in range(len(model.actions)):
+            args = enc.params(ai, 0, TAG)
+            self.params += list(args)
+            dom = mk_and(cons, enc.param_domain(ai, args))
+            try:
+                paths = [(pe.enabled, pe.error, pe.next) for pe in step_paths(enc, ai, self.s, args, PATH_LIMIT)]
+            except PathLimit:
+                st = enc.step(ai, self.s, args)
+                paths = [(st.enabled, st.error, st.next)]
+            for enabled, error, nxt in paths:
+                guard = mk_and(dom, enabled)
+                if z3.is_false(guard):  # a path that always fails: only its error matters
+                    nxt = self.s
+                writes = frozenset(i for i, (a, b) in enumerate(zip(nxt, self.s)) if not a.eq(b))
+                reads = self.reads(guard).union(*(self.reads(nxt[i]) for i in writes))
+                self.clauses.append(_Clause(guard, mk_and(dom, error), nxt, writes, reads))
+
+    def _slot_range(self, i: int) -> z3.BoolRef:
+        return in_type(self.enc.slots[i].type, self.s[i])
+
+    def reads(self, e: z3.ExprRef) -> frozenset[int]:
+        """The slots a term mentions."""
+        key = e.get_id()
+        hit = self._reads_cache.get(key)
+        if hit is not None and hit[0].eq(e):
+            return hit[1]
+        if z3.is_const(e):
+            out = frozenset([self.index[key]]) if key in self.index else frozenset()
+        else:
+            out = frozenset().union(*(self.reads(c) for c in e.children()))
+        self._reads_cache[key] = (e, out)  # the term is kept alive: Z3 reuses ids of freed terms
+        return out
+
+    def query(
+        self, kept: list[int], bad_bodies: list[z3.BoolRef], deadline: Deadline, seed: int
+    ) -> tuple[str, str | None]:
+        """Is some `bad_bodies` formula reachable in the abstraction keeping slots `kept`?
+        (PROVED, rendered invariant) | (REFUTED, None) | (UNKNOWN, reason)."""
+        if deadline.expired:
+            return _Answer.UNKNOWN, "timeout"
+        enc = self.enc
+        fp = z3.Fixedpoint()
+        fp.set(engine="spacer")
+        fp.set("spacer.random_seed", seed)
+        for k, v in SPACER_OPTIONS.items():
+            fp.set(k, v)
+        ms = deadline.ms()
+        if ms is not None:
+            fp.set("timeout", ms)
+        s = self.s
+        ks = [s[i] for i in kept]
+        reach = z3.Function("Reach", *[x.sort() for x in ks], z3.BoolSort())
+        fail = z3.Function("Bad", z3.BoolSort())
+        fp.register_relation(reach, fail)
+        fp.declare_var(*(list(s) + self.params))
+        rng = mk_and(*(self.slot_rng[i] for i in kept))  # free slots are left unconstrained
+        fp.rule(reach(*ks), [mk_and(*(self.init[i] for i in kept), *(self.slot_rng[i] for i in kept))])
+        kset = set(kept)
+        # clauses with the same effect on the kept slots become one (their guards disjoined):
+        # under the abstraction, e.g. `wave` on every kernel but the conjunct's is `pc += 1`
+        merged: dict[tuple[int, ...], tuple[list[z3.ExprRef], list[z3.BoolRef]]] = {}
+        for c in self.clauses:
+            if z3.is_false(c.guard) or not (c.writes & kset):
+                continue
+            head = [c.next[i] for i in kept]
+            key = tuple(h.get_id() for h in head)
+            merged.setdefault(key, (head, []))[1].append(c.guard)
+        for head, guards in merged.values():
+            fp.rule(reach(*head), [reach(*ks), rng, mk_or(*guards)])
+        for body in bad_bodies:
+            if not z3.is_false(body):
+                fp.rule(fail(), [reach(*ks), rng, body])
+        try:
+            r = fp.query(fail())
+        except z3.Z3Exception as e:  # Spacer reports an expired timeout as a 'canceled' exception
+            return _Answer.UNKNOWN, "timeout" if deadline.expired else f"spacer: {e}"
+        if r == z3.unsat:
+            inv = fp.get_cover_delta(-1, reach)
+            return _Answer.PROVED, render_invariant(enc, inv, tuple(ks), [enc.slots[i] for i in kept])
+        if r == z3.sat:
+            return _Answer.REFUTED, None
+        reason = fp.reason_unknown() or "unknown"
+        return _Answer.UNKNOWN, "timeout" if deadline.expired else f"spacer: {reason}"
+
+    def grow(self, kept: set[int]) -> set[int]:
+        """One step of the cone of influence: what the clauses writing kept slots read."""
+        out = set(kept)
+        for c in self.clauses:
+            if c.writes & kept:
+                out |= c.reads
+        if out != kept:
+            out |= self.cons_reads
+        return out
 
 
 def run_pdr(
@@ -37,99 +176,85 @@ def run_pdr(
     *,
     deadline: Deadline,
     seed: int = DEFAULT_SEED,
-    options: dict[str, object] | None = None,
+    split: bool = True,
 ) -> list[Result]:
-    """Prove or refute each property with Spacer, within the shared deadline (`options` are
-    extra Fixedpoint parameters, for tuning experiments)."""
-    enc = Encoder(model)
-    return [_pdr_one(enc, p, deadline, seed, options or {}) for p in props]
+    """Prove or refute each property with Spacer, within the shared deadline (`split`:
+    invariants conjunct by conjunct over localisation abstractions first)."""
+    system = _System(Encoder(model))
+    return [_pdr_one(system, p, deadline, seed, split) for p in props]
 
 
-def _fixedpoint(deadline: Deadline, seed: int, options: dict[str, object]) -> z3.Fixedpoint:
-    fp = z3.Fixedpoint()
-    fp.set(engine="spacer")
-    fp.set("spacer.random_seed", seed)
-    for k, v in options.items():
-        fp.set(k, v)
-    ms = deadline.ms()
-    if ms is not None:
-        fp.set("timeout", ms)
-    return fp
-
-
-def _pdr_one(enc: Encoder, p: SafetyProp, deadline: Deadline, seed: int, options: dict[str, object]) -> Result:
-    if deadline.expired:
-        return unknown_result(p, ENGINE, "timeout", None)
-    model = enc.model
-    options = dict(options)
-    use_paths = bool(options.pop("_paths", True))
-    direct_head = bool(options.pop("_direct", False))
-    no_rng = bool(options.pop("_norng", False))
-    fp = _fixedpoint(deadline, seed, options)
-    s, t = enc.state(0, TAG), enc.state(1, TAG)
-    sorts = [x.sort() for x in s]
-    reach = z3.Function("Reach", *sorts, z3.BoolSort())
-    fail = z3.Function("Bad", z3.BoolSort())
-    fp.register_relation(reach, fail)
-    variables: list[z3.ExprRef] = list(s) + list(t)
-    for ai in range(len(model.actions)):
-        variables += list(enc.params(ai, 0, TAG))
-    fp.declare_var(*variables)
-
-    fp.rule(reach(*s), [enc.in_range(s), enc.init(s)])
-    cons = enc.in_constraints(s)
-    rng = TRUE if no_rng else enc.in_range(s)
-    steps: list[tuple[z3.BoolRef, z3.BoolRef, State]] = []  # (guard, error, next) per clause
-    for ai in range(len(model.actions)):
-        args = enc.params(ai, 0, TAG)
-        dom = mk_and(cons, enc.param_domain(ai, args))
-        try:
-            if not use_paths:
-                raise PathLimit("off")
-            paths = [(pe.enabled, pe.error, pe.next) for pe in step_paths(enc, ai, s, args, PATH_LIMIT)]
-        except PathLimit:
-            st = enc.step(ai, s, args)
-            paths = [(st.enabled, st.error, st.next)]
-        for enabled, error, nxt in paths:
-            steps.append((mk_and(dom, enabled), mk_and(dom, error), nxt))
-    for guard, _, nxt in steps:
-        if not z3.is_false(guard):
-            if direct_head:
-                fp.rule(reach(*nxt), [reach(*s), rng, guard])
-            else:
-                fp.rule(reach(*t), [reach(*s), rng, guard, enc.equal_states(t, nxt)])
-
+def _bad_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
+    enc, s = system.enc, system.s
     if p.kind == "transition":
         assert p.expr is not None
-        prop_ok = enc.holds(p.expr, s, t)
-        for guard, _, nxt in steps:
-            if not z3.is_false(guard):
-                fp.rule(fail(), [reach(*s), guard, enc.equal_states(t, nxt), mk_not(prop_ok)])
-    elif p.kind == "range":
-        for _, error, _ in steps:
-            if not z3.is_false(error):
-                fp.rule(fail(), [reach(*s), error])
-        err = enc.property_errors(s)
-        if not z3.is_false(err):
-            fp.rule(fail(), [reach(*s), err])
-    else:
-        fp.rule(fail(), [reach(*s), bad(enc, p, [s], 0)])
+        return [mk_and(c.guard, mk_not(enc.holds(p.expr, s, c.next))) for c in system.clauses]
+    if p.kind == "range":
+        return [c.error for c in system.clauses] + [enc.property_errors(s)]
+    return [bad(enc, p, [s], 0)]
 
-    try:
-        r = fp.query(fail())
-    except z3.Z3Exception as e:  # Spacer reports an expired timeout as a 'canceled' exception
-        reason = "timeout" if deadline.expired else f"spacer: {e}"
-        return unknown_result(p, ENGINE, reason, None)
-    if r == z3.unsat:
-        inv = fp.get_cover_delta(-1, reach)
-        text = render_invariant(enc, inv, s)
-        return proved_result(model, p, ENGINE, "Spacer found an inductive invariant", invariant=text)
-    if r == z3.sat:
+
+def _split_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
+    """The property's `Bad` bodies split into parts that can be proved unreachable one by
+    one: invariant conjuncts, or one transition property / range check per clause."""
+    enc, s = system.enc, system.s
+    if p.kind == "invariant":
+        assert p.expr is not None
+        return [mk_not(enc.holds(e, s, None, b)) for e, b in conjuncts(p.expr)]
+    return [b for b in _bad_bodies(system, p) if not z3.is_false(b)]
+
+
+def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, split: bool) -> Result:
+    model = system.enc.model
+    everything = list(range(len(system.s)))
+    if split and p.kind != "deadlock":
+        texts = _prove_parts(system, _split_bodies(system, p), deadline, seed)
+        if texts is not None:
+            return proved_result(model, p, ENGINE, "Spacer proved every part", invariant=_join(texts))
+    answer, info = system.query(everything, _bad_bodies(system, p), deadline, seed)
+    if answer == _Answer.PROVED:
+        return proved_result(model, p, ENGINE, "Spacer found an inductive invariant", invariant=info)
+    if answer == _Answer.REFUTED:
         return _counterexample(model, p, deadline)
-    reason = fp.reason_unknown() or "unknown"
-    if deadline.expired:
-        reason = "timeout"
-    return unknown_result(p, ENGINE, f"spacer: {reason}", None)
+    return unknown_result(p, ENGINE, info or "unknown", None)
+
+
+def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, seed: int) -> list[str] | None:
+    """Each part's invariant over its localisation abstraction, or None as soon as some part
+    is not proved that way (its abstraction is exact and still fails, or it runs out of its
+    share of time: the monolithic query then gets the rest)."""
+    texts: list[str] = []
+    for body in bodies:
+        # the slots the part reads, and one step of their cone of influence: a part is
+        # rarely inductive over its own slots alone
+        kept = system.grow(set(system.reads(body)) | system.cons_reads)
+        while True:
+            if len(kept) == len(system.s):
+                return None  # no abstraction left: the monolithic query decides
+            remaining = deadline.remaining()
+            share = Deadline(PART_SECONDS if remaining is None else min(PART_SECONDS, remaining / 2))
+            answer, info = system.query(sorted(kept), [body], share, seed)
+            if answer == _Answer.PROVED:
+                assert info is not None
+                texts.append(info)
+                break
+            if answer == _Answer.UNKNOWN:
+                return None
+            bigger = system.grow(kept)
+            if bigger == kept:
+                return None  # a closed cone of influence: a real violation of this part
+            kept = bigger
+    return texts
+
+
+def _join(texts: list[str]) -> str:
+    seen: dict[str, None] = {}
+    for t in texts:
+        for line in t.split("\n"):
+            line = line.removeprefix("and ")
+            if line != "true":
+                seen.setdefault(line, None)
+    return "\nand ".join(seen) if seen else "true"
 
 
 def _counterexample(model: ir.Model, p: SafetyProp, deadline: Deadline) -> Result:

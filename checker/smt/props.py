@@ -14,7 +14,7 @@ from typing import Sequence
 import z3
 
 from spec import ir
-from checker.smt.encode import Encoder, State, error_free
+from checker.smt.encode import Bindings, Encoder, State, error_free
 from checker.smt.terms import FALSE, TRUE, mk_and, mk_not, mk_or
 
 RANGE_PROPERTY = "range"
@@ -71,3 +71,19 @@ def ok(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef
     if p.kind == "transition" and j == 0:
         return TRUE
     return mk_not(bad(enc, p, path, j))
+
+
+def conjuncts(e: ir.Expr, bindings: Bindings = ()) -> list[tuple[ir.Expr, Bindings]]:
+    """`e` split at `and` and at `all` folds (one conjunct per value of the binder), each
+    with the binder values it needs. Every conjunct holding without evaluation error implies
+    `e` holds without error (the converse can fail through short-circuits, so a conjunct that
+    fails says nothing about `e`)."""
+    match e:
+        case ir.Binary(op=ir.BinOp.AND, lhs=lhs, rhs=rhs):
+            return conjuncts(lhs, bindings) + conjuncts(rhs, bindings)
+        case ir.Fold(kind=ir.FoldKind.ALL, binder=b, body=body):
+            out: list[tuple[ir.Expr, Bindings]] = []
+            for v in ir.domain_values(b.type):  # type: ignore[arg-type]
+                out += conjuncts(body, bindings + ((b, v),))
+            return out
+    return [(e, bindings)]

@@ -10,7 +10,9 @@ from __future__ import annotations
 import z3
 
 from spec import ir
-from checker.smt.encode import Encoder, State
+from typing import Sequence
+
+from checker.smt.encode import Encoder, Slot, State
 
 _CMP = {
     z3.Z3_OP_LE: "<=",
@@ -27,9 +29,9 @@ _P_IMPL, _P_OR, _P_AND, _P_NOT, _P_CMP, _P_ADD, _P_MUL, _P_ATOM = range(8)
 
 
 class _Renderer:
-    def __init__(self, enc: Encoder, s: State) -> None:
+    def __init__(self, terms: Sequence[z3.ExprRef], slots: Sequence[Slot]) -> None:
         self.names: dict[str, tuple[str, ir.ScalarType]] = {
-            str(t): (sl.name, sl.type) for sl, t in zip(enc.slots, s)
+            str(t): (sl.name, sl.type) for sl, t in zip(slots, terms)
         }
 
     def enum_of(self, e: z3.ExprRef) -> ir.EnumType | None:
@@ -116,14 +118,17 @@ def _negated(e: z3.ExprRef) -> z3.ExprRef | None:
 
 def render_expr(enc: Encoder, e: z3.ExprRef, s: State) -> str:
     """One formula over the slot terms `s`, in gpspec syntax."""
-    return _Renderer(enc, s).render(e)
+    return _Renderer(s, enc.slots).render(e)
 
 
-def render_invariant(enc: Encoder, inv: z3.ExprRef, s: State) -> str:
-    """An invariant over the relation's arguments (de Bruijn variables 0..n-1 = slots), one
-    top-level conjunct per line."""
-    f = z3.substitute_vars(inv, *s) if not z3.is_true(inv) else inv
+def render_invariant(
+    enc: Encoder, inv: z3.ExprRef, terms: Sequence[z3.ExprRef], slots: Sequence[Slot] | None = None
+) -> str:
+    """An invariant over a relation's arguments (de Bruijn variables 0..n-1 standing for
+    `terms`, the slot terms of `slots`, all of them by default), one conjunct per line."""
+    slots = enc.slots if slots is None else slots
+    f = z3.substitute_vars(inv, *terms) if not z3.is_true(inv) else inv
     f = z3.simplify(f)
-    r = _Renderer(enc, s)
+    r = _Renderer(terms, slots)
     parts = f.children() if z3.is_and(f) else [f]
     return "\nand ".join(r.render(p, _P_AND + 1) for p in parts)
