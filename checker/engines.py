@@ -68,6 +68,36 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     return out
 
 
+def check_witnesses(model: ir.Model, results: list[Result]) -> list[Result]:
+    """Replay every Z3 counterexample through gpmodel (NOTE(honest-verdicts)): a range
+    violation gets the interpreter's error message and location; a counterexample that does
+    not replay (an encoding bug) turns the verdict into `unknown`, saying so."""
+    from dataclasses import replace
+
+    from gpmodel import compile_model
+    from checker.witness import check_witness, error_detail, range_error, replay_states
+
+    smt = [r for r in results if r.engine in SMT_ENGINES and r.verdict is Verdict.VIOLATED]
+    if not smt:
+        return results
+    cm = compile_model(model)
+    out = []
+    for r in results:
+        if r in smt:
+            problem = check_witness(cm, r)
+            if problem is None and r.kind == "range":
+                assert r.counterexample is not None
+                states, _, _ = replay_states(cm, r.counterexample)
+                err, _ = range_error(cm, r, states[-1])
+                assert err is not None
+                r.detail.update(error_detail(cm, err))
+            if problem is not None:
+                r = replace(r, verdict=Verdict.UNKNOWN, reason=f"internal error: the {r.engine} counterexample "
+                            f"does not replay through the interpreter ({problem})")
+        out.append(r)
+    return out
+
+
 def _proved(results: list[Result]) -> list[str]:
     return [r.property for r in results if r.verdict is Verdict.PROVED and r.kind == "invariant"]
 
@@ -94,6 +124,7 @@ def run_engine(
         out = _auto(model, names, depth=depth, timeout=timeout, max_states=max_states, progress=progress)
     else:
         raise UsageError(f"unknown engine {name!r} (engines: {', '.join(SMT_ENGINES + ('auto',))})")
+    out = check_witnesses(model, out)
     order = _order(model)
     out.sort(key=lambda r: order.get(r.property, len(order)))
     return out

@@ -1,0 +1,114 @@
+"""Re-execute a counterexample through gpmodel: the check that every SMT verdict `violated`
+is a real behaviour of the interpreter (STYLE "Cross-check engines", NOTE(honest-verdicts)).
+
+`check_witness(cm, result)` returns None when the counterexample replays: its first state is
+initial, each step's action instance (found by name and arguments) takes the previous state to
+the next one under `cm.step`, and the last step shows the violation (an invariant false, a
+transition property false on the last step, no enabled instance and no terminal predicate, or
+the `range` result's failing instance raising a modelling error). Otherwise it returns what
+went wrong, for the message of an UNKNOWN verdict or a failing test."""
+
+from __future__ import annotations
+
+from gpmodel import CompiledModel, ModelError
+from checker.verdict import Counterexample, Result, Verdict
+
+State = tuple[int, ...]
+
+
+def replay_states(cm: CompiledModel, cex: Counterexample) -> tuple[list[State], list[int], str | None]:
+    """The slot tuples and instance ids of a counterexample's steps, or where they fail."""
+    states: list[State] = []
+    iids: list[int] = []
+    try:
+        states = [cm.layout.encode(step.state) for step in cex.steps]
+    except ValueError as e:
+        return [], [], f"a state does not decode: {e}"
+    if states[0] not in set(cm.initial_states()):
+        return states, iids, "step 0 is not an initial state"
+    for k in range(1, len(states)):
+        step = cex.steps[k]
+        assert step.action is not None
+        iid = cm.find_instance(step.action, step.args)
+        if iid is None:
+            return states, iids, f"step {k}: no instance {step.action}{step.args}"
+        iids.append(iid)
+        if not cm.in_constraints(states[k - 1]):
+            return states, iids, f"step {k}: state {k - 1} lies outside the constraints"
+        try:
+            nxt = cm.step(iid, states[k - 1])
+        except ModelError as e:
+            return states, iids, f"step {k}: {step.action} fails with a modelling error: {e}"
+        if isinstance(nxt, int):
+            return states, iids, f"step {k}: {step.action} is disabled (require #{nxt} fails)"
+        if nxt != states[k]:
+            return states, iids, f"step {k}: {step.action} leads to {cm.layout.decode(nxt)}, not {step.state}"
+    return states, iids, None
+
+
+def check_witness(cm: CompiledModel, r: Result) -> str | None:
+    """None if `r`'s counterexample is a behaviour of `cm` that violates `r.property`."""
+    if r.verdict is not Verdict.VIOLATED or r.counterexample is None:
+        return "not a violation with a counterexample"
+    states, _, problem = replay_states(cm, r.counterexample)
+    if problem is not None:
+        return problem
+    last = states[-1]
+    model = cm.model
+    if r.kind == "invariant":
+        for inv, fn in cm.invariants:
+            if inv.name == r.property:
+                try:
+                    return None if not fn(last) else "the invariant holds in the last state"
+                except ModelError:
+                    return None  # evaluating it fails: the encodings count that as a violation
+        return f"no invariant {r.property}"
+    if r.kind == "transition":
+        if len(states) < 2:
+            return "a transition counterexample needs a step"
+        for tp, fn in cm.transitions:
+            if tp.name == r.property:
+                return None if not fn(states[-2], last) else "the property holds on the last step"
+        return f"no transition property {r.property}"
+    if r.kind == "deadlock":
+        if model.allow_deadlock or cm.is_terminal(last) or not cm.in_constraints(last):
+            return "the last state is terminal or not expanded"
+        try:
+            succ = cm.successors(last)
+        except ModelError:
+            return "the last state has a modelling error, not a deadlock"
+        return None if not succ else "the last state has successors"
+    if r.kind == "range":
+        return range_error(cm, r, last)[1]
+    return f"cannot check a {r.kind} counterexample"
+
+
+def range_error(cm: CompiledModel, r: Result, last: State) -> tuple[ModelError | None, str | None]:
+    """The modelling error the `range` counterexample ends in: its failing instance from
+    `detail` first, else any instance or invariant (the solver may name an arbitrary instance
+    when the error is in an invariant), or why there is none."""
+    action, args = r.detail.get("action"), r.detail.get("args", {})
+    first = cm.find_instance(action, args) if action is not None else None
+    order = ([first] if first is not None else []) + [i for i in range(len(cm.instances)) if i != first]
+    if cm.in_constraints(last):
+        for iid in order:
+            try:
+                cm.step(iid, last)
+            except ModelError as e:
+                return e, None
+    for _, fn in cm.invariants:
+        try:
+            fn(last)
+        except ModelError as e:
+            return e, None
+    return None, "no modelling error in the last state"
+
+
+def error_detail(cm: CompiledModel, e: ModelError) -> dict[str, object]:
+    """The `detail` of a range violation, as the explicit engine writes it."""
+    detail: dict[str, object] = {"error": e.message, "kind": e.site.kind, "location": str(e.site.span)}
+    if e.site.instance is not None:
+        inst = cm.instances[e.site.instance]
+        detail["action"] = inst.action.name
+        detail["args"] = inst.arg_dict()
+    return detail
