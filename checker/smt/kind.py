@@ -24,10 +24,16 @@ STEP_TAG = "ind."
 
 
 class _StepPath:
-    """An unconstrained loop-free path for the inductive step, with properties assumed."""
+    """An unconstrained loop-free path for the inductive step, with properties assumed.
 
-    def __init__(self, enc: Encoder, deadline: Deadline, lemmas: list[SafetyProp]) -> None:
+    With `open_end` the last state may repeat an earlier one: a shortest violation of a
+    transition property is loop-free only up to the violating step's source (its target may
+    be any earlier state, itself included), so the last state joins the distinctness
+    constraints only when the path grows past it."""
+
+    def __init__(self, enc: Encoder, deadline: Deadline, lemmas: list[SafetyProp], open_end: bool = False) -> None:
         self.enc = enc
+        self.open_end = open_end
         self.sess = Session(deadline, logic=BV_LOGIC if enc.num.width else None)
         self.lemmas = lemmas
         s0 = enc.state(0, STEP_TAG)
@@ -44,8 +50,12 @@ class _StepPath:
         j = len(self.path) - 1
         nxt = self.enc.state(j + 1, STEP_TAG)
         self.sess.add(self.enc.in_range(nxt), self.enc.trans(self.path[j], nxt, j, STEP_TAG))
-        for i in range(j + 1):
-            self.sess.add(mk_not(self.enc.equal_states(self.path[i], nxt)))
+        if self.open_end:  # the old end is now inside the path
+            for i in range(j):
+                self.sess.add(mk_not(self.enc.equal_states(self.path[i], self.path[j])))
+        else:
+            for i in range(j + 1):
+                self.sess.add(mk_not(self.enc.equal_states(self.path[i], nxt)))
         self.path.append(nxt)
         self._assume_lemmas(j + 1)
 
@@ -81,7 +91,7 @@ def run_kind(
 def _kind_one(
     enc: Encoder, p: SafetyProp, base: Unroller, lemmas: list[SafetyProp], max_k: int, deadline: Deadline
 ) -> Result:
-    step = _StepPath(enc, deadline, list(lemmas))
+    step = _StepPath(enc, deadline, list(lemmas), open_end=p.kind == "transition")
     for k in range(1, max_k + 1):
         # base case: no violation at depth k-1 from an initial state
         ans = base.check_bad(p, k - 1)

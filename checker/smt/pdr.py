@@ -75,6 +75,7 @@ class _System:
         cons = enc.in_constraints(self.s)
         self.cons_reads = self.reads(cons)
         self.clauses: list[_Clause] = []
+        self.clause_actions: list[int] = []  # the action each clause is a path of
         for ai in range(len(model.actions)):
             args = enc.params(ai, 0, TAG)
             self.params += list(args)
@@ -91,6 +92,7 @@ class _System:
                 writes = frozenset(i for i, (a, b) in enumerate(zip(nxt, self.s)) if not a.eq(b))
                 reads = self.reads(guard).union(*(self.reads(nxt[i]) for i in writes))
                 self.clauses.append(_Clause(guard, mk_and(dom, error), nxt, writes, reads))
+                self.clause_actions.append(ai)
 
     def _slot_range(self, i: int) -> z3.BoolRef:
         return in_type(self.enc.slots[i].type, self.s[i])
