@@ -131,9 +131,7 @@ class _System:
         reach = z3.Function("Reach", *[x.sort() for x in ks], z3.BoolSort())
         fail = z3.Function("Bad", z3.BoolSort())
         fp.register_relation(reach, fail)
-        fp.declare_var(*(list(s) + self.params))
         rng = mk_and(*(self.slot_rng[i] for i in kept))  # free slots are left unconstrained
-        fp.rule(reach(*ks), [mk_and(*(self.init[i] for i in kept), *(self.slot_rng[i] for i in kept))])
         kset = set(kept)
         # clauses with the same effect on the kept slots become one (their guards disjoined):
         # under the abstraction, e.g. `wave` on every kernel but the conjunct's is `pc += 1`
@@ -143,12 +141,14 @@ class _System:
                 continue
             head = [c.next[i] for i in kept]
             key = tuple(h.get_id() for h in head)
-            merged.setdefault(key, (head, []))[1].append(c.guard)
-        for head, guards in merged.values():
-            fp.rule(reach(*head), [reach(*ks), rng, mk_or(*guards)])
-        for body in bad_bodies:
-            if not z3.is_false(body):
-                fp.rule(fail(), [reach(*ks), rng, body])
+            merged.setdefault(key, (head, []))[1].append(self.weaken(c.guard, kset))
+        rules: list[tuple[z3.BoolRef, list[z3.BoolRef]]] = [
+            (reach(*ks), [mk_and(*(self.init[i] for i in kept), rng)])]
+        rules += [(reach(*head), [reach(*ks), rng, mk_or(*guards)]) for head, guards in merged.values()]
+        rules += [(fail(), [reach(*ks), rng, body]) for body in bad_bodies if not z3.is_false(body)]
+        fp.declare_var(*(list(s) + self.params))
+        for head, body in rules:
+            fp.rule(head, body)
         try:
             r = fp.query(fail())
         except z3.Z3Exception as e:  # Spacer reports an expired timeout as a 'canceled' exception
@@ -160,6 +160,20 @@ class _System:
             return _Answer.REFUTED, None
         reason = fp.reason_unknown() or "unknown"
         return _Answer.UNKNOWN, "timeout" if deadline.expired else f"spacer: {reason}"
+
+    def weaken(self, guard: z3.BoolRef, kept: set[int]) -> z3.BoolRef:
+        """`guard` without the conjuncts that read free slots: a weaker guard, so still an
+        over-approximation (the abstraction already lets free slots take any value), and
+        Spacer need not eliminate one auxiliary variable per free slot in every step."""
+        parts: list[z3.BoolRef] = []
+        todo = [guard]
+        while todo:
+            e = todo.pop()
+            if z3.is_and(e):
+                todo.extend(e.children())  # type: ignore[arg-type]
+            elif self.reads(e) <= kept:
+                parts.append(e)
+        return mk_and(*parts)
 
     def grow(self, kept: set[int]) -> set[int]:
         """One step of the cone of influence: what the clauses writing kept slots read."""

@@ -30,14 +30,16 @@ _P_IMPL, _P_OR, _P_AND, _P_NOT, _P_CMP, _P_ADD, _P_MUL, _P_ATOM = range(8)
 
 class _Renderer:
     def __init__(self, terms: Sequence[z3.ExprRef], slots: Sequence[Slot]) -> None:
+        # keyed by the constant's name: str() of a term runs Z3's pretty printer, far slower
         self.names: dict[str, tuple[str, ir.ScalarType]] = {
-            str(t): (sl.name, sl.type) for sl, t in zip(slots, terms)
+            t.decl().name(): (sl.name, sl.type) for sl, t in zip(slots, terms)
         }
 
     def enum_of(self, e: z3.ExprRef) -> ir.EnumType | None:
-        if z3.is_const(e) and str(e) in self.names:
-            t = self.names[str(e)][1]
-            return t if isinstance(t, ir.EnumType) else None
+        if z3.is_const(e) and not z3.is_int_value(e):
+            hit = self.names.get(e.decl().name())
+            if hit is not None and isinstance(hit[1], ir.EnumType):
+                return hit[1]
         return None
 
     def render(self, e: z3.ExprRef, ctx: int = 0) -> str:
@@ -52,7 +54,8 @@ class _Renderer:
         if z3.is_int_value(e) or z3.is_bv_value(e):
             return str(e), _P_ATOM if not str(e).startswith("-") else _P_NOT
         if z3.is_const(e):
-            return self.names.get(str(e), (str(e), ir.INT))[0], _P_ATOM
+            hit = self.names.get(e.decl().name())
+            return (hit[0] if hit is not None else str(e)), _P_ATOM
         k = e.decl().kind()
         args = e.children()
         if k == z3.Z3_OP_AND:

@@ -25,7 +25,7 @@ EXAMPLES = [
     ("starve.gpspec", {"AGING": 1}),
 ]
 IDS = [f"{f.removesuffix('.gpspec')}-{'-'.join(f'{k}{v}' for k, v in c.items()) or 'default'}" for f, c in EXAMPLES]
-RANDOM = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+RANDOM = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
 def _report(problems: list[str], text: str = "") -> str:
@@ -74,7 +74,7 @@ def test_random_specs_steps_and_bmc_agree(text):
     assert not problems, _report(problems, text)
 
 
-@settings(RANDOM, max_examples=12)
+@settings(RANDOM, max_examples=10)
 @given(text=spec_text())
 def test_random_specs_kind_and_pdr_agree(text):
     m = load_source(text, "rnd.gpspec")
