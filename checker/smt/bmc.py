@@ -85,8 +85,9 @@ def proved_result(model: ir.Model, p: SafetyProp, engine: str, why: str, **detai
     if model.constraints:
         names = ", ".join(c.name for c in model.constraints)
         return Result(p.name, p.kind, Verdict.HOLDS_TO_BOUND, engine, reason=f"{why}, inside constraint {names}",
-                      detail=dict(detail))
-    return Result(p.name, p.kind, Verdict.PROVED, engine, reason=why, detail=dict(detail))
+                      detail={k: v for k, v in detail.items() if v not in (None, "true")})
+    return Result(p.name, p.kind, Verdict.PROVED, engine, reason=why,
+                  detail={k: v for k, v in detail.items() if v not in (None, "true")})
 
 
 def unknown_result(p: SafetyProp, engine: str, reason: str, bound: int | None) -> Result:

@@ -13,6 +13,7 @@ from spec import ir
 from typing import Sequence
 
 from checker.smt.encode import Encoder, Slot, State
+from checker.smt.terms import in_type
 
 _CMP = {
     z3.Z3_OP_LE: "<=",
@@ -52,7 +53,7 @@ class _Renderer:
         if z3.is_false(e):
             return "false", _P_ATOM
         if z3.is_int_value(e) or z3.is_bv_value(e):
-            return str(e), _P_ATOM if not str(e).startswith("-") else _P_NOT
+            return str(e), _P_ATOM
         if z3.is_const(e):
             hit = self.names.get(e.decl().name())
             return (hit[0] if hit is not None else str(e)), _P_ATOM
@@ -98,6 +99,15 @@ class _Renderer:
         return str(e), _P_ATOM
 
     def _cmp(self, op: str, a: z3.ExprRef, b: z3.ExprRef) -> tuple[str, int]:
+        # `x - y op k`: move y across when k is 0, so `rptr - wptr <= 0` reads `rptr <= wptr`
+        kb = b.as_long() if z3.is_int_value(b) else None  # type: ignore[attr-defined]
+        if kb is not None and op in ("<", ">"):  # integers: `x < 3` is `x <= 2`
+            op, kb = ("<=", kb - 1) if op == "<" else (">=", kb + 1)
+            b = z3.IntVal(kb)
+        if kb == 0 and z3.is_app(a) and a.decl().kind() == z3.Z3_OP_ADD and len(a.children()) == 2:
+            neg = _negated(a.children()[1])
+            if neg is not None:
+                return f"{self.render(a.children()[0], _P_ADD)} {op} {self.render(neg, _P_ADD)}", _P_CMP
         for x, y in ((a, b), (b, a)):
             et = self.enum_of(x)
             if et is not None and z3.is_int_value(y) and op in ("==", "!="):
@@ -134,4 +144,8 @@ def render_invariant(
     f = z3.simplify(f)
     r = _Renderer(terms, slots)
     parts = f.children() if z3.is_and(f) else [f]
-    return "\nand ".join(r.render(p, _P_AND + 1) for p in parts)
+    # conjuncts that only restate the slots' types (`pc >= 0`) say nothing
+    types = z3.Solver()
+    types.add(*(in_type(sl.type, t) for sl, t in zip(slots, terms)))
+    kept = [p for p in parts if types.check(z3.Not(p)) != z3.unsat]
+    return "\nand ".join(r.render(p, _P_AND + 1) for p in kept) if kept else "true"
