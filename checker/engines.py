@@ -10,7 +10,7 @@ that decided it."""
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Sequence
 
 from spec import ir
 from spec.errors import UsageError
@@ -32,17 +32,6 @@ def _liveness_unknown(model: ir.Model, names: Sequence[str], engine: str, why: s
     return [Result(n, "liveness", Verdict.UNKNOWN, engine, reason=why) for n in names if n in live]
 
 
-def _timed(fn: Callable[[], list[Result]]) -> list[Result]:
-    start = time.monotonic()
-    out = fn()
-    secs = round(time.monotonic() - start, 4)
-    for r in out:
-        r.detail.setdefault("seconds", secs if len(out) == 1 else None)
-        if r.detail["seconds"] is None:
-            del r.detail["seconds"]
-    return out
-
-
 def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | None, timeout: float | None) -> list[Result]:
     """One of the Z3 engines on the named safety properties (one Result each, liveness
     names answered `unknown`)."""
@@ -54,16 +43,16 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     props = safety_properties(model, list(names))
     k = DEFAULT_DEPTH if depth is None else depth
     max_k = DEFAULT_MAX_K if depth is None else max(1, depth)
-    out: list[Result] = []
-    for p in props:  # one property at a time, so each Result carries its own time
-        if name == "bmc":
-            out += _timed(lambda: bmc.run_bmc(model, [p], depth=k, deadline=deadline))
-        elif name == "kind":
-            out += _timed(lambda: kind.run_kind(model, [p], max_k=max_k, deadline=deadline, lemmas=_proved(out)))
-        elif name == "pdr":
-            out += _timed(lambda: pdr.run_pdr(model, [p], deadline=deadline))
-        else:
-            raise UsageError(f"unknown engine {name!r}")
+    # all properties in one call: bmc and kind share one unrolling, pdr one set of clauses;
+    # each Result's detail says when it was decided ("seconds")
+    if name == "bmc":
+        out = bmc.run_bmc(model, props, depth=k, deadline=deadline)
+    elif name == "kind":
+        out = kind.run_kind(model, props, max_k=max_k, deadline=deadline)
+    elif name == "pdr":
+        out = pdr.run_pdr(model, props, deadline=deadline)
+    else:
+        raise UsageError(f"unknown engine {name!r}")
     out += _liveness_unknown(model, names, name, f"liveness is checked by the explicit engine, not {name}")
     return out
 
@@ -98,10 +87,6 @@ def check_witnesses(model: ir.Model, results: list[Result]) -> list[Result]:
     return out
 
 
-def _proved(results: list[Result]) -> list[str]:
-    return [r.property for r in results if r.verdict is Verdict.PROVED and r.kind == "invariant"]
-
-
 def run_engine(
     name: str,
     model: ir.Model,
@@ -114,10 +99,14 @@ def run_engine(
 ) -> list[Result]:
     """Run engine `name` (bmc, kind, pdr or auto) on `properties` (None: every property,
     including the implicit `range` and, without `allow deadlock`, `deadlock`)."""
+    every = model.property_names() + ["range"] + ([] if model.allow_deadlock else ["deadlock"])
     if properties is None:
-        names = model.property_names() + ["range"] + ([] if model.allow_deadlock else ["deadlock"])
+        names = every
     else:
         names = list(properties)
+        unknown = sorted(set(names) - set(every))
+        if unknown:
+            raise UsageError(f"{model.file}: no property {', '.join(unknown)} (properties: {', '.join(every)})")
     if name in SMT_ENGINES:
         out = run_smt(name, model, names, depth=depth, timeout=timeout)
     elif name == "auto":

@@ -7,7 +7,7 @@ properties checked so far are proved (held to bound only inside a `constraint`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
 
 from spec import ir
 from checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
@@ -94,10 +94,17 @@ def unknown_result(p: SafetyProp, engine: str, reason: str, bound: int | None) -
     return Result(p.name, p.kind, Verdict.UNKNOWN, engine, bound=bound, reason=reason)
 
 
-@dataclass
-class _Open:
-    prop: SafetyProp
-    result: Result | None = field(default=None)
+class _Stamped(dict[str, Result]):
+    """Results by property name; each one stored gets `detail["seconds"]`, the time since
+    `start` at which it was decided."""
+
+    def __init__(self, start: float) -> None:
+        super().__init__()
+        self.start = start
+
+    def __setitem__(self, name: str, r: Result) -> None:
+        r.detail.setdefault("seconds", round(time.monotonic() - self.start, 4))
+        super().__setitem__(name, r)
 
 
 def run_bmc(
@@ -110,9 +117,10 @@ def run_bmc(
     engine: str = ENGINE,
 ) -> list[Result]:
     """Check every property on all paths of at most `depth` transitions."""
+    start = time.monotonic()
     enc = enc or bv_encoder(model)
     un = Unroller(enc, deadline)
-    results: dict[str, Result] = {}
+    results = _Stamped(start)
     open_props = list(props)
     for k in range(depth + 1):
         still: list[SafetyProp] = []

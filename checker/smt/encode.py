@@ -17,7 +17,7 @@ The encoder keeps no solver state; engines combine its formulas in a `Session`."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import z3
 
@@ -43,6 +43,7 @@ from checker.smt.terms import (
 )
 
 State = tuple[z3.ExprRef, ...]
+TEMPLATE = "tpl."  # tag of the symbols formulas are built over once (Encoder._instantiate)
 Bindings = tuple[tuple[ir.Symbol, int], ...]  # values of free local symbols
 
 
@@ -108,6 +109,7 @@ class Encoder:
         self.prefix = ctx_prefix
         self._states: dict[tuple[str, int], State] = {}
         self._params: dict[tuple[str, int, int], tuple[z3.ExprRef, ...]] = {}
+        self._templates: dict[tuple[object, ...], z3.BoolRef] = {}
 
     # -- symbols ---------------------------------------------------------------------------
 
@@ -170,15 +172,47 @@ class Encoder:
 
     def holds(self, e: ir.Expr, s: State, t: State | None = None, bindings: Bindings = ()) -> z3.BoolRef:
         """`e` holds in `s` (on `s -> t`); an evaluation error makes it false."""
-        v, err = self.predicate(e, s, t, bindings)
-        return mk_and(mk_not(err), v)
+
+        def build(ts: State, tt: State) -> z3.BoolRef:
+            v, err = self.predicate(e, ts, tt if t is not None else None, bindings)
+            return mk_and(mk_not(err), v)
+
+        return self._instantiate(("holds", id(e), bindings, t is not None), build, s, t)
 
     def terminal(self, s: State) -> z3.BoolRef:
-        return mk_or(*(self.holds(e, s) for e in self.model.terminals))
+        return self._instantiate(("terminal",), lambda ts, _: mk_or(*(self.holds(e, ts) for e in self.model.terminals)), s)
 
     def in_constraints(self, s: State) -> z3.BoolRef:
         """Inside every `constraint` (states outside are not expanded)."""
-        return all_of(self.holds(c.expr, s) for c in self.model.constraints)
+        return self._instantiate(
+            ("constraints",), lambda ts, _: all_of(self.holds(c.expr, ts) for c in self.model.constraints), s)
+
+    # -- templates: each formula is built once over template symbols, then substituted -------
+
+    def _instantiate(
+        self,
+        key: tuple[object, ...],
+        build: "Callable[[State, State], z3.BoolRef]",
+        s: State,
+        t: State | None = None,
+        step: int | None = None,
+        tag: str = "",
+    ) -> z3.BoolRef:
+        """`build(s, t)` for the step's symbols: built once over template symbols (the
+        symbolic execution is the costly part) and instantiated by `z3.substitute`."""
+        ts, tt = self.state(0, TEMPLATE), self.state(1, TEMPLATE)
+        tpl = self._templates.get(key)
+        if tpl is None:
+            tpl = build(ts, tt)
+            self._templates[key] = tpl
+        pairs = [(a, b) for a, b in zip(ts, s) if not a.eq(b)]
+        if t is not None:
+            pairs += [(a, b) for a, b in zip(tt, t) if not a.eq(b)]
+        if step is not None and (step, tag) != (0, TEMPLATE):
+            pairs.append((self.act(0, TEMPLATE), self.act(step, tag)))
+            for ai in range(len(self.model.actions)):
+                pairs += list(zip(self.params(ai, 0, TEMPLATE), self.params(ai, step, tag)))
+        return z3.substitute(tpl, *pairs) if pairs else tpl  # type: ignore[return-value]
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -217,6 +251,9 @@ class Encoder:
     def trans(self, s: State, t: State, step: int, tag: str = "") -> z3.BoolRef:
         """T(s, t): some enabled action instance, chosen by `act@step` and its parameters,
         takes `s` to `t`; `s` must lie inside the constraints."""
+        return self._instantiate(("trans",), lambda ts, tt: self._trans(ts, tt, 0, TEMPLATE), s, t, step, tag)
+
+    def _trans(self, s: State, t: State, step: int, tag: str) -> z3.BoolRef:
         branches = []
         for ai in range(len(self.model.actions)):
             args = self.params(ai, step, tag)
@@ -234,6 +271,9 @@ class Encoder:
     def error(self, s: State, step: int, tag: str = "") -> z3.BoolRef:
         """Some action instance, chosen by `act@step` and its parameters, fails with a
         modelling error in `s` (which lies inside the constraints)."""
+        return self._instantiate(("error",), lambda ts, _: self._error(ts, 0, TEMPLATE), s, None, step, tag)
+
+    def _error(self, s: State, step: int, tag: str) -> z3.BoolRef:
         branches = []
         for ai in range(len(self.model.actions)):
             args = self.params(ai, step, tag)
@@ -244,13 +284,17 @@ class Encoder:
     def property_errors(self, s: State) -> z3.BoolRef:
         """Evaluating some invariant in `s` fails with a modelling error (the interpreter
         evaluates every invariant in every reached state, so this is a `range` violation)."""
-        return mk_or(*(self.predicate(inv.expr, s)[1] for inv in self.model.invariants))
+        return self._instantiate(
+            ("property_errors",), lambda ts, _: mk_or(*(self.predicate(inv.expr, ts)[1] for inv in self.model.invariants)), s)
 
     def deadlock(self, s: State) -> z3.BoolRef:
         """No instance is enabled, none fails, `s` is not terminal, and it is expanded (inside
         the constraints); false under `allow deadlock`."""
         if self.model.allow_deadlock:
             return FALSE
+        return self._instantiate(("deadlock",), lambda ts, _: self._deadlock(ts), s)
+
+    def _deadlock(self, s: State) -> z3.BoolRef:
         stuck = []
         for ai, vals in self.instances():
             enc = self.step(ai, s, self.instance_args(ai, vals))
@@ -693,7 +737,9 @@ def _values_equal(a: Value, b: Value) -> z3.BoolRef:
 
 def error_free(enc: Encoder, s: State) -> z3.BoolRef:
     """No action instance fails with a modelling error in `s` (or `s` is not expanded)."""
-    fails = []
-    for ai, vals in enc.instances():
-        fails.append(enc.step(ai, s, enc.instance_args(ai, vals)).error)
-    return mk_or(mk_not(enc.in_constraints(s)), mk_not(mk_or(*fails)))
+
+    def build(ts: State, _: State) -> z3.BoolRef:
+        fails = [enc.step(ai, ts, enc.instance_args(ai, vals)).error for ai, vals in enc.instances()]
+        return mk_or(mk_not(enc.in_constraints(ts)), mk_not(mk_or(*fails)))
+
+    return enc._instantiate(("error_free",), build, s)

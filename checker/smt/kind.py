@@ -9,6 +9,7 @@ reachable state, so this is sound and often shortens k)."""
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 from spec import ir
@@ -80,7 +81,9 @@ def run_kind(
     order = sorted(range(len(props)), key=lambda i: props[i].kind != "invariant")
     results: dict[int, Result] = {}
     for i in order:
+        started = time.monotonic()
         r = _kind_one(enc, props[i], base, lemmas_used, max_k, deadline)
+        r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         results[i] = r
         if r.verdict is Verdict.PROVED or (r.verdict is Verdict.HOLDS_TO_BOUND and r.detail.get("k")):
             lemmas_used.append(props[i])

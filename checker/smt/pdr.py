@@ -24,6 +24,7 @@ counterexample is then found by BMC and decoded like every other."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import z3
@@ -197,7 +198,13 @@ def run_pdr(
     """Prove or refute each property with Spacer, within the shared deadline (`split`:
     invariants conjunct by conjunct over localisation abstractions first)."""
     system = _System(Encoder(model))
-    return [_pdr_one(system, p, deadline, seed, split) for p in props]
+    out = []
+    for p in props:
+        started = time.monotonic()
+        r = _pdr_one(system, p, deadline, seed, split)
+        r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
+        out.append(r)
+    return out
 
 
 def _bad_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:

@@ -30,11 +30,12 @@ FALSE = z3.BoolVal(False)
 
 
 def is_true(e: z3.ExprRef) -> bool:
-    return z3.is_true(e)
+    """`e` is the literal true (one C call: terms are hash-consed)."""
+    return e.eq(TRUE)
 
 
 def is_false(e: z3.ExprRef) -> bool:
-    return z3.is_false(e)
+    return e.eq(FALSE)
 
 
 def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
