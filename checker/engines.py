@@ -1,11 +1,12 @@
 """Engine selection for `--engine bmc|kind|pdr|auto`: one Result per requested property.
 
-`bmc`, `kind` and `pdr` are the Z3 engines of `checker/smt/` (safety properties: invariants,
-transition properties, `range`, `deadlock`); they answer `unknown` for liveness properties,
-which need the explicit engine. `auto` runs the explicit search first under a state limit; if
-it completes, its verdicts stand (including liveness); otherwise its counterexamples stand and
-every other safety property goes to pdr, then kind, then bmc, each Result naming the engine
-that decided it."""
+`bmc`, `kind` and `pdr` are the Z3 engines of `checker/smt/` for safety properties
+(invariants, transition properties, `range`, `deadlock`); `bmc` also looks for fair lasso
+counterexamples of liveness properties (checker/smt/lasso.py; it never proves one), `kind`
+and `pdr` answer `unknown` for them. `auto` runs the explicit search first under a state
+limit; if it completes, its verdicts stand (liveness included); otherwise its counterexamples
+stand, every other safety property goes to pdr, then kind, then bmc, and liveness to lasso
+BMC, each Result naming the engine that decided it."""
 
 from __future__ import annotations
 
@@ -47,13 +48,20 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     # each Result's detail says when it was decided ("seconds")
     if name == "bmc":
         out = bmc.run_bmc(model, props, depth=k, deadline=deadline)
+        live = [p for p in model.liveness if p.name in set(names)]
+        if live:
+            from checker.smt.lasso import run_lasso
+
+            out += run_lasso(model, live, depth=k, deadline=deadline)
+        return out
     elif name == "kind":
         out = kind.run_kind(model, props, max_k=max_k, deadline=deadline)
     elif name == "pdr":
         out = pdr.run_pdr(model, props, deadline=deadline)
     else:
         raise UsageError(f"unknown engine {name!r}")
-    out += _liveness_unknown(model, names, name, f"liveness is checked by the explicit engine, not {name}")
+    out += _liveness_unknown(model, names, name, f"{name} does not check liveness: use the explicit engine, "
+                             "or bmc for fair lasso counterexamples")
     return out
 
 
@@ -144,11 +152,16 @@ def _auto(
     rest = [n for n in names if n not in decided]
     live = {p.name for p in model.liveness}
     out = list(decided.values())
-    out += [r for r in report.results if r.property in rest and r.property in live]
     safety = [n for n in rest if n not in live]
+    liveness = [n for n in rest if n in live]
+    if liveness:  # explicit search did not finish: look for fair lassos by BMC
+        for r in run_smt("bmc", model, liveness, depth=depth, timeout=_slice(left_at(start, timeout), 2)):
+            if r.verdict is Verdict.UNKNOWN:
+                r = next(x for x in report.results if x.property == r.property)
+            out.append(r)
 
     def left() -> float | None:
-        return None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
+        return left_at(start, timeout)
 
     for n in safety:
         r = run_smt("pdr", model, [n], depth=depth, timeout=_slice(left(), 2))[0]
@@ -161,6 +174,10 @@ def _auto(
                 r = r3 if r3.verdict is not Verdict.UNKNOWN else (r2 if r2.verdict is not Verdict.UNKNOWN else r)
         out.append(r)
     return out
+
+
+def left_at(start: float, timeout: float | None) -> float | None:
+    return None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
 
 
 def _slice(remaining: float | None, parts: int) -> float:

@@ -10,6 +10,7 @@ went wrong, for the message of an UNKNOWN verdict or a failing test."""
 
 from __future__ import annotations
 
+from spec import ir
 from gpmodel import CompiledModel, ModelError
 from checker.verdict import Counterexample, Result, Verdict
 
@@ -80,7 +81,48 @@ def check_witness(cm: CompiledModel, r: Result) -> str | None:
         return None if not succ else "the last state has successors"
     if r.kind == "range":
         return range_error(cm, r, last)[1]
+    if r.kind == "liveness":
+        return _check_lasso(cm, r, states)
     return f"cannot check a {r.kind} counterexample"
+
+
+def _check_lasso(cm: CompiledModel, r: Result, states: list[State]) -> str | None:
+    """A fair lasso that stays in ¬q where the property needs it (checker/liveness.py)."""
+    assert r.counterexample is not None
+    prop = next((p for p in cm.model.liveness if p.name == r.property), None)
+    if prop is None:
+        return f"no liveness property {r.property}"
+    loop = r.counterexample.loop
+    if loop is None or not 0 <= loop < len(states):
+        return "a liveness counterexample needs a loop"
+    last = states[-1]
+    q = cm.predicate(prop.q)
+    fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
+    _, iids, _ = replay_states(cm, r.counterexample)
+
+    def enabled(s: State) -> set[int]:
+        return {iid for iid, _ in cm.successors(s)} if cm.in_constraints(s) else set()
+
+    closing = [iid for iid, t in cm.successors(last) if t == states[loop]] if cm.in_constraints(last) else []
+    # a fair loop closes back with a transition; a stutter needs no fair instance enabled
+    fair_loop = bool(closing) and all(
+        any(f not in enabled(states[j]) for j in range(loop, len(states)))
+        or any(iids[j - 1] == f for j in range(loop + 1, len(states))) or f in closing
+        for f in fair)
+    stutter = loop == len(states) - 1 and cm.in_constraints(last) and not (enabled(last) & fair)
+    if not (fair_loop or stutter):
+        return "the loop is neither a fair cycle nor a fair stutter"
+    on_loop = states[loop:]
+    if any(q(s) for s in on_loop):
+        return "q holds on the loop"
+    if prop.kind is ir.LivenessKind.EVENTUALLY and any(q(s) for s in states):
+        return "q holds on the path"
+    if prop.kind is ir.LivenessKind.LEADS_TO:
+        assert prop.p is not None
+        p = cm.predicate(prop.p)
+        if not any(p(states[i]) and not any(q(s) for s in states[i:]) for i in range(len(states))):
+            return "no p-state is followed by ¬q forever"
+    return None
 
 
 def range_error(cm: CompiledModel, r: Result, last: State) -> tuple[ModelError | None, str | None]:

@@ -266,3 +266,41 @@ def check_reachable_counts(model: ir.Model, cm: CompiledModel, k: int, cap: int 
                             f"only Z3: {extra}; only interpreter: {missing}")
             break
     return problems
+
+
+def check_liveness(model: ir.Model, cm: CompiledModel, timeout: float = 20.0) -> list[str]:
+    """Lasso BMC against the explicit engine's liveness verdicts: a violation explicit finds
+    as a lasso of n steps is found by BMC within n steps (and replays as a fair lasso); a
+    property explicit proves has no lasso within the explored depth."""
+    from checker.api import run_explicit
+
+    names = [p.name for p in model.liveness]
+    if not names:
+        return []
+    exp = {r.property: r for r in run_explicit(model, set(names), Limits()).results}
+    res, _ = explicit_results(model, cm)
+    problems: list[str] = []
+    for name in names:
+        e = exp[name]
+        if e.verdict is Verdict.UNKNOWN:
+            continue
+        depth = _len(e) if e.verdict is Verdict.VIOLATED else res.depth + 2
+        g = {r.property: r for r in run_engine("bmc", model, [name], depth=depth, timeout=timeout)}[name]
+        side = f"explicit {e.verdict.value} ({_len(e)}, loop {_loop(e)}) vs bmc {g.verdict.value} ({_len(g)}, loop {_loop(g)})"
+        if g.verdict is Verdict.UNKNOWN:
+            if g.reason and "internal error" in g.reason:
+                problems.append(f"{name}: {side}: {g.reason}")
+            continue
+        if (e.verdict is Verdict.VIOLATED) != (g.verdict is Verdict.VIOLATED):
+            problems.append(f"{name}: {side}")
+        elif g.verdict is Verdict.VIOLATED:
+            why = check_witness(cm, g)
+            if why is not None:
+                problems.append(f"{name}: bmc lasso does not replay: {why}")
+            if (_len(g) or 0) > (_len(e) or 0):
+                problems.append(f"{name}: bmc lasso longer than explicit's: {side}")
+    return problems
+
+
+def _loop(r: Result) -> int | None:
+    return r.counterexample.loop if r.counterexample is not None else None

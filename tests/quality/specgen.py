@@ -5,7 +5,8 @@ arrays indexed by ints and by the enum, `any` initial values, action parameters 
 indexes, `let`, `if`/`else`, `for`, folds, `if-then-else`, division and modulo (with zero
 divisors), dynamic indexes that can fall outside their domain and writes that can leave their
 range (modelling errors), requires before and after them, invariants, a transition property,
-and optionally `terminal`, `allow deadlock` and a `constraint`. Properties never fail to
+and optionally fair actions with a liveness property, `terminal`, `allow deadlock` and a
+`constraint`. Properties never fail to
 evaluate (no division, only static or binder indexes), so a modelling error is always a step's.
 `tiny=True` drops the arrays, for exhaustive state enumeration with Z3."""
 
@@ -155,6 +156,18 @@ def spec_text(draw: st.DrawFn, tiny: bool = False) -> str:
     if draw(st.booleans()):
         primed = _Scope(tiny, True, ("x", "y"), ("e",), ("b",), primed=True)
         lines.append(f"transition tr: {_bool(draw, primed)}")
+    if draw(st.booleans()):
+        n_actions = sum(1 for line in lines if line.startswith("action "))
+        fair = draw(st.lists(st.integers(0, n_actions - 1), unique=True))
+        for i in sorted(fair):
+            lines.append(f"fair action act{i}")
+        form = draw(st.integers(0, 2))
+        if form == 0:
+            lines.append(f"liveness live: eventually {_bool(draw, safe)}")
+        elif form == 1:
+            lines.append(f"liveness live: always eventually {_bool(draw, safe)}")
+        else:
+            lines.append(f"liveness live: {_bool(draw, safe)} leads_to {_bool(draw, safe)}")
     ending = draw(st.integers(0, 3))
     if ending == 1:
         lines.append(f"terminal: {_bool(draw, safe)}")

@@ -1,6 +1,7 @@
 """The Z3 encoding against the interpreter, on the example specs and on random small specs
 (tests/quality/specgen.py): (a) single steps, (b) engine verdicts and shortest counterexample
-lengths against explicit search, (c) the states reachable within k steps. Every disagreement
+lengths against explicit search, (c) the states reachable within k steps, and liveness
+verdicts of lasso BMC. Every disagreement
 fails with both sides printed (tests/quality/smt_check.py)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from gpmodel import compile_model
 from spec import load_source, load_spec
 
-from smt_check import check_engines, check_reachable_counts, check_steps, sample_states
+from smt_check import check_engines, check_liveness, check_reachable_counts, check_steps, sample_states
 from specgen import spec_text
 
 # Small instances: the checks enumerate states and unroll to the explored depth.
@@ -87,4 +88,19 @@ def test_random_specs_kind_and_pdr_agree(text):
 def test_random_tiny_specs_reachable_counts_agree(text):
     m = load_source(text, "rnd.gpspec")
     problems = check_reachable_counts(m, compile_model(m), k=3)
+    assert not problems, _report(problems, text)
+
+
+@pytest.mark.parametrize(("name", "consts"), EXAMPLES, ids=IDS)
+def test_examples_lasso_bmc_agrees_on_liveness(examples, name, consts):
+    m = load_spec(examples / name, consts)
+    problems = check_liveness(m, compile_model(m))
+    assert not problems, _report(problems)
+
+
+@settings(RANDOM, max_examples=40)
+@given(text=spec_text())
+def test_random_specs_lasso_bmc_agrees_on_liveness(text):
+    m = load_source(text, "rnd.gpspec")
+    problems = check_liveness(m, compile_model(m))
     assert not problems, _report(problems, text)

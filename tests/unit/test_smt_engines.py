@@ -50,12 +50,25 @@ def test_rewind_counterexample_is_the_explicit_one(examples, engine):
     assert [s.action for s in explicit.counterexample.steps] == [s.action for s in r.counterexample.steps]
 
 
-def test_bmc_holds_to_bound_and_liveness_is_left_to_explicit(examples):
+def test_bmc_holds_to_bound_and_never_proves_liveness(examples):
     report = verify(examples / "ring.gpspec", engine="bmc", depth=5)
     assert report.result("no_reexecution").verdict is Verdict.HOLDS_TO_BOUND
     assert report.result("no_reexecution").bound == 5
     live = report.result("finishes")
-    assert live.verdict is Verdict.UNKNOWN and "explicit" in live.reason
+    assert live.verdict is Verdict.HOLDS_TO_BOUND and live.bound == 5
+    assert verify(examples / "ring.gpspec", engine="pdr", properties=["finishes"]).result("finishes").verdict \
+        is Verdict.UNKNOWN
+
+
+def test_lasso_bmc_finds_the_starvation_lasso(examples):
+    m = load_spec(examples / "starve.gpspec")
+    r = verify(m, engine="bmc", depth=10).result("be_served")
+    want = verify(m).result("be_served")
+    assert r.verdict is Verdict.VIOLATED and r.counterexample.loop is not None
+    assert r.counterexample.length == want.counterexample.length
+    assert check_witness(compile_model(m), r) is None
+    fair = verify(examples / "starve.gpspec", consts={"AGING": 1}, engine="bmc", depth=10).result("be_served")
+    assert fair.verdict is Verdict.HOLDS_TO_BOUND
 
 
 def test_bmc_proves_when_every_behaviour_ends():
@@ -111,7 +124,7 @@ def test_auto_uses_explicit_on_small_models_and_smt_beyond_the_state_limit(examp
                  properties=["no_reexecution", "ring_order", "finishes"], timeout=120)
     assert big.result("no_reexecution").verdict is Verdict.PROVED
     assert big.result("no_reexecution").engine in ("pdr", "kind")
-    assert big.result("finishes").verdict is Verdict.UNKNOWN
+    assert big.result("finishes").verdict is Verdict.HOLDS_TO_BOUND and big.result("finishes").engine == "bmc"
     rewind = verify(examples / "rewind.gpspec", engine="auto", max_states=50, properties=["no_reexecution"],
                     timeout=120).result("no_reexecution")
     assert rewind.verdict is Verdict.VIOLATED and rewind.counterexample.length == 8
