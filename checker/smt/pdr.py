@@ -55,6 +55,7 @@ class _Clause:
     next: State
     writes: frozenset[int]  # slots whose next term is not the slot itself
     reads: frozenset[int]  # slots the guard or a written slot's next term reads
+    parts: tuple[tuple[z3.BoolRef, frozenset[int]], ...]  # the guard's conjuncts, each with its slots
 
 
 class _Answer:
@@ -92,7 +93,8 @@ class _System:
                     nxt = self.s
                 writes = frozenset(i for i, (a, b) in enumerate(zip(nxt, self.s)) if not a.eq(b))
                 reads = self.reads(guard).union(*(self.reads(nxt[i]) for i in writes))
-                self.clauses.append(_Clause(guard, mk_and(dom, error), nxt, writes, reads))
+                parts = tuple((g, self.reads(g)) for g in _conjuncts(guard))
+                self.clauses.append(_Clause(guard, mk_and(dom, error), nxt, writes, reads, parts))
                 self.clause_actions.append(ai)
 
     def _slot_range(self, i: int) -> z3.BoolRef:
@@ -142,7 +144,7 @@ class _System:
                 continue
             head = [c.next[i] for i in kept]
             key = tuple(h.get_id() for h in head)
-            merged.setdefault(key, (head, []))[1].append(self.weaken(c.guard, kset))
+            merged.setdefault(key, (head, []))[1].append(self.weaken(c, kset))
         rules: list[tuple[z3.BoolRef, list[z3.BoolRef]]] = [
             (reach(*ks), [mk_and(*(self.init[i] for i in kept), rng)])]
         rules += [(reach(*head), [reach(*ks), rng, mk_or(*guards)]) for head, guards in merged.values()]
@@ -162,19 +164,12 @@ class _System:
         reason = fp.reason_unknown() or "unknown"
         return _Answer.UNKNOWN, "timeout" if deadline.expired else f"spacer: {reason}"
 
-    def weaken(self, guard: z3.BoolRef, kept: set[int]) -> z3.BoolRef:
-        """`guard` without the conjuncts that read free slots: a weaker guard, so still an
-        over-approximation (the abstraction already lets free slots take any value), and
-        Spacer need not eliminate one auxiliary variable per free slot in every step."""
-        parts: list[z3.BoolRef] = []
-        todo = [guard]
-        while todo:
-            e = todo.pop()
-            if z3.is_and(e):
-                todo.extend(e.children())  # type: ignore[arg-type]
-            elif self.reads(e) <= kept:
-                parts.append(e)
-        return mk_and(*parts)
+    @staticmethod
+    def weaken(c: _Clause, kept: set[int]) -> z3.BoolRef:
+        """The clause's guard without the conjuncts that read free slots: a weaker guard, so
+        still an over-approximation (the abstraction already lets free slots take any value),
+        and Spacer need not eliminate one auxiliary variable per free slot in every step."""
+        return mk_and(*(g for g, reads in c.parts if reads <= kept))
 
     def grow(self, kept: set[int]) -> set[int]:
         """One step of the cone of influence: what the clauses writing kept slots read."""
@@ -185,6 +180,19 @@ class _System:
         if out != kept:
             out |= self.cons_reads
         return out
+
+
+def _conjuncts(e: z3.BoolRef) -> list[z3.BoolRef]:
+    """The leaves of a nested conjunction."""
+    out: list[z3.BoolRef] = []
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if z3.is_and(x):
+            todo.extend(x.children())  # type: ignore[arg-type]
+        else:
+            out.append(x)
+    return out
 
 
 def run_pdr(

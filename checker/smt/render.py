@@ -13,7 +13,6 @@ from spec import ir
 from typing import Sequence
 
 from checker.smt.encode import Encoder, Slot, State
-from checker.smt.terms import in_type
 
 _CMP = {
     z3.Z3_OP_LE: "<=",
@@ -144,8 +143,32 @@ def render_invariant(
     f = z3.simplify(f)
     r = _Renderer(terms, slots)
     parts = f.children() if z3.is_and(f) else [f]
-    # conjuncts that only restate the slots' types (`pc >= 0`) say nothing
-    types = z3.Solver()
-    types.add(*(in_type(sl.type, t) for sl, t in zip(slots, terms)))
-    kept = [p for p in parts if types.check(z3.Not(p)) != z3.unsat]
+    # conjuncts that only restate a slot's type (`pc >= 0`) say nothing
+    bounds = {t.decl().name(): sl.type for sl, t in zip(slots, terms)}
+    kept = [p for p in parts if not _type_bound(p, bounds)]
     return "\nand ".join(r.render(p, _P_AND + 1) for p in kept) if kept else "true"
+
+
+def _type_bound(p: z3.ExprRef, types: dict[str, ir.ScalarType]) -> bool:
+    """`p` compares one slot with a number in a way its type already guarantees."""
+    neg = z3.is_not(p)
+    e = p.arg(0) if neg else p
+    if not (z3.is_app(e) and e.decl().kind() in _CMP and e.num_args() == 2):
+        return False
+    a, b = e.arg(0), e.arg(1)
+    op = _CMP[e.decl().kind()]
+    if z3.is_int_value(a) and z3.is_const(b):
+        a, b, op = b, a, {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}.get(op, op)
+    if not (z3.is_const(a) and z3.is_int_value(b)):
+        return False
+    t = types.get(a.decl().name())
+    if isinstance(t, ir.EnumType):
+        lo, hi = 0, len(t.members) - 1
+    elif isinstance(t, ir.IntType) and t.bounded:
+        lo, hi = t.lo, t.hi  # type: ignore[assignment]
+    else:
+        return False
+    if neg:
+        op = _FLIP[op]
+    k = b.as_long()  # type: ignore[attr-defined]
+    return {"<=": hi <= k, "<": hi < k, ">=": lo >= k, ">": lo > k}.get(op, False)

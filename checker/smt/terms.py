@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Iterable, Union
 
 import z3
+from z3 import z3types
 
 from spec import ir
 
@@ -38,6 +39,14 @@ def is_false(e: z3.ExprRef) -> bool:
     return e.eq(FALSE)
 
 
+def _nary(mk: object, out: list[z3.BoolRef]) -> z3.BoolRef:
+    """And/Or through the C API: z3.And/z3.Or re-check every operand's sort in Python, which
+    dominates when formulas are assembled by the thousand (PDR's clauses)."""
+    ctx = out[0].ctx
+    arr = (z3types.Ast * len(out))(*(a.as_ast() for a in out))
+    return z3.BoolRef(mk(ctx.ref(), len(out), arr), ctx)  # type: ignore[operator]
+
+
 def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
     """Conjunction that drops `true` operands and collapses on a `false` one."""
     out: list[z3.BoolRef] = []
@@ -48,7 +57,7 @@ def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
             out.append(a)
     if not out:
         return TRUE
-    return out[0] if len(out) == 1 else z3.And(*out)
+    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_and, out)
 
 
 def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
@@ -61,7 +70,7 @@ def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
             out.append(a)
     if not out:
         return FALSE
-    return out[0] if len(out) == 1 else z3.Or(*out)
+    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_or, out)
 
 
 def mk_not(a: z3.BoolRef) -> z3.BoolRef:
