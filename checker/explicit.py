@@ -133,16 +133,16 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
                     trans = [(i, fn) for i, fn in trans if i not in res.transition_cex]
                 if t not in parent:
                     parent[t] = s
-                    if invs:
-                        try:
+                    try:
+                        if invs:
                             check_invariants(t)
-                        except ModelError as e:
-                            res.fault = e
-                            res.stop_reason = "a modelling error in an invariant"
-                            return res
-                    if constrained and not in_constraints(t):
-                        res.pruned = True
-                        continue
+                        if constrained and not in_constraints(t):
+                            res.pruned = True
+                            continue
+                    except ModelError as e:
+                        res.fault = e
+                        res.stop_reason = "a modelling error in an invariant or constraint"
+                        return res
                     nxt.append(t)
             if max_states is not None and len(parent) > max_states:
                 res.stop_reason = f"state limit {max_states} reached (every state to depth {res.depth} checked)"

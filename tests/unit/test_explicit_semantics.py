@@ -133,3 +133,11 @@ def test_for_loops_and_folds_over_empty_ranges_run_zero_times():
                  "allow deadlock\ninvariant none: all k in 0..C-2: k > 5\ninvariant zero: (sum k in 0..C-2: k) == 0\n")
     assert report.states == 2
     assert report.result("none").verdict is Verdict.PROVED and report.result("zero").verdict is Verdict.PROVED
+
+
+def test_modelling_error_in_a_constraint_is_a_range_violation_not_a_crash():
+    report = run("var x: 0..3 = 0\naction inc { require x < 3\n x = x + 1 }\nallow deadlock\n"
+                 "constraint c: 6 / (2 - x) > 0\ninvariant ok: x <= 3\n")
+    assert report.result("range").verdict is Verdict.VIOLATED
+    assert "division by zero" in report.result("range").detail["error"]
+    assert report.result("ok").verdict is Verdict.UNKNOWN
