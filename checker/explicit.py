@@ -43,8 +43,6 @@ class Search:
     transition_cex: dict[int, tuple[State, int, State]] = field(default_factory=dict)
     deadlock: State | None = None
     fault: ModelError | None = None  # the first modelling error, with its state
-    fault_instance: int | None = None
-    expanded_outside: set[State] = field(default_factory=set)
 
 
 def select_properties(model: ir.Model, names: Iterable[str] | None) -> set[str]:
@@ -117,7 +115,6 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
                 succs = succ(s)
             except Fault as f:
                 res.fault = cm.fault(f, s)
-                res.fault_instance = f.site
                 res.stop_reason = "the search stopped at a modelling error (see the range result)"
                 return res
             if not succs:

@@ -124,8 +124,7 @@ class Compiler:
             c = self.expr(e.cond, ctx)
             return [f"({a} if {c} else {b})" for a, b in zip(self.agg_slots(e.then, ctx), self.agg_slots(e.else_, ctx))]
         off, dyn, t, p, v = self._path(e, ctx)
-        return [self._slot_code(off + j, dyn, ctx, p, v) if dyn else self._slot_code(off + j, "", ctx, p, v)
-                for j in range(ir.slot_count(t))]
+        return [self._slot_code(off + j, dyn, ctx, p, v) for j in range(ir.slot_count(t))]
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: ir.Expr, ctx: _Ctx) -> str:
