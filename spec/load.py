@@ -7,13 +7,16 @@ from pathlib import Path
 from typing import Mapping
 
 from spec import ir
-from spec.errors import ConstantError, Diagnostic, Severity, UsageError
+from spec.errors import ConstantError, Diagnostic, Severity, SpecSyntaxError, UsageError
+from spec.limits import MAX_INT, normalize_newlines
 from spec.parser import parse_spec
+from spec.span import Span
 from spec.typecheck import check_spec
 
 
 def load_source(text: str, file: str = "<string>", consts: Mapping[str, int] | None = None) -> ir.Model:
     """Parse and type-check gpspec text; raises SpecSyntaxError / SpecTypeError / ConstantError."""
+    text = normalize_newlines(text)
     spec = parse_spec(text, file)
     return check_spec(spec, consts or {}, {file: text})
 
@@ -43,11 +46,27 @@ def resolve_spec_path(spec: str | Path) -> Path:
 def load_spec(spec: str | Path, consts: Mapping[str, int] | None = None) -> ir.Model:
     """Load a spec file or bundled model by name, with constant overrides."""
     path = resolve_spec_path(spec)
+    name = str(spec) if not Path(spec).exists() else str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {e}") from None
-    return load_source(text, str(spec) if not Path(spec).exists() else str(path), consts)
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    return load_source(decode_source(data, name), name, consts)
+
+
+def decode_source(data: bytes, file: str) -> str:
+    """UTF-8 source text; bytes that are not UTF-8 are a located SpecSyntaxError (line and
+    column of the first bad byte, CR/CRLF/LF line ends alike)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = normalize_newlines(data[: e.start].decode("utf-8", "replace"))
+        line = head.count("\n") + 1
+        col = len(head) - (head.rfind("\n") + 1) + 1
+        text = normalize_newlines(data.decode("utf-8", "replace"))
+        msg = f"not UTF-8 text: byte 0x{data[e.start]:02x} cannot start or continue a character here"
+        raise SpecSyntaxError([Diagnostic(Severity.ERROR, Span(file, line, col, line, col + 1), msg)],
+                              {file: text}) from None
 
 
 def parse_const_overrides(items: list[str]) -> dict[str, int]:
