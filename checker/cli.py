@@ -63,6 +63,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - last resort: a bug must not show as a traceback either
+        sys.stderr.write(f"gpcheck: internal error: {_describe(e)} (a bug in gpcheck: please report it "
+                         f"with the input that caused it)\n")
+        return EXIT_USAGE
+
+
+def _describe(e: BaseException) -> str:
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 - str() of an exception can itself fail
+        text = ""
+    return f"{type(e).__name__}: {text[:300]}" if text else type(e).__name__
 
 
 def entry() -> None:
