@@ -52,7 +52,7 @@ class Case:
 # Located errors
 
 
-_STRUCT = r"(?:states\[\d+\]|traceEvents\[\d+\]|record \d+|parts\[\d+\]|recording|table \S+|#meta|\"?loop|\"?vars)"
+_STRUCT = r"(?:byte \d+|states\[\d+\]|traceEvents\[\d+\]|record \d+|parts\[\d+\]|recording|table \S+|#meta|\"?loop|\"?vars)"
 
 
 def is_located(stderr: str, input_name: str) -> bool:
@@ -294,15 +294,16 @@ def mutate_spec_tokens(rng: random.Random, text: str) -> tuple[str, str]:
     return "".join(toks), "tokens:" + ",".join(what)
 
 
-def spec_case(rng: random.Random, seeds: dict[str, str]) -> Case:
-    """One mutated spec, checked (`check`) or verified with small limits (`verify`)."""
+def spec_case(rng: random.Random, seeds: dict[str, str], fast: bool = False) -> Case:
+    """One mutated spec, checked (`check`) or verified with small limits (`verify`; never
+    when `fast`)."""
     name, text = rng.choice(sorted(seeds.items()))
     r = rng.random()
     if r < 0.35:
         text, what = mutate_spec_tokens(rng, text)
     elif r < 0.5:
         data, what = mutate_bytes(rng, text.encode())
-        return _spec_case(rng, data, "bytes:" + what)
+        return _spec_case(rng, data, "bytes:" + what, fast)
     elif r < 0.65:
         text, what = deep_spec(rng)
     elif r < 0.8:
@@ -311,11 +312,11 @@ def spec_case(rng: random.Random, seeds: dict[str, str]) -> Case:
         text, what = mutate_spec_tokens(rng, text)
         text = text.replace("\n", rng.choice(["\r\n", "\r"]))
         what = "eol+" + what
-    return _spec_case(rng, text.encode(), what)
+    return _spec_case(rng, text.encode(), what, fast)
 
 
-def _spec_case(rng: random.Random, data: bytes, what: str) -> Case:
-    argv = ["check", "f.gpspec"] if rng.random() < 0.6 else \
+def _spec_case(rng: random.Random, data: bytes, what: str, fast: bool = False) -> Case:
+    argv = ["check", "f.gpspec"] if fast or rng.random() < 0.6 else \
         ["verify", "f.gpspec", "--max-states", "3000", "--timeout", "5"]
     return Case("spec", what, {"f.gpspec": data}, argv, "f.gpspec")
 
@@ -720,9 +721,10 @@ class Generator:
             self._itf = itf_seeds()
         return self._itf
 
-    def case(self, kind: str, rng: random.Random) -> Case:
+    def case(self, kind: str, rng: random.Random, fast: bool = False) -> Case:
+        """One input of `kind`; `fast` keeps to commands that take milliseconds (the CI slice)."""
         if kind == "spec":
-            return spec_case(rng, self.specs)
+            return spec_case(rng, self.specs, fast)
         if kind == "trace":
             return trace_case(rng, self.traces)
         if kind == "itf":
