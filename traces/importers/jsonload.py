@@ -3,11 +3,12 @@ errors that name the file and the line and column where decoding failed."""
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
 import zlib
-from typing import IO, Any
+from typing import IO, Any, Iterator
 
 import orjson
 
@@ -43,20 +44,54 @@ def read_bytes(path: str) -> bytes:
     return data
 
 
-def open_text(path: str) -> IO[str]:
-    """The file as text (UTF-8, a BOM dropped, gunzipped when it starts with the gzip magic),
-    streamed: CSV importers read it a row at a time in bounded memory. Decoding errors surface
-    while reading (UnicodeDecodeError, OSError/EOFError/zlib.error from gzip)."""
-    try:
-        raw: IO[bytes] = open(path, "rb")
+class TextLines:
+    """The lines of a file as text (UTF-8, a BOM dropped, gunzipped when it starts with the gzip
+    magic), read a bounded piece at a time so that CSV importers stream in bounded memory. LF,
+    CRLF and CR end lines alike; `line` is the physical line of the text last handed out, so an
+    error names the line it is on. Bad UTF-8 and corrupt gzip data are TraceErrors at their line."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.line = 1
+        try:
+            raw: IO[bytes] = open(path, "rb")
+        except OSError as e:
+            raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
         if raw.read(2) == GZIP_MAGIC:
             raw.seek(0)
             raw = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
         else:
             raw.seek(0)
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")  # type: ignore[arg-type]
+        self._raw = raw
+        self._decode = codecs.getincrementaldecoder("utf-8-sig")().decode
+
+    def __iter__(self) -> Iterator[str]:
+        ended = False  # did the last piece end a line?
+        while True:
+            try:
+                chunk = self._raw.readline(1 << 16)
+                text = self._decode(chunk, final=not chunk)
+            except UnicodeDecodeError as e:
+                raise TraceError(f"{self.path}:{self.line + (1 if ended else 0)}: not UTF-8 text: {e.reason}") from None
+            except (OSError, EOFError, zlib.error) as e:
+                raise TraceError(f"{self.path}:{self.line + (1 if ended else 0)}: truncated or corrupt gzip data: "
+                                 f"{e}") from None
+            if not chunk:
+                return
+            for piece in io.StringIO(text, newline=""):
+                if ended:
+                    self.line += 1
+                ended = piece.endswith(("\n", "\r"))
+                yield piece
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> "TextLines":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def load_json(path: str) -> Any:

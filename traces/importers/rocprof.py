@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import csv
 import re
-import zlib
 from typing import Any, Iterator
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
 from traces.importers.common import Kernel, build_trace, file_info, int_value, ns
-from traces.importers.jsonload import open_text
+from traces.importers.jsonload import TextLines
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("kernelname",),
@@ -93,21 +92,16 @@ def _num(v: str, where: str) -> int:
 def _rows(path: str) -> Iterator[tuple[int, list[str]]]:
     """(line, fields) of each CSV row, read a row at a time (bounded memory: csv's field size
     limit caps one row); a decoding, gzip or CSV error is a TraceError at its line."""
-    with open_text(path) as f:
-        reader = csv.reader(f)
+    with TextLines(path) as lines:
+        reader = csv.reader(lines)
         while True:
             try:
                 row = next(reader)
             except StopIteration:
                 return
             except csv.Error as e:
-                raise TraceError(f"{path}:{reader.line_num}: bad CSV: {e}") from None
-            except UnicodeDecodeError as e:
-                raise TraceError(f"{path}:{reader.line_num + 1}: not UTF-8 text: {e.reason} "
-                                 f"(byte 0x{e.object[e.start]:02x})") from None
-            except (OSError, EOFError, zlib.error) as e:
-                raise TraceError(f"{path}:{reader.line_num + 1}: truncated or corrupt gzip data: {e}") from None
-            yield reader.line_num, row
+                raise TraceError(f"{path}:{lines.line}: bad CSV: {e}") from None
+            yield lines.line, row
 
 
 def import_rocprof(path: str) -> tuple[TraceHeader, list[Event]]:
