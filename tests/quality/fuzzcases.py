@@ -52,7 +52,7 @@ class Case:
 # Located errors
 
 
-_STRUCT = r"(?:byte \d+|states\[\d+\]|traceEvents\[\d+\]|record \d+|parts\[\d+\]|recording|table \S+|#meta|\"?loop|\"?vars)"
+_STRUCT = r"(?:top-level \w+|byte \d+|states\[\d+\]|traceEvents\[\d+\]|record \d+|parts\[\d+\]|recording|table \S+|#meta|\"?loop|\"?vars)"
 
 
 def is_located(stderr: str, input_name: str) -> bool:

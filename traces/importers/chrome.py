@@ -28,7 +28,7 @@ def trace_events(doc: Any, path: str) -> tuple[list[Any], dict[str, Any]]:
         return doc, {}
     if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
         return doc["traceEvents"], {k: v for k, v in doc.items() if k != "traceEvents"}
-    raise TraceError(f"{path}: not a Chrome trace: expected a JSON array of events or an object with "
+    raise TraceError(f"{path}:1:1: not a Chrome trace: expected a JSON array of events or an object with "
                      f"a \"traceEvents\" array")
 
 
@@ -134,7 +134,7 @@ def import_chrome(path: str) -> tuple[TraceHeader, list[Event]]:
                    end=end, corr=corr,
                    launch=launch, launch_from="api" if launch is not None else "kernel",
                    level=cuda_level(cuda_p), grid_dims=_dims(args.get("grid")), block_dims=_dims(args.get("block")),
-                   stream_info=info, meta={"track": f"{pid}/{tid}", "event_index": i})
+                   stream_info=info, meta={"track": f"{pid}/{tid}", "event_index": i}, where=_where(path, i))
         if end is None:
             k.meta["unfinished"] = True
         kernels.append(k)

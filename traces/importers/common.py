@@ -76,6 +76,7 @@ class Kernel:
     block_dims: tuple[int, ...] | None = None
     stream_info: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    where: str = ""                     # its place in the input (file:line, table row, record), for errors
 
     @property
     def grid(self) -> int | None:
@@ -95,6 +96,7 @@ class Extra:
     action: str
     args: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    where: str = ""  # its place in the input, for errors
 
 
 def file_info(path: str) -> dict[str, Any]:
@@ -204,17 +206,17 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     for k in ks:
         for t in (k.start, k.end, k.launch):
             if t is not None and not -MAX_NS <= t <= MAX_NS:
-                raise TraceError(f"{source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): time {t} "
+                raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): time {t} "
                                  f"out of range (at most 2^62 ns in magnitude)")
         if k.level is not None and abs(k.level) > 1 << 32:
-            raise TraceError(f"{source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
+            raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
                              f"out of range (a CUDA priority fits 32 bits)")
         k.meta = _jsonable(k.meta)
         k.stream_info = _jsonable(k.stream_info)
         k.grid_dims = _dims_ok(k.grid_dims)
         k.block_dims = _dims_ok(k.block_dims)
         if k.end is not None and k.end < k.start:
-            raise TraceError(f"{source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}) ends "
+            raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}) ends "
                              f"before it starts ({k.start} > {k.end})")
     keys = sorted({k.stream_key for k in ks}, key=_sort_key)
     index = {key: i for i, key in enumerate(keys)}
@@ -225,7 +227,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         infos.setdefault(s, dict(k.stream_info))
         if k.level is not None:
             if levels.get(s) is not None and levels[s] != k.level:
-                raise TraceError(f"{source.get('file', '?')}: stream {k.stream_info or k.stream_key} has kernels "
+                raise TraceError(f"{k.where or source.get('file', '?')}: stream {k.stream_info or k.stream_key} has kernels "
                                  f"with priorities {levels[s]} and {k.level}")
             levels[s] = k.level
         else:
@@ -276,7 +278,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     extra_actions = set()
     for x in extras:
         if not -MAX_NS <= x.t <= MAX_NS:
-            raise TraceError(f"{source.get('file', '?')}: a '{x.action}' event at time {x.t}: out of range "
+            raise TraceError(f"{x.where or source.get('file', '?')}: a '{x.action}' event at time {x.t}: out of range "
                              f"(at most 2^62 ns in magnitude)")
         x.meta = _jsonable(x.meta)
         extra_actions.add(x.action)

@@ -32,7 +32,7 @@ def records_of(doc: Any, path: str) -> list[Any]:
     if isinstance(doc, dict) and isinstance(doc.get("records"), list):
         doc = doc["records"]
     if not isinstance(doc, list):
-        raise TraceError(f"{path}: not cupti records: expected a JSON array of record objects "
+        raise TraceError(f"{path}:1:1: not cupti records: expected a JSON array of record objects "
                          f"(or {{\"records\": [...]}})")
     return doc
 
@@ -121,7 +121,7 @@ def import_cupti(path: str) -> tuple[TraceHeader, list[Event]]:
                                                      ctx if isinstance(ctx, int) else -1, sid),
             start=start, end=end, corr=corr, launch=launch, launch_from=how, level=cuda_level(cuda_p),
             grid_dims=_dims(r, "grid"), block_dims=_dims(r, "block"),
-            stream_info={k: v for k, v in info.items() if v is not None}, meta=meta))
+            stream_info={k: v for k, v in info.items() if v is not None}, meta=meta, where=where))
     src = {"format": "cupti", **file_info(path), "clock": "ns, CUPTI timestamps",
            "stream_records": len(prios), "launch_records": len(apis)}
     return build_trace(kernels, src)

@@ -48,7 +48,7 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
     events, top = trace_events(doc, path)
     base = top.get("baseTimeNanoseconds", 0)
     if not isinstance(base, int) or isinstance(base, bool) or not 0 <= base <= MAX_NS:
-        raise TraceError(f"{path}: #meta baseTimeNanoseconds must be an integer in 0..2^62, got {str(base)[:40]}")
+        raise TraceError(f"{path}: top-level baseTimeNanoseconds must be an integer in 0..2^62, got {str(base)[:40]}")
     cats = ("kernel", "gpu_memcpy", "gpu_memset") if include_copies else ("kernel",)
     all_slices = slices(events, path)
     launches: dict[int, tuple[int, str, Any]] = {}
@@ -94,7 +94,7 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
             pid=launch[2] if launch is not None and isinstance(launch[2], int) else None,
             launch=t_launch, launch_from=how, level=None, grid_dims=_dims(args.get("grid")),
             block_dims=_dims(args.get("block")), stream_info={k: v for k, v in info.items() if v is not None},
-            meta=meta))
+            meta=meta, where=f"{path}: traceEvents[{i}]"))
     device = top.get("deviceProperties")
     src = {"format": "kineto", **file_info(path),
            "clock": "ns = baseTimeNanoseconds + ts (us) x 1000 (CUPTI GPU timestamps)",

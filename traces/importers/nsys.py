@@ -154,7 +154,7 @@ def import_nsys(path: str) -> tuple[TraceHeader, list[Event]]:
                 start=start, end=end, corr=corr, pid=pid,
                 launch=launch[0] if launch else None, launch_from="api" if launch else "kernel",
                 level=cuda_level(cuda_p), grid_dims=dims or None, block_dims=bdims or None,
-                stream_info={k: x for k, x in info.items() if x is not None}, meta=meta))
+                stream_info={k: x for k, x in info.items() if x is not None}, meta=meta, where=where))
         extras = _ctx_switches(db)
     src = {"format": "nsys", **file_info(path), "schema_version": schema,
            "clock": "ns, nsys session timeline (CUPTI GPU timestamps)",

@@ -98,7 +98,7 @@ def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
             start=base + min(b[ix["t_entry"]] for b in blocks), end=base + max(b[ix["t_exit"]] for b in blocks),
             corr=seq + 1, pid=pid, launch=base + ln["t_launch"], launch_from="api",
             level=cuda_level(prio.get(stream)), grid_dims=(ln["grid"],), block_dims=(1024,),
-            stream_info={"name": stream, "pid": pid, "cuda_priority": prio.get(stream)}, meta=meta))
+            stream_info={"name": stream, "pid": pid, "cuda_priority": prio.get(stream)}, meta=meta, where=lw))
     extras = []
     host = rec.get("host_events", [])
     if not isinstance(host, list):
@@ -106,14 +106,15 @@ def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
     for n, e in enumerate(host):
         _fields(e, f"{where}.host_events[{n}]", t=int, action=str)
         m = e.get("meta")
-        extras.append(Extra(base + e["t"], e["action"], {}, dict(m) if isinstance(m, dict) else {}))
+        extras.append(Extra(base + e["t"], e["action"], {}, dict(m) if isinstance(m, dict) else {},
+                            f"{where}.host_events[{n}]"))
     gaps = rec.get("gaps")
     if gaps:
         gi, grows = _table(gaps, f"{where}.gaps", ("launch", "block", "t", "length_ns"))
-        for g in grows:
+        for n, g in enumerate(grows):
             extras.append(Extra(base + g[gi["t"]], "gap", {},
                                 {"corr": g[gi["launch"]] + 1, "pid": pid, "block": g[gi["block"]],
-                                 "length_ns": g[gi["length_ns"]]}))
+                                 "length_ns": g[gi["length_ns"]]}, f"{where}.gaps.rows[{n}]"))
     return kernels, extras
 
 
@@ -121,7 +122,7 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
     """Import a raw recording (see module doc)."""
     doc = load_json(path)
     if not looks_like_record(doc):
-        raise TraceError(f"{path}: not a gpcheck raw recording (no \"gpcheck_record\": 1)")
+        raise TraceError(f"{path}:1:1: not a gpcheck raw recording (no \"gpcheck_record\": 1)")
     parts = doc["parts"] if isinstance(doc.get("parts"), list) else [doc]
     kernels: list[Kernel] = []
     extras: list[Extra] = []
@@ -130,7 +131,7 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
         kernels += k
         extras += x
     if not parts:
-        raise TraceError(f"{path}: parts: an empty list (no recording)")
+        raise TraceError(f"{path}: parts[0]: missing (an empty list: no recording)")
     first = parts[0] if isinstance(parts[0], dict) else {}
     src: dict[str, Any] = {"format": "record", **file_info(path), "workload": doc.get("workload"),
                            "variant": doc.get("variant"), "device": first.get("device"),

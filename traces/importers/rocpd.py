@@ -110,6 +110,6 @@ def import_rocpd(path: str) -> tuple[TraceHeader, list[Event]]:
                     start=start, end=end, corr=corr,
                     pid=pid if isinstance(pid, int) else None, launch=launch,
                     launch_from="api" if launch is not None else "kernel", grid_dims=grid, block_dims=wg or None,
-                    stream_info={"agent": agent, "queue_id": queue, "stream_id": stream}, meta=meta))
+                    stream_info={"agent": agent, "queue_id": queue, "stream_id": stream}, meta=meta, where=where))
     src = {"format": "rocpd", **file_info(path), "clock": "ns, ROCprofiler timestamps", "table_sets": len(sufs)}
     return build_trace(kernels, src, model=None)

@@ -170,7 +170,7 @@ def import_rocprof(path: str) -> tuple[TraceHeader, list[Event]]:
             info["stream_id"] = stream
         kernels.append(Kernel(name=get("name") or "?", stream_key=(str(agent), queue, stream), start=start, end=end,
                               corr=corr, pid=pid, launch=launch, launch_from="api" if launch is not None else "kernel",
-                              grid_dims=grid, block_dims=wg or None, stream_info=info, meta=meta))
+                              grid_dims=grid, block_dims=wg or None, stream_info=info, meta=meta, where=where))
     src = {"format": "rocprof", **file_info(path), "clock": "ns, ROCprofiler timestamps",
            "columns": header, "has_stream_id": "stream" in cols}
     return build_trace(kernels, src, model=None)
