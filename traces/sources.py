@@ -60,8 +60,9 @@ def model_for(info: TraceInfo, spec: str | None, cli_consts: Mapping[str, int]) 
         if info.model and info.model in bundled_models():
             spec = info.model
         else:
-            named = f" (it names model '{info.model}', which is not bundled)" if info.model else ""
-            raise UsageError(f"{info.path}: give the model to check the trace against with --model SPEC{named}")
+            named = f"it names model '{info.model}', which is not bundled" if info.model else "it names no model"
+            where = f"{info.path}:1" if info.format == "gpcheck" else f"{info.path}: #meta"
+            raise UsageError(f"{where}: {named}: give the model to check the trace against with --model SPEC")
     first = load_spec(spec, dict(cli_consts))
     declared = {c.name: c.value for c in first.constants}
     unknown = sorted(k for k in info.constants if k not in declared)
