@@ -10,7 +10,8 @@ across streams. This module fires internal steps *lazily*: before event E, from 
   when it commutes with E at r (h(E(r)) == E(h(r)), and each instance of E is enabled at h(r)
   exactly when at r) and with every other enabled hidden step at r (diamonds), and adds no
   property violation: the state E(h(r)) is then reached from the kept E(r) by the same h in the
-  next gap, so keeping it would only duplicate a candidate (subsumption);
+  next gap, so keeping it would only duplicate a candidate (subsumption); the property masks of
+  both ways must agree;
 - where E is disabled at r, a hidden step is postponed when it changes none of the conjuncts of
   E's `require`s (it does not bring E closer), commutes with the other enabled hidden steps, and
   adds no property violation. Every other hidden step is fired.
@@ -157,13 +158,13 @@ class HiddenSearch:
             for h, r2, pm2 in kids:
                 if (r2, pm2) in seen:
                     continue
-                if pm2 == pm and self._postponable(h, r, r2, pm, kids, iids, check, here, sig):
+                if self._postponable(h, r, r2, pm, pm2, kids, iids, check, here, sig):
                     continue
                 seen.add((r2, pm2))
                 queue.append((r2, pm2, path + ((h, r2),)))
         return out
 
-    def _postponable(self, h: int, r: State, r2: State, pm: int, kids: list[tuple[int, State, int]], iids: list[int],
+    def _postponable(self, h: int, r: State, r2: State, pm: int, pm2: int, kids: list[tuple[int, State, int]], iids: list[int],
                      check: Callable[[State], bool] | None, here: dict[int, tuple[State, int]],
                      sig: tuple[Any, ...] | None) -> bool:
         stepc = self.stepc
@@ -181,13 +182,12 @@ class HiddenSearch:
                 t, mt = got
                 if stepc(h, t) != t2:
                     return False
-                if pm | self.inv_mask(t2) | self.trans_mask(r2, t2) != mt:
+                if pm2 | self.inv_mask(t2) | self.trans_mask(r2, t2) != mt:
                     return False
                 if (self.inv_mask(t2) | self.trans_mask(t, t2)) & ~mt:
                     return False
-        else:
-            if sig is None or self.signature(iids, r2) != sig:
-                return False
+        elif pm2 != pm or sig is None or self.signature(iids, r2) != sig:
+            return False
         enabled = set()
         for g, rg, _ in kids:
             enabled.add(g)
