@@ -152,7 +152,7 @@ class Replayer:
         self._var_names = {v.name for v in self.model.vars}
         self._reset_caches()
         self.hidden = HiddenSearch(cm, self._stepc, self._inv_mask, self._trans_mask, self.internal)
-        self._confirming = False  # the exhaustive pass that confirms a lazy divergence
+        self.retries = 0  # events the lazy search matched only with the whole hidden closure
         self.warnings: list[str] = []
         self._source_lines: list[str] | None = None
 
@@ -326,15 +326,13 @@ class Replayer:
         """NOTE(lazy-replay): the lazy hidden-step search (traces/hidden.py) replaces the
         exhaustive one unless a bound K was given, the trace logs its internal actions, or the
         model has none."""
-        if self._confirming or not self.internal:
+        if not self.internal:
             return False
         if self.opt.engine != "auto":
             return self.opt.engine == "lazy"
         return self.opt.max_hidden is None and header.extra.get("logs_internal") is not True
 
     def _max_hidden(self, header: TraceHeader) -> int:
-        if self._confirming:
-            return UNBOUNDED
         if self.opt.max_hidden is not None:
             return self.opt.max_hidden
         if header.extra.get("logs_internal") is True:
@@ -360,7 +358,7 @@ class Replayer:
             if init.startswith("__too_many__"):
                 n = int(init[len("__too_many__"):])
                 p = _Pass({}, undecided=self._fallback_reason(1, n))
-                p.symbolic = SymbolicRequest(self.model, header, source, None, 1, k)
+                p.symbolic = SymbolicRequest(self.model, header, source, None, 1, k) if k < UNBOUNDED else None
             else:
                 p = _Pass({}, divergence=Divergence(1, {"action": "(initial state)", "args": {}, "state": header.init}, init, (), 0))
             return p, header
@@ -421,10 +419,18 @@ class Replayer:
             else:
                 match = self.obs.fast(obs, lambda: loc(line))
                 new = advance(frontier, iids, k, history, line, match)
+            if not new and lazy:
+                # NOTE(lazy-replay): before reporting a divergence, the event is tried from the whole
+                # hidden closure of every candidate (what the exhaustive search would try)
+                if obs and match is None:
+                    match = self.obs.fast(obs, lambda: loc(line))
+                new = self._advance(frontier, iids, UNBOUNDED, history, line, match)
+                if new:
+                    self.retries += 1
             if not new:
                 if obs and match is None:
                     match = self.obs.fast(obs, lambda: loc(line))
-                p.divergence = self._diagnose(ev, line, frontier, iids, match, 0 if lazy else k, loc(line))
+                p.divergence = self._diagnose(ev, line, frontier, iids, match, UNBOUNDED if lazy else k, loc(line))
                 p.frontier, p.events, p.peak = frontier, n_events, peak
                 return p, header
             n_events += 1
@@ -443,7 +449,8 @@ class Replayer:
                 break
             if len(frontier) > max_cand:
                 p.undecided = self._fallback_reason(line, len(frontier))
-                p.symbolic = SymbolicRequest(self.model, header, source, tuple(sorted({s for s, _ in previous})), line, k)
+                p.symbolic = (SymbolicRequest(self.model, header, source, tuple(sorted({s for s, _ in previous})), line, k)
+                              if k < UNBOUNDED else None)
                 break
         p.frontier, p.events, p.peak = frontier, n_events, peak
         return p, header
@@ -670,7 +677,9 @@ class Replayer:
             reason = f"'{ev.action}' hits a modelling error in every candidate state"
         else:
             reason = f"'{ev.action}' is not enabled in any candidate state"
-        if k:
+        if k >= UNBOUNDED:
+            reason += " (also after any number of internal steps)"
+        elif k:
             reason += f" (also after up to {k} internal steps)"
         event = {"action": ev.action, "args": ev.args}
         if ev.state:
@@ -683,22 +692,6 @@ class Replayer:
         t0 = time.perf_counter()
         p, header = self._pass(source, history=False)
         lazy = self.is_lazy(header)
-        if lazy and p.divergence is not None:
-            # NOTE(lazy-replay): the lazy search postpones hidden steps by local checks; a
-            # divergence is reported only once the exhaustive search (any number of hidden
-            # steps) confirms it, or replaced by what that search finds.
-            lazy_line = p.divergence.line
-            self._confirming = True  # for the rest of this replayer: counterexamples, exports
-            p, header = self._pass(source, history=False)
-            if p.undecided is not None:
-                p.symbolic = None
-                p.undecided = (f"the lazy search matched no behaviour at line {lazy_line}, and the exhaustive search "
-                               f"that must confirm a divergence passed --max-candidates ({self.opt.max_candidates}); "
-                               f"{p.undecided.split('; ', 1)[0]}")
-            elif p.divergence is None or p.divergence.line != lazy_line:
-                self._warn(f"the lazy search diverged at line {lazy_line}, the exhaustive search "
-                           f"{'at line ' + str(p.divergence.line) if p.divergence else 'conforms'}: reported the exhaustive result")
-            lazy = False
         rep = ReplayReport(
             trace=trace_name,
             model=self.model.name,
@@ -707,7 +700,7 @@ class Replayer:
             events=p.events,
             candidates=len(p.frontier),
             peak_candidates=p.peak,
-            max_hidden=None if lazy or self._confirming else self._max_hidden(header),
+            max_hidden=None if lazy else self._max_hidden(header),
             unit=getattr(self, "unit", "line"),
         )
         if header.extra.get("loop") is not None:
