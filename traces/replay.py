@@ -66,6 +66,7 @@ class ReplayOptions:
     show_candidates: int = SHOW_CANDIDATES
     counterexamples: bool = True
     engine: str = "auto"  # "lazy", "exhaustive", or "auto": lazy unless K is given or internals are logged
+    progress: Callable[[int, int, int], None] | None = None  # (events, candidates, peak), traces/progress.py
 
 
 EventSource = Callable[[], tuple[TraceHeader, Iterator[Event]]]
@@ -377,6 +378,7 @@ class Replayer:
         max_cand = self.opt.max_candidates
         stop = stop_line if stop_line is not None else -1
         n_events, peak = 0, p.peak
+        progress = None if history else self.opt.progress
         for ev in events:
             action, args, obs, _, _, line = ev
             hit = event_cache.get((action, *args.items()) if args else action)
@@ -442,6 +444,8 @@ class Replayer:
                     if key[1]:
                         self._note_bits(p, key[1], line, nbits)
             frontier = new
+            if progress is not None and not n_events & 255:
+                progress(n_events, len(frontier), peak)
             if history and window and n_events % window == 0:
                 _cut_history(frontier, n_events - window)
             if line == stop or (stop > 0 and line > stop):
