@@ -48,7 +48,7 @@ def test_priority_traces():
     pi = st["priority_inversion"]
     assert pi.count == 3 and all(990_000 < w["duration_ns"] < 1_010_000 for w in pi.findings)
     assert statuses("priority_equal") == {"exactly_once": "ok", "stream_order": "ok", "priority_inversion": "ok",
-                                          "timeslice": "ok"}
+                                          "timeslice": "ok", "launch_delay": "ok", "blocking": "ok"}
 
 
 def test_kineto_agrees_with_the_in_kernel_record_of_the_same_run():
@@ -98,7 +98,12 @@ def test_timeslice_trace():
 
 def test_cupti_probe_trace():
     assert statuses("cupti_probe_records") == {"exactly_once": "ok", "stream_order": "ok",
-                                               "priority_inversion": "ok", "timeslice": "ok"}
+                                               "priority_inversion": "ok", "timeslice": "ok", "launch_delay": "ok",
+                                               "blocking": "info"}
+    # no lower kernel started while it was queued, but the running one held the GPU until its
+    # first wave ended: blocking by running work, ~7 ms (launched 3 ms into a 10 ms wave)
+    b = {p.name: p for p in observe(path("cupti_probe_records")).results}["blocking"]
+    assert b.count == 1 and 6_500_000 < b.worst["blocking_ns"] < 7_500_000
     header, events = read_trace(path("cupti_probe_records"))
     assert [s["cuda_priority"] for s in header.extra["source"]["streams"]] == [0, 0, -5]
 
@@ -141,7 +146,7 @@ def test_training_with_inference_traces():
     assert sum(1 for e in events if e.action == "launch") == 6497
     assert [s.get("cuda_priority") for s in header.extra["source"]["streams"]] == [None, -5]
     assert statuses("kineto_train_infer_equal") == {"exactly_once": "ok", "stream_order": "ok",
-                                                    "priority_inversion": "ok", "timeslice": "ok"}
+                                                    "priority_inversion": "ok", "timeslice": "ok", "launch_delay": "ok", "blocking": "ok"}
 
 
 def test_timeslice_many_kernels_trace():
