@@ -110,7 +110,7 @@ class ReplayReport:
     skipped: list[str] = field(default_factory=list)
     candidates: int = 0  # candidate states after the last event replayed
     peak_candidates: int = 0
-    max_hidden: int = 0
+    max_hidden: int | None = 0  # None: any number (the lazy search, NOTE(lazy-replay))
     reason: str | None = None
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -157,6 +157,12 @@ class ReplayReport:
         return out
 
 
+def _hidden_words(k: int | None) -> str:
+    if k is None:
+        return "any number of hidden internal steps per event, fired lazily"
+    return f"up to {k} hidden internal steps per event"
+
+
 def render_text(rep: ReplayReport) -> str:
     """The human report printed by `gpcheck replay`."""
     lines: list[str] = []
@@ -168,7 +174,7 @@ def render_text(rep: ReplayReport) -> str:
         lines.append(
             f"conforms: the trace is a behaviour of the model "
             f"({rep.candidates} candidate state{'s' if rep.candidates != 1 else ''} at the end, "
-            f"peak {rep.peak_candidates}, up to {rep.max_hidden} hidden internal steps per event)"
+            f"peak {rep.peak_candidates}, {_hidden_words(rep.max_hidden)})"
         )
         if rep.reason:  # e.g. the rest of the trace was matched by the Z3 fallback (NOTE(replay-z3))
             lines.append(f"  {rep.reason}")

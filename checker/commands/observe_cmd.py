@@ -25,12 +25,19 @@ def add_observation_flags(p: argparse.ArgumentParser) -> None:
                    help="(traces) shortest switched-out period or stretch reported (default %(default)s)")
     p.add_argument("--max-gap", type=int, default=None, metavar="NS",
                    help="(traces) a switched-out period longer than this is a violation")
+    p.add_argument("--max-delay", type=int, default=None, metavar="NS",
+                   help="(traces) a launch-to-start delay longer than this is a violation (launch_delay)")
+    p.add_argument("--max-blocking", type=int, default=None, metavar="NS",
+                   help="(traces) a higher-priority kernel blocked longer than this by lower-priority kernels "
+                        "already running is a violation (blocking)")
 
 
 def options_of(args: argparse.Namespace) -> ObserveOptions:
     return ObserveOptions(max_inversion_ns=getattr(args, "max_inversion", None),
                           gap_threshold_ns=getattr(args, "gap_threshold", ObserveOptions.gap_threshold_ns),
-                          max_gap_ns=getattr(args, "max_gap", None))
+                          max_gap_ns=getattr(args, "max_gap", None),
+                          max_delay_ns=getattr(args, "max_delay", None),
+                          max_blocking_ns=getattr(args, "max_blocking", None))
 
 
 def run_observation_check(path: str, properties: Sequence[str] | None, as_json: bool,

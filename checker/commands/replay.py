@@ -25,10 +25,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="the .gpspec file or bundled model (default: the bundled model the trace names)")
     add_const_flag(p)
     p.add_argument("--max-hidden", type=int, default=None, metavar="K",
-                   help=f"internal steps that may precede each event (default {DEFAULT_MAX_HIDDEN}, "
-                        "or 0 when the trace logs internal actions)")
+                   help=f"at most K internal steps before each event, searched exhaustively (default: "
+                        f"any number, searched lazily; 0 when the trace logs internal actions; "
+                        f"--engine exhaustive alone uses {DEFAULT_MAX_HIDDEN})")
     p.add_argument("--max-candidates", type=int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
                    help="candidate states beyond which replay stops undecided (default %(default)s)")
+    p.add_argument("--engine", choices=("auto", "lazy", "exhaustive"), default="auto",
+                   help="how hidden internal steps are searched: lazy (any number per event, fired only "
+                        "where the next event needs them), exhaustive (every split, up to K); auto: "
+                        "lazy unless --max-hidden is given or the trace logs internal actions")
+    p.add_argument("--no-progress", action="store_true",
+                   help="print no progress on stderr (by default a long replay shows a live bar on a "
+                        "terminal, else a line every few seconds)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="trace format (default: itf for *.itf.json, else gpcheck)")
     p.add_argument("--perfetto", metavar="FILE", default=None,
@@ -48,8 +56,21 @@ def run(args: argparse.Namespace) -> int:
     model, warnings = model_for(info, args.model, consts_of(args))
     cm = compile_model(model)
     source = open_source(info, model)
-    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates))
-    report = replayer.replay(source, args.trace)
+    progress = None
+    if not args.no_progress:
+        import sys
+
+        from traces.progress import ReplayProgress, count_events
+
+        live = sys.stderr.isatty()
+        progress = ReplayProgress(count_events(args.trace) if live and info.format == "gpcheck" else None, live=live)
+    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
+                                          engine=args.engine, progress=progress))
+    try:
+        report = replayer.replay(source, args.trace)
+    finally:
+        if progress is not None:
+            progress.close()
     report.warnings = warnings + report.warnings
     if args.perfetto:
         from traces.perfetto import export_trace
