@@ -26,7 +26,7 @@ import numpy as np
 from gpmodel import CompiledModel, ModelError, State
 from gpmodel.jit import JitCompiler, is_cached_source, load_module
 from gpmodel.jit_kernels import (
-    CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_LEVEL_END, CTL_N, CTL_PRUNED, CTL_SIZE, DONE, FAULT_EXPAND,
+    CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_N, CTL_PRUNED, CTL_SIZE, DONE, FAULT_EXPAND,
     FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS, GROW, LIMIT, MAX_LOAD_PERCENT, RUNNING,
 )
 from gpmodel.packed import PackedLayout
@@ -131,13 +131,12 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
 
     start = time.monotonic()
-    status = mod.add_initial(init_keys, g.states, g.parent, g.table, g.flags, ctl, want_inv, inv_first, inv_bad,
-                             s, err)
     max_states = -1 if limits.max_states is None else limits.max_states
+    status = RUNNING
     while status == RUNNING or status == GROW:
         if status == GROW:
             _grow(g, int(ctl[CTL_N]), int(ctl[CTL_N]) + ninst)
-        status = mod.expand(g.states, g.parent, g.table, g.flags, ctl, fired, want_inv, inv_first, inv_bad,
+        status = mod.expand(init_keys, g.states, g.parent, g.table, g.flags, ctl, fired, want_inv, inv_first, inv_bad,
                             want_tr, tr_first, tr_bad, check_deadlock, max_states, BUDGET, s, t, w, out, iids, err)
         elapsed = time.monotonic() - start
         if limits.progress is not None:
@@ -154,7 +153,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     elif status == LIMIT:
         res.stop_reason = f"state limit {limits.max_states} reached (every state to depth {res.depth} checked)"
     elif status in (FAULT_EXPAND, FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS):
-        i = int(ctl[7])
+        i = int(ctl[CTL_EVENT_STATE])
         res.fault = _python_fault(cm, wanted, status, g.state(i))
         res.stop_reason = ("the search stopped at a modelling error (see the range result)" if status == FAULT_EXPAND
                            else "a modelling error in a property, constraint or terminal predicate")

@@ -18,8 +18,8 @@ import inspect
 import numpy as np
 
 # ctl slots
-CTL_N, CTL_CUR, CTL_LEVEL_END, CTL_DEPTH, CTL_PRUNED, CTL_DEADLOCK, CTL_NEXT_COUNT, CTL_EVENT_STATE = range(8)
-CTL_SIZE = 8
+CTL_N, CTL_CUR, CTL_LEVEL_END, CTL_DEPTH, CTL_PRUNED, CTL_DEADLOCK, CTL_NEXT_COUNT, CTL_EVENT_STATE, CTL_STARTED = range(9)
+CTL_SIZE = 9
 MAX_LOAD_PERCENT = 70
 
 # what a call of `expand` ended with
@@ -85,36 +85,34 @@ def rehash(states, n, table):  # pragma: no cover - compiled
     return 0
 
 
-def add_initial(keys, states, parent, table, flags, ctl, want_inv, inv_first, inv_bad, s, err):  # pragma: no cover
-    """Insert the initial states and evaluate their predicates; FAULT_STATE or RUNNING."""
-    for r in range(keys.shape[0]):
-        n = ctl[CTL_N]
-        i = find_or_insert(states, table, keys[r], n)
-        if i != n:
-            continue
-        parent[n] = -1
-        ctl[CTL_N] = n + 1
-        unpack(states, n, s)  # noqa: F821
-        inside = state_preds(s, want_inv, inv_bad, err)  # noqa: F821
-        for x in range(inv_bad.shape[0]):
-            if inv_bad[x] and inv_first[x] < 0:
-                inv_first[x] = n
-            inv_bad[x] = 0
-        if err[0]:
-            ctl[CTL_EVENT_STATE] = n
-            return FAULT_STATE
-        if inside:
-            flags[n] = 1
-            ctl[CTL_NEXT_COUNT] += 1
-        else:
-            ctl[CTL_PRUNED] = 1
-    return RUNNING
-
-
-def expand(states, parent, table, flags, ctl, fired, want_inv, inv_first, inv_bad, want_tr, tr_first, tr_bad,
-           check_deadlock, max_states, budget, s, t, w, out, iids, err):  # pragma: no cover - compiled
+def expand(init_keys, states, parent, table, flags, ctl, fired, want_inv, inv_first, inv_bad, want_tr, tr_first,
+           tr_bad, check_deadlock, max_states, budget, s, t, w, out, iids, err):  # pragma: no cover - compiled
     """Expand states in BFS order until done, an event, `budget` expansions, or full arrays.
+    The first call inserts the initial states (`init_keys`) and evaluates their predicates.
     CTL_NEXT_COUNT counts the expandable states of the level being built, [level_end, n)."""
+    if ctl[CTL_STARTED] == 0:
+        ctl[CTL_STARTED] = 1
+        for r in range(init_keys.shape[0]):
+            n = ctl[CTL_N]
+            i = find_or_insert(states, table, init_keys[r], n)
+            if i != n:
+                continue
+            parent[n] = -1
+            ctl[CTL_N] = n + 1
+            unpack(states, n, s)  # noqa: F821
+            inside = state_preds(s, want_inv, inv_bad, err)  # noqa: F821
+            for x in range(inv_bad.shape[0]):
+                if inv_bad[x] and inv_first[x] < 0:
+                    inv_first[x] = n
+                inv_bad[x] = 0
+            if err[0]:
+                ctl[CTL_EVENT_STATE] = n
+                return FAULT_STATE
+            if inside:
+                flags[n] = 1
+                ctl[CTL_NEXT_COUNT] += 1
+            else:
+                ctl[CTL_PRUNED] = 1
     n = ctl[CTL_N]
     cur = ctl[CTL_CUR]
     level_end = ctl[CTL_LEVEL_END]
@@ -411,11 +409,22 @@ def leads_to_start(states, n, which, reach, s, err):  # pragma: no cover - compi
     return start, -1
 
 
-KERNELS = (hash_row, probe, find_or_insert, rehash, add_initial, expand, build_edges, live_marks, fair_sccs,
-           can_reach_accepting, leads_to_start)
-CONSTANTS = {name: value for name, value in globals().items() if name.startswith(("CTL_", "MAX_LOAD", "RUNNING", "DONE", "GROW",
-                                                                                   "FAULT_", "LIMIT"))}
-SOURCE = "\n".join(
-    [f"{name} = {value}" for name, value in CONSTANTS.items()]
-    + ["\n@njit(cache=True)\n" + inspect.getsource(fn) for fn in KERNELS]
-)
+GRAPH_KERNELS = (hash_row, probe, find_or_insert, rehash, fair_sccs, can_reach_accepting)  # model-independent
+MODEL_KERNELS = (expand, build_edges, live_marks, leads_to_start)  # call the model's functions
+CONSTANTS = {name: value for name, value in globals().items() if name.startswith(("CTL_", "MAX_LOAD", "RUNNING",
+                                                                                   "DONE", "GROW", "FAULT_", "LIMIT"))}
+
+
+def _source(fns: tuple[object, ...]) -> str:
+    return "\n".join(["import numpy as np", "from numba import njit", ""]
+                     + [f"{name} = {value}" for name, value in CONSTANTS.items()]
+                     + ["\n@njit(cache=True)\n" + inspect.getsource(fn) for fn in fns])  # type: ignore[arg-type]
+
+
+GRAPH_SOURCE = _source(GRAPH_KERNELS)  # one module shared by every model (compiled once)
+
+
+def model_source(graph_module: str) -> str:
+    """The kernels that call a model's functions, importing the shared ones from `graph_module`."""
+    names = ", ".join(fn.__name__ for fn in GRAPH_KERNELS)
+    return f"from {graph_module} import {names}\n" + _source(MODEL_KERNELS)
