@@ -96,6 +96,16 @@ def test_domains_are_bounded(decl, what):
     assert str(MAX_DOMAIN) in msg
 
 
+@pytest.mark.parametrize("decl", [
+    "invariant i: all j in 0..4000: all k in 0..4000: j + k >= 0",
+    "action t { for j in 0..4000 { for k in 0..4000 { x = 1 } } }",
+    "invariant i: all j in 0..4000: (count k in 0..4000: k > j) >= 0",
+])
+def test_nested_loops_and_folds_are_bounded(decl):
+    line, _, msg = spec_error(HEAD + decl + "\n")
+    assert line == 5 and "loops nested too wide" in msg and "16008001 iterations" in msg
+
+
 def test_slots_are_bounded():
     line, _, msg = spec_error(HEAD + "var a: [0..1000] -> [0..1000] -> 0..3 = 0\n")
     assert line == 5 and "array too large" in msg and "1002001 slots" in msg and str(MAX_SLOTS) in msg
