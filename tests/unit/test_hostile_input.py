@@ -199,6 +199,17 @@ def test_corrupt_gzip_trace_is_located_and_writes_nothing(damage, tmp_path, coun
     assert sorted(os.listdir(tmp_path)) == ["counter.gpspec", "t.jsonl.gz"]
 
 
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("gz", [False, True])
+def test_trace_lines_do_not_depend_on_line_endings(eol, gz, tmp_path, counter, capsys):
+    lines = [json.dumps(x).encode() for x in counter_trace(3)] + [b"", b'{"action": "inc", "t": "x"}']
+    data = eol.join(lines) + eol
+    p = tmp_path / ("t.jsonl.gz" if gz else "t.jsonl")
+    p.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    rc, err = cli(["replay", str(p), "--model", counter], capsys)
+    assert rc == 2 and f"{p}:6: \"t\" must be a number" in err, err
+
+
 def test_huge_header_constant_is_refused_at_the_header(tmp_path, counter, capsys):
     p = write_trace(tmp_path / "t.jsonl", [{"gpcheck_trace": 1, "model": None, "constants": {"N": 10**9}},
                                            {"action": "inc"}])
