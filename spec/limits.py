@@ -18,6 +18,7 @@ unrolled by the Z3 encoding.
 | MAX_SLOTS | slots of the state layout, over all variables (NOTE(slots) in ir.py) |
 | MAX_INITIAL_STATES | initial states (the product of the domains of `any` initial values) |
 | MAX_INSTANCES | instances of one action (the product of its parameters' domains) |
+| MAX_UNROLL | iterations of nested `for` loops and folds (the product of their domains) |
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ MAX_DOMAIN = 4096
 MAX_SLOTS = 16384
 MAX_INITIAL_STATES = 1 << 20
 MAX_INSTANCES = 1 << 16
+MAX_UNROLL = 1 << 16
 
 
 def normalize_newlines(text: str) -> str:

@@ -15,7 +15,7 @@ from spec import ir
 from spec import syntax as S
 from spec.errors import ConstantError, Diagnostics, SpecTypeError
 from spec.ir import BOOL, INT, BinOp, FoldKind
-from spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS
+from spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
 from spec.span import Span
 
 
@@ -66,6 +66,7 @@ class _Checker:
         # Running totals checked against spec/limits.py as variables are declared.
         self.slots = 0
         self.initial_states = 1
+        self.unroll = 1  # iterations of the `for` loops and folds enclosing the current point
 
     # ------------------------------------------------------------------ top level
     def run(self) -> ir.Model:
@@ -371,6 +372,19 @@ class _Checker:
             return None
         return ty if self._domain_ok(ty, t.span, "a parameter or binder") else None
 
+    def _enter_loop(self, d: ir.IntType | ir.EnumType | ir.BoolType, span: Span) -> int | None:
+        """Account for a `for` loop or fold over `d` (the Z3 encoding unrolls them, the
+        interpreter runs them on every step): the enclosing count before it, or None (reported)
+        when nested loops and folds would unroll past MAX_UNROLL."""
+        outer = self.unroll
+        n = outer * max(_domain_size(d), 1)
+        if n > MAX_UNROLL:
+            self.d.error(span, f"loops nested too wide: with this one the enclosing 'for' loops and folds run "
+                               f"{n} iterations (the limit is {MAX_UNROLL})")
+            return None
+        self.unroll = n
+        return outer
+
     def _domain_ok(self, t: ir.IntType | ir.EnumType | ir.BoolType, span: Span, what: str) -> bool:
         """Is an enumerated domain within MAX_DOMAIN values (spec/limits.py)? Reports it if not."""
         n = _domain_size(t)
@@ -567,10 +581,16 @@ class _Checker:
                 sym = self._fresh(n, d, sp)
                 if sym is None:
                     return None
+                outer = self._enter_loop(d, sp)
+                if outer is None:
+                    return None
                 self.scope.push()
                 self.scope.bind(sym)
-                xb = self._block(body, counter)
-                self.scope.pop()
+                try:
+                    xb = self._block(body, counter)
+                finally:
+                    self.scope.pop()
+                    self.unroll = outer
                 if xb is None:
                     return None
                 assert d.lo is not None and d.hi is not None
@@ -704,12 +724,16 @@ class _Checker:
                 sym = self._fresh(n, d, sp)
                 if sym is None:
                     raise _Poison
+                outer = self._enter_loop(d, sp)
+                if outer is None:
+                    raise _Poison
                 self.scope.push()
                 self.scope.bind(sym)
                 try:
                     xb = self._expr(body)
                 finally:
                     self.scope.pop()
+                    self.unroll = outer
                 if kind in (FoldKind.ALL, FoldKind.ANY, FoldKind.COUNT):
                     self._want(body, xb, ir.BoolType, f"a bool body for '{kind.value}'")
                 else:

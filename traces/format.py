@@ -208,16 +208,53 @@ def parse_event(obj: Any, where: str, line: int = 0, check_state: bool = True) -
     return Event(action, args, state, t, meta, line)
 
 
+def _cr_only(f: IO[bytes], path: str) -> bool:
+    """Do the first bytes of the stream end lines in CR alone (no LF at all)?"""
+    try:
+        head = f.peek(1 << 16) if hasattr(f, "peek") else b""
+    except (OSError, EOFError, zlib.error) as e:
+        raise TraceError(f"{path}:1: cannot read trace: {e}") from None
+    return b"\r" in head and b"\n" not in head
+
+
+class _CrLines:
+    """A binary stream whose lines end in CR alone, read as lines ending in LF."""
+
+    def __init__(self, f: IO[bytes]):
+        self._f = f
+        self._buf = b""
+
+    def readline(self) -> bytes:
+        while b"\r" not in self._buf:
+            chunk = self._f.read(1 << 16)
+            if not chunk:
+                line, self._buf = self._buf, b""
+                return line
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\r")
+        return line + b"\n"
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
+
+    def close(self) -> None:
+        self._f.close()
+
+
 class TraceReader:
     """A streaming reader: the header is read on open, events are decoded one line at a time.
 
     Use as a context manager (`with open_trace(path) as tr: for ev in tr: ...`). Memory is
-    constant in the trace length. Blank lines are skipped (they still count for line numbers)."""
+    constant in the trace length. Blank lines are skipped (they still count for line numbers).
+    Lines may end in LF, CRLF or CR alone: the line numbers are the same."""
 
     def __init__(self, path: str, stream: IO[bytes] | None = None):
         self.path = path
         self._f: IO[bytes] = stream if stream is not None else _open_binary(path)
         self._line = 0
+        if _cr_only(self._f, path):
+            self._f = _CrLines(self._f)  # type: ignore[assignment]
         self.header = self._read_header()
 
     def _where(self) -> str:

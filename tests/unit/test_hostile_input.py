@@ -96,6 +96,16 @@ def test_domains_are_bounded(decl, what):
     assert str(MAX_DOMAIN) in msg
 
 
+@pytest.mark.parametrize("decl", [
+    "invariant i: all j in 0..4000: all k in 0..4000: j + k >= 0",
+    "action t { for j in 0..4000 { for k in 0..4000 { x = 1 } } }",
+    "invariant i: all j in 0..4000: (count k in 0..4000: k > j) >= 0",
+])
+def test_nested_loops_and_folds_are_bounded(decl):
+    line, _, msg = spec_error(HEAD + decl + "\n")
+    assert line == 5 and "loops nested too wide" in msg and "16008001 iterations" in msg
+
+
 def test_slots_are_bounded():
     line, _, msg = spec_error(HEAD + "var a: [0..1000] -> [0..1000] -> 0..3 = 0\n")
     assert line == 5 and "array too large" in msg and "1002001 slots" in msg and str(MAX_SLOTS) in msg
@@ -187,6 +197,17 @@ def test_corrupt_gzip_trace_is_located_and_writes_nothing(damage, tmp_path, coun
         rc, err = cli(argv, capsys)
         assert rc == 2 and re.search(rf"{re.escape(str(p))}:\d+: (cannot read trace|invalid JSON)", err), err
     assert sorted(os.listdir(tmp_path)) == ["counter.gpspec", "t.jsonl.gz"]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("gz", [False, True])
+def test_trace_lines_do_not_depend_on_line_endings(eol, gz, tmp_path, counter, capsys):
+    lines = [json.dumps(x).encode() for x in counter_trace(3)] + [b"", b'{"action": "inc", "t": "x"}']
+    data = eol.join(lines) + eol
+    p = tmp_path / ("t.jsonl.gz" if gz else "t.jsonl")
+    p.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    rc, err = cli(["replay", str(p), "--model", counter], capsys)
+    assert rc == 2 and f"{p}:6: \"t\" must be a number" in err, err
 
 
 def test_huge_header_constant_is_refused_at_the_header(tmp_path, counter, capsys):

@@ -125,28 +125,34 @@ def key(v: Any) -> Any:
 
 
 def _number(value: Any, where: str, what: str, scale: float = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, bytes)):
-        raise TraceError(f"{where}: expected {what}, got {short(value)}")
-    try:
-        if isinstance(value, int) and scale == 1:
-            n = value
-        else:
-            if isinstance(value, (str, bytes)):
-                s = value.strip()
-                if len(s) > 40:
-                    raise ValueError
-                if scale == 1 and s.lstrip(b"-" if isinstance(s, bytes) else "-").isdigit():
-                    value = int(s)
-                else:
-                    value = float(s)
-            if isinstance(value, float) and not math.isfinite(value * scale):
-                raise ValueError
-            n = value if isinstance(value, int) and scale == 1 else round(value * scale)
-    except (TypeError, ValueError, OverflowError):
-        raise TraceError(f"{where}: expected {what}, got {short(value)}") from None
+    t = type(value)
+    n: int | None = None
+    if scale == 1 and (t is int or (t is str and len(value) <= 40)):  # the common cases, fast
+        try:
+            n = int(value)
+        except ValueError:
+            pass
+    if n is None:
+        n = _parse_number(value, where, what, scale)
     if not -MAX_NS <= n <= MAX_NS:
         raise TraceError(f"{where}: {what} out of range: {short(value)} (at most 2^62 in magnitude)")
     return n
+
+
+def _parse_number(value: Any, where: str, what: str, scale: float) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, bytes)):
+        raise TraceError(f"{where}: expected {what}, got {short(value)}")
+    try:
+        if isinstance(value, (str, bytes)):
+            s = value.strip()
+            if len(s) > 40:
+                raise ValueError
+            value = int(s) if scale == 1 and s.lstrip(b"-" if isinstance(s, bytes) else "-").isdigit() else float(s)
+        if isinstance(value, float) and not math.isfinite(value * scale):
+            raise ValueError
+        return value if isinstance(value, int) and scale == 1 else round(value * scale)
+    except (TypeError, ValueError, OverflowError):
+        raise TraceError(f"{where}: expected {what}, got {short(value)}") from None
 
 
 def int_value(value: Any, where: str) -> int:
@@ -169,17 +175,20 @@ def us_to_ns(value: Any, where: str) -> int:
 def _jsonable(v: Any) -> Any:
     """A metadata value the trace writer can encode: bytes as hex, non-finite floats and
     integers beyond 64 bits as text (database columns can hold anything)."""
-    if isinstance(v, bytes):
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is int:
+        return v if -(1 << 63) <= v < (1 << 64) else str(v)
+    if t is float:
+        return v if math.isfinite(v) else str(v)
+    if t is bytes:
         return v.hex()
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    if isinstance(v, int) and not isinstance(v, bool) and not -(1 << 63) <= v < (1 << 64):
-        return str(v)
-    if isinstance(v, list):
+    if t is list or t is tuple:
         return [_jsonable(x) for x in v]
-    if isinstance(v, dict):
+    if t is dict:
         return {str(k): _jsonable(x) for k, x in v.items()}
-    return v
+    return v if isinstance(v, (str, int, float)) else str(v)
 
 
 def _dims_ok(d: tuple[int, ...] | None) -> tuple[int, ...] | None:

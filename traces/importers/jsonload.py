@@ -44,48 +44,52 @@ def read_bytes(path: str) -> bytes:
     return data
 
 
+def _open_raw(path: str) -> IO[bytes]:
+    try:
+        raw: IO[bytes] = open(path, "rb")
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
+    if raw.read(2) == GZIP_MAGIC:
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    raw.seek(0)
+    return raw
+
+
 class TextLines:
     """The lines of a file as text (UTF-8, a BOM dropped, gunzipped when it starts with the gzip
-    magic), read a bounded piece at a time so that CSV importers stream in bounded memory. LF,
-    CRLF and CR end lines alike; `line` is the physical line of the text last handed out, so an
-    error names the line it is on. Bad UTF-8 and corrupt gzip data are TraceErrors at their line."""
+    magic; LF, CRLF and CR end lines alike), read a buffer at a time so that CSV importers stream
+    in bounded memory. A decoding or gzip error surfaces a buffer ahead of the line being read:
+    `located_error` then rescans the file a line at a time to name the line it is on."""
 
     def __init__(self, path: str):
         self.path = path
-        self.line = 1
-        try:
-            raw: IO[bytes] = open(path, "rb")
-        except OSError as e:
-            raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
-        if raw.read(2) == GZIP_MAGIC:
-            raw.seek(0)
-            raw = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
-        else:
-            raw.seek(0)
-        self._raw = raw
-        self._decode = codecs.getincrementaldecoder("utf-8-sig")().decode
+        self._text = io.TextIOWrapper(_open_raw(path), encoding="utf-8-sig", newline="")
 
     def __iter__(self) -> Iterator[str]:
-        ended = False  # did the last piece end a line?
-        while True:
-            try:
-                chunk = self._raw.readline(1 << 16)
-                text = self._decode(chunk, final=not chunk)
-            except UnicodeDecodeError as e:
-                raise TraceError(f"{self.path}:{self.line + (1 if ended else 0)}: not UTF-8 text: {e.reason}") from None
-            except (OSError, EOFError, zlib.error) as e:
-                raise TraceError(f"{self.path}:{self.line + (1 if ended else 0)}: truncated or corrupt gzip data: "
-                                 f"{e}") from None
-            if not chunk:
-                return
-            for piece in io.StringIO(text, newline=""):
-                if ended:
-                    self.line += 1
-                ended = piece.endswith(("\n", "\r"))
-                yield piece
+        return iter(self._text)
+
+    def located_error(self) -> TraceError:
+        """The TraceError of the first undecodable line (bad UTF-8 or corrupt gzip data)."""
+        line, ended = 1, False
+        decode = codecs.getincrementaldecoder("utf-8-sig")().decode
+        with _open_raw(self.path) as raw:
+            while True:
+                try:
+                    chunk = raw.readline(1 << 16)
+                    text = decode(chunk, final=not chunk)
+                except UnicodeDecodeError as e:
+                    return TraceError(f"{self.path}:{line + ended}: not UTF-8 text: {e.reason}")
+                except (OSError, EOFError, zlib.error) as e:
+                    return TraceError(f"{self.path}:{line + ended}: truncated or corrupt gzip data: {e}")
+                if not chunk:
+                    return TraceError(f"{self.path}: cannot read: the file changed while it was read")
+                for piece in io.StringIO(text, newline=""):
+                    line += ended
+                    ended = piece.endswith(("\n", "\r"))
 
     def close(self) -> None:
-        self._raw.close()
+        self._text.close()
 
     def __enter__(self) -> "TextLines":
         return self

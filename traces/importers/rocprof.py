@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import re
+import zlib
 from typing import Any, Iterator
 
 from spec.errors import TraceError
@@ -100,8 +101,10 @@ def _rows(path: str) -> Iterator[tuple[int, list[str]]]:
             except StopIteration:
                 return
             except csv.Error as e:
-                raise TraceError(f"{path}:{lines.line}: bad CSV: {e}") from None
-            yield lines.line, row
+                raise TraceError(f"{path}:{reader.line_num}: bad CSV: {e}") from None
+            except (UnicodeDecodeError, OSError, EOFError, zlib.error):
+                raise lines.located_error() from None
+            yield reader.line_num, row
 
 
 def import_rocprof(path: str) -> tuple[TraceHeader, list[Event]]:
