@@ -34,7 +34,7 @@ from checker import liveness
 from checker.explicit import Limits, Search, make_steps
 from checker.verdict import Counterexample, Result
 
-INITIAL_CAPACITY = 1 << 14
+INITIAL_CAPACITY = 1 << 16  # states; the arrays double when full
 BUDGET = 1 << 16  # expansions between checks of the clock and progress reports
 
 
@@ -126,7 +126,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     cap = INITIAL_CAPACITY
     while cap < 2 * (len(init_keys) + ninst):
         cap *= 2
-    g = PackedGraph(packed, mod, np.zeros((cap, words), dtype=np.int64), np.full(cap, -1, dtype=np.int32),
+    g = PackedGraph(packed, mod, np.zeros((cap, words), dtype=np.int64), np.empty(cap, dtype=np.int32),
                     np.zeros(cap, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64), 0)
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
 
@@ -183,7 +183,7 @@ def _grow(g: PackedGraph, used: int, need: int) -> None:
             cap *= 2
         states = np.zeros((cap, g.states.shape[1]), dtype=np.int64)
         states[:used] = g.states[:used]
-        parent = np.full(cap, -1, dtype=np.int32)
+        parent = np.empty(cap, dtype=np.int32)  # written for every stored state
         parent[:used] = g.parent[:used]
         flags = np.zeros(cap, dtype=np.uint8)
         flags[:used] = g.flags[:used]
