@@ -89,6 +89,9 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     if res is None:
         from checker import fast_explicit
 
+        why = fast_explicit.unsupported(cm)
+        if why is not None:
+            raise UsageError(f"{model.file}: the compiled explicit core cannot run this model: {why}")
         left = None if limits.timeout is None else max(0.0, limits.timeout - (time.monotonic() - started))
         res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress))
         states = graph.n if res.complete else None
@@ -115,7 +118,7 @@ def _switch_point(cm: CompiledModel, core: str, limits: Limits) -> int | None:
         return None
     from checker import fast_explicit
 
-    if not fast_explicit.available() or fast_explicit.packed_layout(cm) is None:
+    if fast_explicit.unsupported(cm) is not None:
         return None
     switch = AUTO_PYTHON_STATES_CACHED if fast_explicit.is_cached(cm) else AUTO_PYTHON_STATES
     if limits.max_states is not None and limits.max_states <= switch:

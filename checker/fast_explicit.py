@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from gpmodel import CompiledModel, ModelError, State
+from gpmodel.int_range import fits_int64
 from gpmodel.jit import JitCompiler, is_cached_source, load_module
 from gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_N, CTL_PRUNED, CTL_SIZE, DONE, FAULT_EXPAND,
@@ -76,6 +77,17 @@ def packed_layout(cm: CompiledModel) -> PackedLayout | None:
         return PackedLayout(cm.layout.slot_types)
     except ValueError:
         return None
+
+
+def unsupported(cm: CompiledModel) -> str | None:
+    """Why the compiled engine cannot run this model, or None when it can."""
+    if not available():
+        return "numba is not installed"
+    if packed_layout(cm) is None:
+        return "a state variable has an unbounded type"
+    if not fits_int64(cm.model):
+        return "an expression may compute integers beyond 64 bits"
+    return None
 
 
 _SOURCES: "weakref.WeakKeyDictionary[CompiledModel, str]" = weakref.WeakKeyDictionary()

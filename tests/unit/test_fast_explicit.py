@@ -134,3 +134,19 @@ def test_auto_core_runs_small_models_in_python_and_large_ones_compiled(examples,
     monkeypatch.setattr(fast_explicit, "search", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     large = run_explicit(model, wanted, Limits(), core="auto")
     assert calls and small.to_json()["results"] == large.to_json()["results"] and large.states == 326
+
+
+def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
+    from checker import fast_explicit
+    from gpmodel.int_range import fits_int64
+    from spec.errors import UsageError
+
+    big = load_source("model t\nconst K = 4000000000\nvar x: 0..K = K\naction sq { require x * x * x > 0\n x = 0 }\n"
+                      "allow deadlock\n", "t.gpspec")
+    assert not fits_int64(big)
+    assert fits_int64(load_source("model t\n" + SMALL["structs_any_init"], "t.gpspec"))
+    wanted = select_properties(big, None)
+    assert run_explicit(big, wanted, Limits(), core="auto").states == 2  # the Python engine ran
+    with pytest.raises(UsageError, match="64 bits"):
+        run_explicit(big, wanted, Limits(), core="compiled")
+    assert fast_explicit.unsupported(compile_model(big)) is not None
