@@ -150,3 +150,20 @@ def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
     with pytest.raises(UsageError, match="64 bits"):
         run_explicit(big, wanted, Limits(), core="compiled")
     assert fast_explicit.unsupported(compile_model(big)) is not None
+
+
+def test_verify_core_flag(examples, capsys):
+    import json
+
+    from checker.cli import main
+
+    outs = []
+    for core in ("python", "compiled"):
+        assert main(["verify", str(examples / "rewind.gpspec"), "--json", "--core", core]) == 1
+        out = json.loads(capsys.readouterr().out)
+        out.pop("seconds")
+        outs.append(out)
+    assert outs[0] == outs[1] and outs[0]["states"] == 326
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", str(examples / "rewind.gpspec"), "--core", "fast"])
+    assert exc.value.code == 2
