@@ -16,7 +16,6 @@ error in any of them is reported even after a property was violated."""
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable
@@ -24,8 +23,7 @@ from typing import Callable
 import numpy as np
 
 from gpmodel import CompiledModel, ModelError, State
-from gpmodel.int_range import fits_int64
-from gpmodel.jit import JitCompiler, is_cached_source, load_module
+from gpmodel.jit import load_model_module, module_source
 from gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_N, CTL_PRUNED, CTL_SIZE, DONE, FAULT_EXPAND,
     FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS, GROW, LIMIT, MAX_LOAD_PERCENT, RUNNING,
@@ -62,58 +60,13 @@ class PackedGraph:
         return out
 
 
-def available() -> bool:
-    """Whether numba can be imported (the compiled engine's only extra dependency)."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def packed_layout(cm: CompiledModel) -> PackedLayout | None:
-    """The packed layout of a model, or None if a slot is unbounded (the Python engine then runs)."""
-    try:
-        return PackedLayout(cm.layout.slot_types)
-    except ValueError:
-        return None
-
-
-def unsupported(cm: CompiledModel) -> str | None:
-    """Why the compiled engine cannot run this model, or None when it can."""
-    if not available():
-        return "numba is not installed"
-    if packed_layout(cm) is None:
-        return "a state variable has an unbounded type"
-    if not fits_int64(cm.model):
-        return "an expression may compute integers beyond 64 bits"
-    return None
-
-
-_SOURCES: "weakref.WeakKeyDictionary[CompiledModel, str]" = weakref.WeakKeyDictionary()
-
-
-def module_source(cm: CompiledModel, packed: PackedLayout) -> str:
-    """The generated numba module of a compiled model (generated once per CompiledModel)."""
-    src = _SOURCES.get(cm)
-    if src is None:
-        src = _SOURCES[cm] = JitCompiler(cm.model, packed).module_source()
-    return src
-
-
-def is_cached(cm: CompiledModel) -> bool:
-    """Whether this model's machine code is in the cache already (no compile time to pay)."""
-    packed = packed_layout(cm)
-    return packed is not None and is_cached_source(module_source(cm, packed))
-
-
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
            packed: PackedLayout | None = None) -> tuple[Search, PackedGraph]:
     """Breadth-first search of every reachable state; the same `Search` as explicit.search
     (with `parent` restricted to counterexample paths) and the stored graph."""
     model = cm.model
     packed = packed or PackedLayout(cm.layout.slot_types)
-    mod = load_module(module_source(cm, packed))
+    mod = load_model_module(module_source(cm, packed))
     words = packed.words
     ninst = max(1, len(cm.instances))
     nslots = max(1, model.slot_total)

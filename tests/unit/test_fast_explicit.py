@@ -137,7 +137,7 @@ def test_auto_core_runs_small_models_in_python_and_large_ones_compiled(examples,
 
 
 def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
-    from checker import fast_explicit
+    from gpmodel import jit
     from gpmodel.int_range import fits_int64
     from spec.errors import UsageError
 
@@ -149,7 +149,7 @@ def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
     assert run_explicit(big, wanted, Limits(), core="auto").states == 2  # the Python engine ran
     with pytest.raises(UsageError, match="64 bits"):
         run_explicit(big, wanted, Limits(), core="compiled")
-    assert fast_explicit.unsupported(compile_model(big)) is not None
+    assert jit.unsupported(compile_model(big)) is not None
 
 
 def test_verify_core_flag(examples, capsys):
