@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 
 from spec import ir, load_spec
 from spec.errors import UsageError
-from gpmodel import CompiledModel, compile_model
+from gpmodel import CompiledModel, compile_model, jit
 from checker import explicit, liveness
 from checker.explicit import ENGINE, Limits, ProgressFn
 from checker.verdict import Counterexample, Report, Result, Verdict
@@ -73,22 +73,21 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the
     Python search first, and the compiled one when the model turns out larger than
     AUTO_PYTHON_STATES (AUTO_PYTHON_STATES_CACHED if its compiled code is cached already), so
-    small models start at once and large ones pay the compile time once."""
+    small models start at once (without even importing numba) and large ones pay the compile
+    time once."""
     cm = cm or compile_model(model)
     started = time.monotonic()
     res = None
-    if core != "compiled":
-        py_limits = limits
-        switch = _switch_point(cm, core, limits)
-        if switch is not None:
-            py_limits = Limits(switch, limits.timeout, limits.progress)
-        res = explicit.search(cm, wanted, py_limits)
-        if switch is not None and not res.complete and res.fault is None and res.stop_reason is not None \
-                and res.stop_reason.startswith("state limit"):
-            res = None  # larger than the switch point: the compiled search starts over
+    if core == "python":
+        res = explicit.search(cm, wanted, limits)
+    elif core == "auto":
+        res = _auto_python_search(cm, wanted, limits)
     if res is None:
         from checker import fast_explicit
 
+        why = jit.unsupported(cm)
+        if why is not None:
+            raise UsageError(f"{model.file}: the compiled explicit core cannot run this model: {why}")
         left = None if limits.timeout is None else max(0.0, limits.timeout - (time.monotonic() - started))
         res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress))
         states = graph.n if res.complete else None
@@ -107,20 +106,23 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
                   warnings=warnings)
 
 
-def _switch_point(cm: CompiledModel, core: str, limits: Limits) -> int | None:
-    """Core auto: how many states the Python search explores before the compiled one takes
-    over; None when it runs to the end (core python, no numba, unpackable slots, or a state
-    limit no larger than the switch point)."""
-    if core == "python":
-        return None
-    from checker import fast_explicit
-
-    if not fast_explicit.available() or fast_explicit.packed_layout(cm) is None:
-        return None
-    switch = AUTO_PYTHON_STATES_CACHED if fast_explicit.is_cached(cm) else AUTO_PYTHON_STATES
-    if limits.max_states is not None and limits.max_states <= switch:
-        return None
-    return switch
+def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> explicit.Search | None:
+    """Core auto: the Python search, or None when the compiled one should run instead (the
+    model has more states than the switch point and the compiled core can run it). The
+    Python search runs to AUTO_PYTHON_STATES_CACHED states first; past that, if the compiled
+    code is not cached, on to AUTO_PYTHON_STATES (starting over: a fraction of a second)."""
+    points = [AUTO_PYTHON_STATES_CACHED, AUTO_PYTHON_STATES]
+    for k, switch in enumerate(points):
+        if limits.max_states is not None and limits.max_states <= switch:
+            break
+        res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress))
+        if res.complete or res.fault is not None or len(res.parent) <= switch:
+            return res  # finished, stopped at a modelling error, or timed out
+        if jit.unsupported(cm) is not None:
+            break
+        if k == len(points) - 1 or jit.is_cached(cm):
+            return None
+    return explicit.search(cm, wanted, limits)
 
 
 def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) -> list[Result]:

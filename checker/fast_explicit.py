@@ -16,7 +16,6 @@ error in any of them is reported even after a property was violated."""
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable
@@ -24,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from gpmodel import CompiledModel, ModelError, State
-from gpmodel.jit import JitCompiler, is_cached_source, load_module
+from gpmodel.jit import load_model_module, module_source
 from gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_N, CTL_PRUNED, CTL_SIZE, DONE, FAULT_EXPAND,
     FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS, GROW, LIMIT, MAX_LOAD_PERCENT, RUNNING,
@@ -34,7 +33,7 @@ from checker import liveness
 from checker.explicit import Limits, Search, make_steps
 from checker.verdict import Counterexample, Result
 
-INITIAL_CAPACITY = 1 << 14
+INITIAL_CAPACITY = 1 << 16  # states; the arrays double when full
 BUDGET = 1 << 16  # expansions between checks of the clock and progress reports
 
 
@@ -61,47 +60,13 @@ class PackedGraph:
         return out
 
 
-def available() -> bool:
-    """Whether numba can be imported (the compiled engine's only extra dependency)."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def packed_layout(cm: CompiledModel) -> PackedLayout | None:
-    """The packed layout of a model, or None if a slot is unbounded (the Python engine then runs)."""
-    try:
-        return PackedLayout(cm.layout.slot_types)
-    except ValueError:
-        return None
-
-
-_SOURCES: "weakref.WeakKeyDictionary[CompiledModel, str]" = weakref.WeakKeyDictionary()
-
-
-def module_source(cm: CompiledModel, packed: PackedLayout) -> str:
-    """The generated numba module of a compiled model (generated once per CompiledModel)."""
-    src = _SOURCES.get(cm)
-    if src is None:
-        src = _SOURCES[cm] = JitCompiler(cm.model, packed).module_source()
-    return src
-
-
-def is_cached(cm: CompiledModel) -> bool:
-    """Whether this model's machine code is in the cache already (no compile time to pay)."""
-    packed = packed_layout(cm)
-    return packed is not None and is_cached_source(module_source(cm, packed))
-
-
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
            packed: PackedLayout | None = None) -> tuple[Search, PackedGraph]:
     """Breadth-first search of every reachable state; the same `Search` as explicit.search
     (with `parent` restricted to counterexample paths) and the stored graph."""
     model = cm.model
     packed = packed or PackedLayout(cm.layout.slot_types)
-    mod = load_module(module_source(cm, packed))
+    mod = load_model_module(module_source(cm, packed))
     words = packed.words
     ninst = max(1, len(cm.instances))
     nslots = max(1, model.slot_total)
@@ -126,7 +91,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     cap = INITIAL_CAPACITY
     while cap < 2 * (len(init_keys) + ninst):
         cap *= 2
-    g = PackedGraph(packed, mod, np.zeros((cap, words), dtype=np.int64), np.full(cap, -1, dtype=np.int32),
+    g = PackedGraph(packed, mod, np.zeros((cap, words), dtype=np.int64), np.empty(cap, dtype=np.int32),
                     np.zeros(cap, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64), 0)
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
 
@@ -183,7 +148,7 @@ def _grow(g: PackedGraph, used: int, need: int) -> None:
             cap *= 2
         states = np.zeros((cap, g.states.shape[1]), dtype=np.int64)
         states[:used] = g.states[:used]
-        parent = np.full(cap, -1, dtype=np.int32)
+        parent = np.empty(cap, dtype=np.int32)  # written for every stored state
         parent[:used] = g.parent[:used]
         flags = np.zeros(cap, dtype=np.uint8)
         flags[:used] = g.flags[:used]

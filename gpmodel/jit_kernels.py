@@ -14,8 +14,10 @@ full; see find_or_insert). `flags[i]` is 1 when state i lies inside the constrai
 from __future__ import annotations
 
 import inspect
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
+    import numpy as np
 
 # ctl slots
 CTL_N, CTL_CUR, CTL_LEVEL_END, CTL_DEPTH, CTL_PRUNED, CTL_DEADLOCK, CTL_NEXT_COUNT, CTL_EVENT_STATE, CTL_STARTED = range(9)

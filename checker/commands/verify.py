@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker.api import ENGINES, load, verify
+from checker.api import CORES, ENGINES, load, verify
 from checker.commands.common import Progress, add_const_flag, consts_of, write_out
 from checker.report import render_text, to_json_bytes
 
@@ -21,6 +21,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="check only this property (repeatable; 'deadlock' and 'range' included)")
     p.add_argument("--engine", choices=ENGINES, default=None,
                    help="explicit (default for a spec), bmc, kind, pdr or auto")
+    p.add_argument("--core", choices=CORES, default="auto",
+                   help="how the explicit engine runs: python (the reference), compiled (bit-packed states, "
+                        "numba; compiles once per model and constants, cached in ~/.cache/gpcheck/jit), or auto "
+                        "(default: python for small models, compiled past 200,000 states)")
     p.add_argument("--max-states", type=int, default=None, metavar="N")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
     p.add_argument("--depth", type=int, default=None, metavar="K", help="bound for bmc and k-induction")
@@ -41,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(not args.no_progress and not args.json)
     try:
         report = verify(model, None, args.property, args.engine or "explicit",
-                        args.max_states, args.timeout, args.depth, progress)
+                        args.max_states, args.timeout, args.depth, progress, core=args.core)
     finally:
         progress.close()
     write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))

@@ -134,3 +134,36 @@ def test_auto_core_runs_small_models_in_python_and_large_ones_compiled(examples,
     monkeypatch.setattr(fast_explicit, "search", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     large = run_explicit(model, wanted, Limits(), core="auto")
     assert calls and small.to_json()["results"] == large.to_json()["results"] and large.states == 326
+
+
+def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
+    from gpmodel import jit
+    from gpmodel.int_range import fits_int64
+    from spec.errors import UsageError
+
+    big = load_source("model t\nconst K = 4000000000\nvar x: 0..K = K\naction sq { require x * x * x > 0\n x = 0 }\n"
+                      "allow deadlock\n", "t.gpspec")
+    assert not fits_int64(big)
+    assert fits_int64(load_source("model t\n" + SMALL["structs_any_init"], "t.gpspec"))
+    wanted = select_properties(big, None)
+    assert run_explicit(big, wanted, Limits(), core="auto").states == 2  # the Python engine ran
+    with pytest.raises(UsageError, match="64 bits"):
+        run_explicit(big, wanted, Limits(), core="compiled")
+    assert jit.unsupported(compile_model(big)) is not None
+
+
+def test_verify_core_flag(examples, capsys):
+    import json
+
+    from checker.cli import main
+
+    outs = []
+    for core in ("python", "compiled"):
+        assert main(["verify", str(examples / "rewind.gpspec"), "--json", "--core", core]) == 1
+        out = json.loads(capsys.readouterr().out)
+        out.pop("seconds")
+        outs.append(out)
+    assert outs[0] == outs[1] and outs[0]["states"] == 326
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", str(examples / "rewind.gpspec"), "--core", "fast"])
+    assert exc.value.code == 2
