@@ -159,8 +159,10 @@ class HiddenSearch:
             sig: tuple[Any, ...] | None = None
             if not here and kids:
                 sig = self.signature(iids, r)
+            enabled = {h for h, _, _ in kids}
+            state = (kids, [g for g in self.internal if g not in enabled], {})
             fire = [(h, r2, pm2) for h, r2, pm2 in kids
-                    if not self._postponable(h, r, r2, pm, pm2, kids, iids, check, here, sig)]
+                    if not self._postponable(h, r, r2, pm, pm2, state, iids, check, here, sig)]
             if not here and not fire:
                 fire = kids  # nothing brings E closer on its own: no ground to postpone anything
             for h, r2, pm2 in fire:
@@ -170,9 +172,13 @@ class HiddenSearch:
                 queue.append((r2, pm2, path + ((h, r2),)))
         return out
 
-    def _postponable(self, h: int, r: State, r2: State, pm: int, pm2: int, kids: list[tuple[int, State, int]], iids: list[int],
-                     check: Callable[[State], bool] | None, here: dict[int, tuple[State, int]],
+    def _postponable(self, h: int, r: State, r2: State, pm: int, pm2: int,
+                     state: tuple[list[tuple[int, State, int]], list[int], dict[tuple[int, int], bool]],
+                     iids: list[int], check: Callable[[State], bool] | None, here: dict[int, tuple[State, int]],
                      sig: tuple[Any, ...] | None) -> bool:
+        """Whether hidden step h (r -> r2, path masks pm -> pm2) may wait until after the event
+        (module doc). `state` is what the caller computed once for r: the enabled hidden steps
+        with their successors, the disabled ones, and a memo of the pairs found to commute."""
         stepc = self.stepc
         if here:
             for iid in iids:
@@ -194,15 +200,18 @@ class HiddenSearch:
                     return False
         elif pm2 != pm or sig is None or self.signature(iids, r2) != sig:
             return False
-        enabled = set()
-        for g, rg, _ in kids:
-            enabled.add(g)
+        kids, disabled, memo = state
+        for g in disabled:  # h enables no hidden step: what follows it could run without it
+            if type(stepc(g, r2)) is tuple:
+                return False
+        for g, rg, _ in kids:  # h commutes with every other enabled hidden step
             if g == h:
                 continue
-            a = stepc(g, r2)
-            if type(a) is not tuple or a != stepc(h, rg):
-                return False
-        for g in self.internal:  # h enables no hidden step: what follows it could run without it
-            if g not in enabled and type(stepc(g, r2)) is tuple:
+            pair = (g, h) if g < h else (h, g)
+            ok = memo.get(pair)
+            if ok is None:
+                a = stepc(g, r2)
+                ok = memo[pair] = type(a) is tuple and a == stepc(h, rg)
+            if not ok:
                 return False
         return True

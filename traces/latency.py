@@ -146,14 +146,23 @@ def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames
     return PropertyResult("blocking", status, summary, findings, len(shown), worst, stats=stats)
 
 
-def timeslice_stats(periods: list[tuple[int, "Launch | None"]], slices: list[tuple[int, "Launch | None"]],
+def timeslice_stats(periods: list[tuple[int, "Launch | None"]], spans: list[tuple[int, int, "Launch | None"]],
                     names: PriorityNames) -> dict[str, Any]:
-    """Switched-out periods and running slices, overall and per stream."""
+    """Switched-out periods, overall and per stream, and the running slices between them: per
+    stream, the time from the end of one switched-out period to the start of the next (the slice
+    the stream ran for; meaningful while it has work queued, as in a time-slicing recording)."""
     by: dict[Any, tuple[list[Any], list[Any]]] = {}
     for v, L in periods:
         by.setdefault(L.stream if L else None, ([], []))[0].append((v, L))
-    for v, L in slices:
-        by.setdefault(L.stream if L else None, ([], []))[1].append((v, L))
+    per_stream: dict[Any, list[tuple[int, int, Any]]] = {}
+    for a, b, L in spans:
+        per_stream.setdefault(L.stream if L else None, []).append((a, b, L))
+    slices: list[tuple[int, Any]] = []
+    for s, iv in per_stream.items():
+        iv.sort(key=lambda x: x[0])
+        got = [(n[0] - p[1], n[2]) for p, n in zip(iv, iv[1:]) if n[0] > p[1]]
+        by.setdefault(s, ([], []))[1].extend(got)
+        slices += got
     streams = [{"stream": s, "switched_out": stat(p), "running_slices": stat(q)}
                for s, (p, q) in sorted(by.items(), key=lambda kv: str(kv[0]))]
     return {"switched_out": stat(periods), "running_slices": stat(slices), "streams": streams}

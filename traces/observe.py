@@ -384,7 +384,7 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
     found: list[dict[str, Any]] = []
     periods_all: list[int] = []
     period_items: list[tuple[int, Launch | None]] = []
-    slice_items: list[tuple[int, Launch | None]] = []
+    spans: list[tuple[int, int, Launch | None]] = []
     # (a) in-kernel gaps, merged across blocks of one launch
     per_launch: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     for t, length, meta in c.gaps:
@@ -398,7 +398,7 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
         periods_all += lens
         slices = [b2 - a1 for (_, a1, _), (b2, _, _) in zip(periods, periods[1:])]
         period_items += [(x, L) for x in lens]
-        slice_items += [(x, L) for x in slices]
+        spans += [(a, b, L) for a, b, _ in periods]
         first_run = periods[0][0] - (L.t_start or periods[0][0]) if L else None
         found.append({"kind": "switched_out", "kernel": L.label() if L else str(key), "stream": L.stream if L else None,
                       "periods": len(periods), "total_ns": sum(lens), "max_ns": max(lens),
@@ -460,7 +460,7 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
     summary = "no sign of preemption or time slicing" if not found else \
         ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in kinds.items()) + \
         (f"; longest switched-out period {max(periods_all) / 1e6:.2f} ms" if periods_all else "")
-    stats = timeslice_stats(period_items, slice_items, PriorityNames(c.header)) if period_items else None
+    stats = timeslice_stats(period_items, spans, PriorityNames(c.header)) if period_items else None
     return PropertyResult("timeslice", status, summary, found[:SHOW], len(found), worst, stats=stats)
 
 

@@ -10,6 +10,11 @@ gives one candidate per value), and advance it event by event:
 2. the logged event must then be one instance of the named action, with the logged argument
    values, that is enabled and whose next state agrees with every observed slot.
 
+Step 1 is the exhaustive search (`_advance`, used with `--max-hidden K` and for traces that log
+their internal actions). By default the hidden steps are searched lazily instead
+(`_advance_lazy`, traces/hidden.py, NOTE(lazy-replay)): any number may precede an event, and a
+step that commutes with the event is postponed rather than multiplied into the candidate set.
+
 The trace conforms when some candidate survives every event. NOTE(replay-masks): each
 candidate also carries a bit mask of the properties (invariants, then transition properties)
 violated along the behaviour that reached it, and a candidate is the pair (state, mask): all

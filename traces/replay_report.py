@@ -145,6 +145,7 @@ class ReplayReport:
             "candidates": self.candidates,
             "peak_candidates": self.peak_candidates,
             "max_hidden": self.max_hidden,
+            "engine": "lazy" if self.max_hidden is None else "exhaustive",
             "seconds": round(self.seconds, 4),
             "divergence": self.divergence.to_json() if self.divergence else None,
             "results": [r.to_json() for r in self.results],

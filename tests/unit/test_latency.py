@@ -100,3 +100,14 @@ def test_timeslice_periods_per_stream() -> None:
     st = t.stats
     assert st["switched_out"]["count"] == 3 and st["switched_out"]["max_ns"] == 2_000_000
     assert st["running_slices"]["median_ns"] == 2_000_000 and st["streams"][0]["stream"] == 0
+
+
+def test_python_api_and_reproduction_command() -> None:
+    from checker.reproduce import check_command
+    from checker.trace_api import check_trace
+
+    r = check_trace((HEADER, events()), max_blocking_ns=500, max_delay_ns=5000)
+    st = {p.name: p.status for p in r.results}
+    assert st["blocking"] == "violated" and st["launch_delay"] == "ok" and r.exit_code == 1
+    assert check_command("t.jsonl", max_blocking_ns=500, max_delay_ns=5000) == \
+        "gpcheck check t.jsonl --max-delay 5000 --max-blocking 500"

@@ -154,6 +154,9 @@ def test_timeslice_many_kernels_trace():
     assert ts["exactly_once"].status == "ok" and ts["stream_order"].status == "ok"
     out = [f for f in ts["timeslice"].findings if f["kind"] == "switched_out"]
     assert len(out) > 20 and all(2_000_000 < f["max_ns"] < 3_000_000 for f in out)
+    st = ts["timeslice"].stats  # the slices each process ran for between its switched-out periods
+    assert all(1_800_000 < s["running_slices"]["median_ns"] < 2_400_000 for s in st["streams"])
+    assert 2_000_000 < st["switched_out"]["median_ns"] < 3_000_000
 
 
 def test_large_recordings_are_gzip_and_bounded():
