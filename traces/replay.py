@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from checker import budget
 from checker.verdict import Counterexample, Result, Step, Verdict
 from gpmodel import CompiledModel, ModelError
 from spec import ir
@@ -362,6 +363,9 @@ class Replayer:
         n_events, peak = 0, p.peak
         for ev in events:
             action, args, obs, _, _, line = ev
+            if not n_events & 0x3FF and budget.stopped():  # checker/budget.py: signal, timeout, memory
+                p.undecided = f"{budget.stopped()} at line {line}, after {n_events} events"
+                break
             hit = event_cache.get((action, *args.items()) if args else action)
             iids = hit[0] if hit is not None else self._event_instances(ev, lambda: loc(line))[0]
             match: Match | None = None
