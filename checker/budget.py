@@ -36,7 +36,7 @@ from types import FrameType
 from typing import Callable, Iterator
 
 TICK = 0.05  # seconds between the watchdog's checks
-GRACE = 0.6  # seconds a cooperative region gets to return a partial report
+GRACE = 0.75  # seconds a cooperative region gets to return a partial report
 HARD_EXIT = 3.0  # seconds after a stop at which the watchdog ends the process itself
 DEFAULT_MEMORY_FRACTION = 0.5  # default --max-memory: this share of the machine's memory
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
