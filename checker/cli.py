@@ -53,7 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error (message printed) or --help: the exit code
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
     max_memory = args.max_memory if args.max_memory is not None else budget.default_max_memory()
     budget.on_hard_exit(remove_temp_files)
     global _stopped
