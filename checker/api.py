@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from spec import ir, load_spec
 from spec.errors import UsageError
 from gpmodel import CompiledModel, compile_model, jit
-from checker import explicit, liveness
+from checker import budget, explicit, liveness
 from checker.explicit import ENGINE, Limits, ProgressFn
 from checker.verdict import Counterexample, Report, Result, Verdict
 
@@ -53,18 +54,35 @@ def verify(
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
-    if engine == "explicit":
-        report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core)
-    else:
-        from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
+    with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
+        if engine == "explicit":
+            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core)
+        else:
+            from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
-        results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
-                             max_states=max_states, progress=progress)
-        report = Report(model.name, model.file, model.const_values, results)
-        states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
-        report.states = states[0] if states else None
+            results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
+                                 max_states=max_states, progress=progress)
+            report = Report(model.name, model.file, model.const_values, results)
+            states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
+            report.states = states[0] if states else None
+    report.results = stopped_reasons(report.results)
     report.seconds = time.monotonic() - started
     return report
+
+
+def stopped_reasons(results: list[Result]) -> list[Result]:
+    """After the command's budget stopped (checker/budget.py), an engine cut short reports it
+    as a timeout (Z3 says "canceled" or "timeout"): name the real reason instead."""
+    why = budget.stopped()
+    if why is None:
+        return results
+    out = []
+    for r in results:
+        if r.verdict is Verdict.UNKNOWN and r.reason and any(w in r.reason for w in ("timeout", "cancel", "interrupt")):
+            if why not in r.reason:
+                r = replace(r, reason=why)
+        out.append(r)
+    return out
 
 
 def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,

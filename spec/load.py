@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Mapping
@@ -69,6 +70,10 @@ def decode_source(data: bytes, file: str) -> str:
                               {file: text}) from None
 
 
+_CONST_VALUE = re.compile(r"[+-]?(0[xX][0-9a-fA-F]{1,64}|0[oO][0-7]{1,64}|0[bB][01]{1,256}|[0-9]{1,80})")
+_HEX_OCT_BIN = re.compile(r"[+-]?0[xXoObB]")
+
+
 def parse_const_overrides(items: list[str]) -> dict[str, int]:
     """`["N=8", "CAP=2"]` → {"N": 8, "CAP": 2}; booleans written true/false become 1/0."""
     out: dict[str, int] = {}
@@ -80,10 +85,11 @@ def parse_const_overrides(items: list[str]) -> dict[str, int]:
         if value.lower() in ("true", "false"):
             out[name] = int(value.lower() == "true")
             continue
-        try:
-            out[name] = int(value, 0)
-        except ValueError:
+        # ASCII as typed: int() would also read other scripts' digits ('٣' as 3) and underscores
+        if not _CONST_VALUE.fullmatch(value):
             raise ConstantError(
-                [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer")]
-            ) from None
+                [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer "
+                                                  "(ASCII digits, e.g. 8, -1 or 0x10)")]
+            )
+        out[name] = int(value, 0) if _HEX_OCT_BIN.match(value) else int(value, 10)
     return out

@@ -169,7 +169,7 @@ class _Checker:
         out = []
         seen: set[str] = set()
         for e in expects:
-            if e.property not in props and e.property not in ("deadlock", "range"):
+            if e.property not in props and e.property not in ir.BUILTIN_PROPERTIES:
                 self.d.error(e.span, f"expect: no property named '{e.property}'")
                 continue
             if e.verdict not in ir.EXPECTABLE_VERDICTS:
@@ -191,6 +191,11 @@ class _Checker:
         return True
 
     def _prop_name(self, name: str, span: Span, seen: dict[str, Span]) -> bool:
+        if name in ir.BUILTIN_PROPERTIES:
+            # the engines report results of these names (and name output files after them)
+            self.d.error(span, f"property '{name}' is a built-in result name (deadlock and range are "
+                               "reported by every engine); choose another name")
+            return False
         if name in seen:
             self.d.error(span, f"property '{name}' is already declared", (seen[name], "first declared here"))
             return False

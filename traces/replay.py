@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from checker import budget
 from checker.verdict import Counterexample, Result, Step, Verdict
 from gpmodel import CompiledModel, ModelError
 from spec import ir
@@ -386,6 +387,9 @@ class Replayer:
         progress = None if history else self.opt.progress
         for ev in events:
             action, args, obs, _, _, line = ev
+            if not n_events & 0xFF and stop < 0 and budget.stopped():  # checker/budget.py: signal, timeout, memory
+                p.undecided = f"{budget.stopped()} at line {line}, after {n_events} events"
+                break
             hit = event_cache.get((action, *args.items()) if args else action)
             iids = hit[0] if hit is not None else self._event_instances(ev, lambda: loc(line))[0]
             match: Match | None = None

@@ -11,6 +11,7 @@ import sys
 from typing import Sequence
 
 from checker.commands.common import write_out
+from checker.commands.flags import non_negative
 from spec.errors import GpcheckError
 from traces.observe import PROPERTIES, ObserveOptions, observe, render_text
 
@@ -19,11 +20,11 @@ EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
 
 def add_observation_flags(p: argparse.ArgumentParser) -> None:
     """Thresholds of the observation properties (all in nanoseconds)."""
-    p.add_argument("--max-inversion", type=int, default=None, metavar="NS",
+    p.add_argument("--max-inversion", type=non_negative, default=None, metavar="NS",
                    help="(traces) a priority-inversion window longer than this is a violation")
-    p.add_argument("--gap-threshold", type=int, default=ObserveOptions.gap_threshold_ns, metavar="NS",
+    p.add_argument("--gap-threshold", type=non_negative, default=ObserveOptions.gap_threshold_ns, metavar="NS",
                    help="(traces) shortest switched-out period or stretch reported (default %(default)s)")
-    p.add_argument("--max-gap", type=int, default=None, metavar="NS",
+    p.add_argument("--max-gap", type=non_negative, default=None, metavar="NS",
                    help="(traces) a switched-out period longer than this is a violation")
     p.add_argument("--max-delay", type=int, default=None, metavar="NS",
                    help="(traces) a launch-to-start delay longer than this is a violation (launch_delay)")
