@@ -95,7 +95,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     time once."""
     cm = cm or compile_model(model)
     started = time.monotonic()
-    res = None
+    res, graph = None, None
     if core == "python":
         res = explicit.search(cm, wanted, limits)
     elif core == "auto":
@@ -107,7 +107,12 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
         if why is not None:
             raise UsageError(f"{model.file}: the compiled explicit core cannot run this model: {why}")
         left = None if limits.timeout is None else max(0.0, limits.timeout - (time.monotonic() - started))
-        res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress))
+        try:
+            res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress))
+        except budget.Stop as stop:  # stopped while the compiled code was being built: nothing explored
+            res, graph = explicit.Search({}, complete=False, pruned=False, depth=0, stop_reason=stop.text,
+                                         fired=[0] * len(cm.instances)), None
+    if graph is not None:
         states = graph.n if res.complete else None
         live = fast_explicit.liveness_results(cm, res, graph, wanted)
     else:

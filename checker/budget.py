@@ -141,6 +141,20 @@ def cooperative() -> Iterator[None]:
         _cooperative -= 1
 
 
+@contextmanager
+def uncooperative() -> Iterator[None]:
+    """A region with no partial result to give (a JIT compile, seconds of library code): a stop
+    raises `Stop` in it at once, also when it came before the region, instead of waiting for a
+    poll that comes only after it."""
+    global _cooperative
+    saved, _cooperative = _cooperative, 0
+    try:
+        check()
+        yield
+    finally:
+        _cooperative = saved
+
+
 def on_stop(fn: Callable[[], None]) -> None:
     """Call `fn` (from the watchdog thread) every tick while the budget is stopped: it must be
     thread-safe and cheap, e.g. Z3's `Context.interrupt`."""

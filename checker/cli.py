@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from typing import Callable, Sequence
 
@@ -104,7 +105,17 @@ def _describe(e: BaseException) -> str:
 _stopped = False  # the last `main` was stopped by its budget (signal, timeout, memory)
 
 
+def _stop_before_work(signum: int, frame: object) -> None:
+    """SIGINT/SIGTERM while gpcheck starts (imports, argument parsing): nothing has been done or
+    written yet, so leave quietly with 128 + the signal instead of a KeyboardInterrupt traceback.
+    `budget.activate` installs the real handlers once a command runs."""
+    sys.stderr.write("gpcheck: interrupted before any work\n")
+    os._exit(128 + signum)
+
+
 def entry() -> None:
+    for s in budget.SIGNALS:
+        signal.signal(s, _stop_before_work)
     code = main()
     if _stopped:
         # leave at once: tearing down the interpreter (Z3's objects, large state sets) can take

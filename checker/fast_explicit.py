@@ -30,6 +30,7 @@ from gpmodel.jit_kernels import (
 )
 from gpmodel.packed import PackedLayout
 from checker import liveness
+from checker import budget
 from checker.explicit import Limits, Search, make_steps
 from checker.verdict import Counterexample, Result
 
@@ -66,7 +67,8 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     (with `parent` restricted to counterexample paths) and the stored graph."""
     model = cm.model
     packed = packed or PackedLayout(cm.layout.slot_types)
-    mod = load_model_module(module_source(cm, packed))
+    with budget.uncooperative():  # compiling has nothing partial to report: a stop ends it
+        mod = load_model_module(module_source(cm, packed))
     words = packed.words
     ninst = max(1, len(cm.instances))
     nslots = max(1, model.slot_total)
@@ -108,6 +110,9 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
             limits.progress(int(ctl[CTL_N]), int(ctl[CTL_DEPTH]), int(ctl[CTL_N] - ctl[CTL_CUR]), elapsed)
         if status == RUNNING and limits.timeout is not None and elapsed > limits.timeout:
             res.stop_reason = f"timeout after {limits.timeout:g} s (every state to depth {int(ctl[CTL_DEPTH])} checked)"
+            break
+        if status == RUNNING and budget.stopped():  # SIGINT/SIGTERM, --max-memory (checker/budget.py)
+            res.stop_reason = f"{budget.stopped()} (every state to depth {int(ctl[CTL_DEPTH])} checked)"
             break
     g.n = int(ctl[CTL_N])
     res.depth = int(ctl[CTL_DEPTH])
