@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 
 from checker.commands.common import add_const_flag, consts_of, write_out
+from checker.commands.corpus import add_corpus_arguments, inputs_of, run_replay_corpus
+from checker.corpus import is_corpus
 from gpmodel import compile_model
 from spec.errors import UsageError
 from traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, ReplayOptions, Replayer
@@ -36,10 +38,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                         "conforms: the reconstructed behaviour, every variable and the hidden steps)")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="also write the reconstructed behaviour (hidden steps filled in) as ITF")
+    add_corpus_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_corpus(inputs_of(args, args.trace)):
+        return run_replay_corpus(args, inputs_of(args, args.trace))
     if args.max_hidden is not None and args.max_hidden < 0:
         raise UsageError("--max-hidden must be >= 0")
     if args.max_candidates < 1:
