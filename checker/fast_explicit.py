@@ -120,10 +120,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     elif status in (FAULT_EXPAND, FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS):
         i = int(ctl[CTL_EVENT_STATE])
         res.fault = _python_fault(cm, wanted, status, g.state(i))
-        res.stop_reason = {FAULT_EXPAND: "the search stopped at a modelling error (see the range result)",
-                           FAULT_STATE: "a modelling error in an invariant or constraint",
-                           FAULT_TERMINAL: "a modelling error in a terminal predicate",
-                           FAULT_TRANS: "a modelling error in a transition property"}[status]
+        res.stop_reason = "the search stopped at a modelling error (see the range result)"  # as explicit.py
         _keep_path(res, g, i)
     if limits.progress is not None and res.complete:
         limits.progress(g.n, res.depth, 0, time.monotonic() - start)
