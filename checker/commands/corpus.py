@@ -92,37 +92,32 @@ def _verdict(run: TraceRun) -> str:
 
 
 def render_corpus_text(mode: str, runs: Sequence[TraceRun | None], title: str, width: int = 160) -> str:
-    """One row per finished trace: its verdict and its properties' (replay: those that do not
-    hold by name; check: one column per observation property); then the errors and a count."""
+    """One row per finished trace: its verdict and, by name, its properties that do not hold
+    (observation properties by status); then the errors and a count. One summary column rather
+    than a column per property keeps the table inside the terminal."""
     from checker.sweep_report import results_summary
 
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     console.print(title, markup=False)
     done = [r for r in runs if r is not None]
-    props: dict[str, None] = {}
-    if mode == "check":
-        for r in done:
-            for res in (r.report or {}).get("results", []):
-                props.setdefault(res["property"], None)
     table = Table(show_edge=False, box=None, pad_edge=False)
     table.add_column("trace", overflow="fold")
     if mode == "replay":
         table.add_column("model")
     table.add_column("verdict")
-    for p in props:
-        table.add_column(p)
-    if mode == "replay":
-        table.add_column("properties")
+    table.add_column("properties")
     table.add_column("time", justify="right")
     for r in done:
         results = (r.report or {}).get("results", [])
         row = [r.trace] + ([(r.report or {}).get("model", "-")] if mode == "replay" else []) + [_verdict(r)]
-        if mode == "check":
-            status = {res["property"]: res["status"] for res in results}
-            row += [status.get(p, "-") for p in props]
+        if r.report is None:
+            row.append("-")
+        elif mode == "check":
+            row.append(", ".join(f"{res['property']} {res['status']}" for res in results
+                                 if res["status"] != "ok") or "all ok")
         else:
-            row.append(results_summary(results) if r.report is not None else "-")
+            row.append(results_summary(results))
         row.append(f"{r.seconds:.2f}s" if r.seconds is not None else "-")
         table.add_row(*row, style={1: "bold red", 2: "magenta", 3: "magenta"}.get(r.exit_code))
     console.print(table)

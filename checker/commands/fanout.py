@@ -10,7 +10,9 @@ import sys
 import time
 from typing import Callable, Iterator, TypeVar
 
+from checker import budget
 from checker.cluster import Cluster
+from checker.commands.flags import count
 
 R = TypeVar("R")
 
@@ -20,9 +22,10 @@ EXIT_INTERRUPTED = 130
 def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="an existing Dask scheduler (e.g. tcp://10.0.0.5:8786) instead of a local cluster")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=count, default=None, metavar="N",
                    help="worker processes of the local cluster (default: one per core)")
-    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    if "--no-progress" not in p._option_string_actions:  # replay has its own, for one long trace
+        p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
 
 def run_fanned_out(args: argparse.Namespace, total: int, what: str,
@@ -46,11 +49,11 @@ def run_fanned_out(args: argparse.Namespace, total: int, what: str,
                 for done, (i, result) in enumerate(start(cluster), 1):
                     results[i] = result
                     _note(args, progress(done, total, result))
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, budget.Stop):  # Ctrl-C or SIGTERM (checker/budget.py)
                 interrupted = True
                 emit(results, where, time.monotonic() - started, True)
                 emitted = True
-    except KeyboardInterrupt:  # while the cluster started or shut down
+    except (KeyboardInterrupt, budget.Stop):  # while the cluster started or shut down
         interrupted = True
     if not emitted:
         emit(results, where, time.monotonic() - started, interrupted)
