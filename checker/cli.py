@@ -28,6 +28,7 @@ COMMANDS = (
     "checker.commands.models",
     "checker.commands.explain",
     "checker.commands.claims",
+    "checker.commands.sweep",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3

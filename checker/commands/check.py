@@ -10,6 +10,8 @@ from checker.commands.observe_cmd import add_observation_flags, options_of, run_
 from checker import budget
 from checker.commands.flags import add_timeout_flag
 from checker.commands.common import add_const_flag, consts_of, write_out
+from checker.commands.corpus import add_corpus_arguments, inputs_of, run_check_corpus
+from checker.corpus import is_corpus
 from checker.report import to_json_bytes
 
 
@@ -23,11 +25,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="(traces) check only this observation property")
     add_observation_flags(p)
     add_timeout_flag(p, "the trace check")
+    add_corpus_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
+    if is_corpus(inputs_of(args, args.file)):
+        return run_check_corpus(args, inputs_of(args, args.file))
     if _is_trace(args.file):
         return run_observation_check(args.file, args.property, args.json, options_of(args))
     model = load_spec(args.file, consts_of(args))

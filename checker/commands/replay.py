@@ -10,6 +10,8 @@ from checker import budget
 from checker.commands.common import add_const_flag, consts_of, write_out
 from checker.commands.flags import add_timeout_flag, count, non_negative
 from checker.outputs import plan_outputs
+from checker.commands.corpus import add_corpus_arguments, inputs_of, run_replay_corpus
+from checker.corpus import is_corpus
 from gpmodel import compile_model
 from spec import ir
 from traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, EventSource, ReplayOptions, Replayer
@@ -48,11 +50,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="also write the reconstructed behaviour (hidden steps filled in) as ITF")
     add_timeout_flag(p, "the replay")
+    add_corpus_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
+    if is_corpus(inputs_of(args, args.trace)):
+        return run_replay_corpus(args, inputs_of(args, args.trace))
     info = peek(args.trace, args.format)
     plan_outputs(args, info, [("--perfetto", args.perfetto), ("--itf", args.itf)])
     model, warnings = model_for(info, args.model, consts_of(args))

@@ -1,0 +1,162 @@
+"""`gpcheck sweep --html FILE`: the sweep as a heat map in one self-contained HTML file (inline
+CSS, no script, no fonts or styles fetched), viewable offline and attachable to a report.
+
+What it shows: a matrix of combinations x properties coloured by verdict, violated cells shaded
+by counterexample length (darker: longer) and labelled with it, plus each run's time on a blue
+scale; and, when two or more constants vary, one grid per property with the first two varying
+constants as axes (one grid per value of any further varying constant), which is where a
+boundary such as "re-executes from CAP = 2 on" is seen at a glance."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from html import escape
+from pathlib import Path
+from typing import Sequence
+
+from checker.library import Cell
+from checker.sweep import Run
+from checker.sweep_report import cell_of, constants_text, property_order, summary_line
+from checker.verdict import Verdict
+
+_COLOURS = {Verdict.PROVED: "#2e7d32", Verdict.HOLDS_TO_BOUND: "#9ccc65", Verdict.UNKNOWN: "#b0a0c8"}
+_VIOLATED_LIGHT, _VIOLATED_DARK = (0xF4, 0x9A, 0x8F), (0x8B, 0x10, 0x10)
+_TIME_LIGHT, _TIME_DARK = (0xE3, 0xF2, 0xFD), (0x0D, 0x47, 0xA1)
+
+_CSS = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+table.hm { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+table.hm th, table.hm td { border: 1px solid #fff; padding: 3px 8px; text-align: center; }
+table.hm th { background: #eee; font-weight: 600; }
+td.v { min-width: 3.2em; }
+.legend span { display: inline-block; padding: 2px 8px; margin-right: 6px; }
+h2 { font-size: 1.1em; margin-top: 1.4em; }
+.note { color: #555; }
+"""
+
+
+def render_html(title: str, runs: Sequence[Run | None]) -> str:
+    """The whole page for the finished runs (None: a combination not checked)."""
+    done = [r for r in runs if r is not None]
+    props = property_order(done)
+    longest = max((c.cex_length or 0 for r in done for c in map(cell_of, r.results)), default=0)
+    slowest = max((r.seconds or 0.0 for r in done), default=0.0)
+    parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>",
+             f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)}</h1>",
+             f"<p>{escape(summary_line(runs))}</p>", _legend(longest)]
+    parts.append("<h2>Verdicts by combination</h2>")
+    parts.append(_matrix(done, props, longest, slowest))
+    varying = _varying(done)
+    if len(varying) >= 2:
+        parts.append(_grids(done, props, varying, longest))
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def write_html(path: str | Path, text: str) -> None:
+    """Write the page whole or not at all: a temporary file beside it, then renamed over it."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _legend(longest: int) -> str:
+    items = [("proved", _COLOURS[Verdict.PROVED], "#fff"), ("holds to bound", _COLOURS[Verdict.HOLDS_TO_BOUND], "#000"),
+             ("violated (short counterexample)", _hex(_VIOLATED_LIGHT), "#000"),
+             (f"violated (longest: {longest} steps)", _hex(_VIOLATED_DARK), "#fff"),
+             ("unknown", _COLOURS[Verdict.UNKNOWN], "#000")]
+    spans = "".join(f'<span style="background:{bg};color:{fg}">{escape(t)}</span>' for t, bg, fg in items)
+    return (f'<p class=legend>{spans}</p><p class=note>A violated cell shows its counterexample length '
+            f"in steps (a lasso is marked ↺); hover a cell for the verdict and reason.</p>")
+
+
+def _matrix(runs: Sequence[Run], props: list[str], longest: int, slowest: float) -> str:
+    names = list(runs[0].constants) if runs else []
+    head = "".join(f"<th>{escape(n)}</th>" for n in names) + "".join(f"<th>{escape(p)}</th>" for p in props)
+    rows = [f"<table class=hm><tr>{head}<th>seconds</th></tr>"]
+    for run in runs:
+        cells = {r["property"]: cell_of(r) for r in run.results}
+        tds = "".join(f"<th>{run.constants[n]}</th>" for n in names)
+        tds += "".join(_td(cells.get(p), longest, constants_text(run.constants)) for p in props)
+        rows.append(f"<tr>{tds}{_time_td(run, slowest)}</tr>")
+    rows.append("</table>")
+    return "".join(rows)
+
+
+def _grids(runs: Sequence[Run], props: list[str], varying: list[str], longest: int) -> str:
+    x, y, rest = varying[0], varying[1], varying[2:]
+    xs = _values(runs, x)
+    ys = _values(runs, y)
+    index = {tuple(sorted(r.constants.items())): r for r in runs}
+    fixed = {k: v for k, v in runs[0].constants.items() if k not in varying}
+    out = [f"<h2>Each property over {escape(x)} (across) and {escape(y)} (down)</h2>"]
+    for facet in itertools.product(*(_values(runs, n) for n in rest)):
+        extra = dict(zip(rest, facet))
+        label = constants_text(extra)
+        for p in props:
+            out.append(f"<h3>{escape(p)}{(' at ' + escape(label)) if label else ''}</h3>")
+            out.append(f"<table class=hm><tr><th>{escape(y)} \\ {escape(x)}</th>"
+                       + "".join(f"<th>{v}</th>" for v in xs) + "</tr>")
+            for yv in ys:
+                tds = []
+                for xv in xs:
+                    consts = {**fixed, **extra, x: xv, y: yv}
+                    run = index.get(tuple(sorted(consts.items())))
+                    cell = None
+                    if run is not None:
+                        cell = next((cell_of(r) for r in run.results if r["property"] == p), None)
+                    tds.append(_td(cell, longest, constants_text(consts)))
+                out.append(f"<tr><th>{yv}</th>{''.join(tds)}</tr>")
+            out.append("</table>")
+    return "".join(out)
+
+
+def _varying(runs: Sequence[Run]) -> list[str]:
+    names = list(runs[0].constants) if runs else []
+    return [n for n in names if len(_values(runs, n)) > 1]
+
+
+def _values(runs: Sequence[Run], name: str) -> list[int]:
+    return list(dict.fromkeys(r.constants[name] for r in runs))
+
+
+def _td(cell: Cell | None, longest: int, where: str) -> str:
+    if cell is None:
+        return '<td class=v style="background:#f5f5f5" title="not checked">·</td>'
+    tip = f"{where}: {cell.property} {cell.text()}" + (f" ({cell.reason})" if cell.reason else "")
+    if cell.verdict is Verdict.VIOLATED:
+        frac = (cell.cex_length or 0) / longest if longest else 1.0
+        bg = _hex(_mix(_VIOLATED_LIGHT, _VIOLATED_DARK, frac))
+        fg = "#fff" if frac > 0.45 else "#000"
+        text = f"{cell.cex_length}{' ↺' if cell.lasso else ''}"
+    else:
+        bg = _COLOURS[cell.verdict]
+        fg = "#fff" if cell.verdict is Verdict.PROVED else "#000"
+        text = {Verdict.PROVED: "✓", Verdict.UNKNOWN: "?"}.get(cell.verdict, f"≤{cell.bound}" if cell.bound is not None else "bounded")
+    return f'<td class=v style="background:{bg};color:{fg}" title="{escape(tip)}">{escape(text)}</td>'
+
+
+def _time_td(run: Run, slowest: float) -> str:
+    if run.seconds is None:
+        return f'<td title="{escape(run.error or "")}">failed</td>'
+    frac = run.seconds / slowest if slowest else 0.0
+    bg = _hex(_mix(_TIME_LIGHT, _TIME_DARK, frac))
+    fg = "#fff" if frac > 0.5 else "#000"
+    return f'<td style="background:{bg};color:{fg}">{run.seconds:.2f}</td>'
+
+
+def _mix(a: tuple[int, int, int], b: tuple[int, int, int], t: float) -> tuple[int, int, int]:
+    t = min(max(t, 0.0), 1.0)
+    return (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t), round(a[2] + (b[2] - a[2]) * t))
+
+
+def _hex(rgb: tuple[int, int, int]) -> str:
+    return "#%02x%02x%02x" % rgb
