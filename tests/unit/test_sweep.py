@@ -189,8 +189,10 @@ def test_html_heat_map(capsys, examples, cluster_address, tmp_path):
         for r in run["results"]:
             if r["verdict"] == "violated":  # each counterexample length is in a cell
                 assert f">{len(r['counterexample']['steps']) - 1}</td>" in html
-    # two varying constants: one grid per property with N across and CAP down
+    # two varying constants: a grid, N across and CAP down, for each property that does not
+    # always hold; in_order is proved everywhere and only named
     assert "over N (across) and CAP (down)" in html and "<h3>no_reexecution</h3>" in html
+    assert "<h3>in_order</h3>" not in html and "hold in every combination" in html
     assert list(tmp_path.iterdir()) == [page]  # no temporary file left beside it
 
 
