@@ -109,6 +109,8 @@ def test_bad_input_exits_2_before_any_cluster(capsys, examples, tmp_path):
     assert code == 2 and "the spec itself" in err
     code, out, err = run_cli(capsys, "sweep", spec, "--const", "N=2", "--html", str(tmp_path / "no" / "x.html"))
     assert code == 2 and "no such directory" in err
+    code, out, err = run_cli(capsys, "sweep", spec, "--const", "N=2", "--cluster", "no-port-here")
+    assert code == 2 and "not a scheduler address" in err and "Traceback" not in err
 
 
 def test_exit_codes_combine_as_verify_and_corpus():
