@@ -240,6 +240,8 @@ def test_check_many_traces(capsys, cluster_address):
     # the table: one row per trace, with its verdict
     code, out, _ = run_cli(capsys, "check", *traces[:3], "--cluster", cluster_address, "--no-progress")
     assert "3 of 3 traces checked" in out and all(t in out for t in traces[:3])
+    code, _, err = run_cli(capsys, "check", traces[0], "model.gpspec")
+    assert code == 2 and "takes traces" in err
 
 
 def test_replay_many_traces(capsys, cluster_address, tmp_path):
