@@ -3,10 +3,10 @@
 
 Why Dask (`distributed`) and not Ray: measured on this work with
 tests/bench/bench_sweep_engines.py on a 2-core machine, a local cluster of two workers starts
-in about 2.5 s against Ray's 13 s, holds about 160 MB against 700 MB, and installs 44 MB of
-pure-Python wheels against 258 MB. Ray's lower per-task overhead (about 1 ms against 3 ms) only
-pays after thousands of tasks, and a sweep is tens to hundreds of checks that each take longer
-than either overhead. README.md ("Sweeps and trace corpora") gives the numbers.
+in 2-4 s against Ray's 12-20 s, holds about 160 MB against 700 MB, and installs 44 MB of
+pure-Python wheels against 258 MB. Ray schedules tiny tasks faster, which matters less than its
+start-up, paid by every `gpcheck sweep`, for sweeps of tens to hundreds of checks. README.md
+("Sweeps and trace corpora") gives the numbers.
 
 This is the only module that imports dask/distributed (tests/unit/test_layers.py); it is imported
 only by the commands that fan out, so `gpcheck verify` does not pay for it.
@@ -30,7 +30,7 @@ from spec.errors import UsageError
 T = TypeVar("T")
 R = TypeVar("R")
 
-CONNECT_TIMEOUT_S = 20
+CONNECT_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,7 @@ def open_cluster(address: str | None = None, workers: int | None = None) -> Iter
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         if address:
+            _check_address(address)
             try:
                 client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:
@@ -137,6 +138,19 @@ def open_cluster(address: str | None = None, workers: int | None = None) -> Iter
         yield cluster
     finally:
         _close(client, local)
+
+
+def _check_address(address: str) -> None:
+    # Checked before a Client exists: one that fails to parse its address leaves a half-built
+    # client whose finaliser prints a traceback 40 s later.
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except ValueError as e:
+        raise UsageError(f"--cluster {address}: not a scheduler address such as tcp://HOST:8786 ({e})") from None
 
 
 def _close(client: Any, local: Any) -> None:

@@ -41,16 +41,23 @@ def render_html(title: str, runs: Sequence[Run | None]) -> str:
     """The whole page for the finished runs (None: a combination not checked)."""
     done = [r for r in runs if r is not None]
     props = property_order(done)
-    longest = max((c.cex_length or 0 for r in done for c in map(cell_of, r.results)), default=0)
+    lengths = [c.cex_length for r in done for c in map(cell_of, r.results) if c.cex_length is not None]
+    scale = (min(lengths, default=0), max(lengths, default=0))
     slowest = max((r.seconds or 0.0 for r in done), default=0.0)
     parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>",
              f"<style>{_CSS}</style></head><body>", f"<h1>{escape(title)}</h1>",
-             f"<p>{escape(summary_line(runs))}</p>", _legend(longest)]
+             f"<p>{escape(summary_line(runs))}</p>", _legend(scale)]
     parts.append("<h2>Verdicts by combination</h2>")
-    parts.append(_matrix(done, props, longest, slowest))
+    parts.append(_matrix(done, props, scale, slowest))
     varying = _varying(done)
     if len(varying) >= 2:
-        parts.append(_grids(done, props, varying, longest))
+        holding = [p for p in props if all(cell_of(r).verdict.holds for run in done for r in run.results
+                                           if r["property"] == p)]
+        shown = [p for p in props if p not in holding]
+        parts.append(_grids(done, shown, varying, scale))
+        if holding:
+            parts.append(f"<p class=note>{escape(', '.join(holding))}: hold in every combination "
+                         f"(no grid drawn).</p>")
     parts.append("</body></html>\n")
     return "".join(parts)
 
@@ -68,36 +75,36 @@ def write_html(path: str | Path, text: str) -> None:
         raise
 
 
-def _legend(longest: int) -> str:
+def _legend(scale: tuple[int, int]) -> str:
     items = [("proved", _COLOURS[Verdict.PROVED], "#fff"), ("holds to bound", _COLOURS[Verdict.HOLDS_TO_BOUND], "#000"),
-             ("violated (short counterexample)", _hex(_VIOLATED_LIGHT), "#000"),
-             (f"violated (longest: {longest} steps)", _hex(_VIOLATED_DARK), "#fff"),
+             (f"violated (shortest counterexample: {scale[0]} steps)", _hex(_VIOLATED_LIGHT), "#000"),
+             (f"violated (longest: {scale[1]} steps)", _hex(_VIOLATED_DARK), "#fff"),
              ("unknown", _COLOURS[Verdict.UNKNOWN], "#000")]
     spans = "".join(f'<span style="background:{bg};color:{fg}">{escape(t)}</span>' for t, bg, fg in items)
     return (f'<p class=legend>{spans}</p><p class=note>A violated cell shows its counterexample length '
             f"in steps (a lasso is marked ↺); hover a cell for the verdict and reason.</p>")
 
 
-def _matrix(runs: Sequence[Run], props: list[str], longest: int, slowest: float) -> str:
+def _matrix(runs: Sequence[Run], props: list[str], scale: tuple[int, int], slowest: float) -> str:
     names = list(runs[0].constants) if runs else []
     head = "".join(f"<th>{escape(n)}</th>" for n in names) + "".join(f"<th>{escape(p)}</th>" for p in props)
     rows = [f"<table class=hm><tr>{head}<th>seconds</th></tr>"]
     for run in runs:
         cells = {r["property"]: cell_of(r) for r in run.results}
         tds = "".join(f"<th>{run.constants[n]}</th>" for n in names)
-        tds += "".join(_td(cells.get(p), longest, constants_text(run.constants)) for p in props)
+        tds += "".join(_td(cells.get(p), scale, constants_text(run.constants)) for p in props)
         rows.append(f"<tr>{tds}{_time_td(run, slowest)}</tr>")
     rows.append("</table>")
     return "".join(rows)
 
 
-def _grids(runs: Sequence[Run], props: list[str], varying: list[str], longest: int) -> str:
+def _grids(runs: Sequence[Run], props: list[str], varying: list[str], scale: tuple[int, int]) -> str:
     x, y, rest = varying[0], varying[1], varying[2:]
     xs = _values(runs, x)
     ys = _values(runs, y)
     index = {tuple(sorted(r.constants.items())): r for r in runs}
     fixed = {k: v for k, v in runs[0].constants.items() if k not in varying}
-    out = [f"<h2>Each property over {escape(x)} (across) and {escape(y)} (down)</h2>"]
+    out = [f"<h2>Properties that do not always hold, over {escape(x)} (across) and {escape(y)} (down)</h2>"]
     for facet in itertools.product(*(_values(runs, n) for n in rest)):
         extra = dict(zip(rest, facet))
         label = constants_text(extra)
@@ -113,7 +120,7 @@ def _grids(runs: Sequence[Run], props: list[str], varying: list[str], longest: i
                     cell = None
                     if run is not None:
                         cell = next((cell_of(r) for r in run.results if r["property"] == p), None)
-                    tds.append(_td(cell, longest, constants_text(consts)))
+                    tds.append(_td(cell, scale, constants_text(consts)))
                 out.append(f"<tr><th>{yv}</th>{''.join(tds)}</tr>")
             out.append("</table>")
     return "".join(out)
@@ -128,12 +135,13 @@ def _values(runs: Sequence[Run], name: str) -> list[int]:
     return list(dict.fromkeys(r.constants[name] for r in runs))
 
 
-def _td(cell: Cell | None, longest: int, where: str) -> str:
+def _td(cell: Cell | None, scale: tuple[int, int], where: str) -> str:
     if cell is None:
         return '<td class=v style="background:#f5f5f5" title="not checked">·</td>'
     tip = f"{where}: {cell.property} {cell.text()}" + (f" ({cell.reason})" if cell.reason else "")
     if cell.verdict is Verdict.VIOLATED:
-        frac = (cell.cex_length or 0) / longest if longest else 1.0
+        lo, hi = scale
+        frac = ((cell.cex_length or 0) - lo) / (hi - lo) if hi > lo else 1.0
         bg = _hex(_mix(_VIOLATED_LIGHT, _VIOLATED_DARK, frac))
         fg = "#fff" if frac > 0.45 else "#000"
         text = f"{cell.cex_length}{' ↺' if cell.lasso else ''}"

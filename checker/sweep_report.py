@@ -98,9 +98,11 @@ def _worst(cells: Any) -> Verdict | None:
 
 
 def summary_line(runs: Sequence[Run | None]) -> str:
+    """How many combinations were checked, and how many have a violated / an unknown verdict."""
     done = [r for r in runs if r is not None]
-    violated = sum(1 for r in done if r.exit_code == 1)
-    unknown = sum(1 for r in done if r.exit_code == 3)
-    line = (f"{len(done)} of {len(runs)} combinations checked: {violated} with a violation, "
-            f"{unknown} with an unknown verdict, {len(done) - violated - unknown} where everything holds")
-    return line
+    verdicts = [{r["verdict"] for r in run.results} for run in done]
+    violated = sum(1 for v in verdicts if Verdict.VIOLATED.value in v)
+    unknown = sum(1 for v in verdicts if Verdict.UNKNOWN.value in v)
+    holding = sum(1 for v in verdicts if v <= {Verdict.PROVED.value, Verdict.HOLDS_TO_BOUND.value})
+    return (f"{len(done)} of {len(runs)} combinations checked: {violated} with a violation, "
+            f"{unknown} with an unknown verdict, {holding} where everything holds")

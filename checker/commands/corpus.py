@@ -44,6 +44,10 @@ def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str]) -> int:
     observe = {"max_inversion_ns": opts.max_inversion_ns, "max_gap_ns": opts.max_gap_ns,
                "gap_threshold_ns": opts.gap_threshold_ns}
     props = tuple(args.property) if args.property else None
+    specs = [i for i in inputs if i.endswith(".gpspec")]
+    if specs:
+        raise UsageError(f"{specs[0]}: a spec; with several inputs `gpcheck check` takes traces "
+                         "(type-check specs one at a time)")
     traces = expand_traces(inputs, OBSERVATION_SUFFIXES)
     return _run(args, "check", [TraceJob("check", t, props, observe) for t in traces])
 

@@ -1,7 +1,7 @@
 """What `gpcheck sweep` and the multi-trace `check` / `replay` share: the cluster flags, and the
-loop that runs the checks on the cluster, prints a progress line as each finishes, and on an
-interrupt still prints everything that had finished (before the cluster is shut down, which can
-take seconds)."""
+loop that runs the checks on the cluster, prints a progress line as each finishes, and prints
+the results (on an interrupt, everything that had finished) before the cluster is shut down,
+which can take seconds."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def run_fanned_out(args: argparse.Namespace, total: int, what: str,
                     _note(args, progress(done, total, result))
             except (KeyboardInterrupt, budget.Stop):  # Ctrl-C or SIGTERM (checker/budget.py)
                 interrupted = True
-                emit(results, where, time.monotonic() - started, True)
-                emitted = True
+            emitted = True  # before the cluster shuts down, which can take seconds
+            emit(results, where, time.monotonic() - started, interrupted)
     except (KeyboardInterrupt, budget.Stop):  # while the cluster started or shut down
         interrupted = True
     if not emitted:

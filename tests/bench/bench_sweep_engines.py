@@ -2,9 +2,15 @@
 
     python tests/bench/bench_sweep_engines.py [--engine dask|ray|both] [--workers 2] [--tasks 200] [--json]
 
-Run it with an interpreter that has the engine installed (each in its own venv, so that install
-sizes can be compared: `du -sm VENV/lib/python3.*/site-packages`). For each engine it measures,
-in this one process:
+Run it with an interpreter that has the engine installed, each in its own venv so that install
+sizes can be compared (`du -sm VENV/lib/python3.*/site-packages` before and after):
+
+    python3 -m venv /tmp/b-dask && /tmp/b-dask/bin/pip install distributed psutil z3-solver lark networkx rich orjson
+    python3 -m venv /tmp/b-ray && /tmp/b-ray/bin/pip install ray psutil z3-solver lark networkx rich orjson
+    /tmp/b-dask/bin/python tests/bench/bench_sweep_engines.py --engine dask
+    /tmp/b-ray/bin/python tests/bench/bench_sweep_engines.py --engine ray
+
+For each engine it measures, in this one process:
 
 - import: seconds to import the engine's client module;
 - start: seconds to start an embedded local cluster of `--workers` single-threaded worker processes
@@ -13,9 +19,10 @@ in this one process:
   again after the sweep (the workers hold the compiled models by then);
 - per task: wall seconds of `--tasks` no-op tasks submitted at once, divided by their number;
 - sweep: wall seconds of a small real sweep (rewind.gpspec, N in 2..13 x CAP in 1..2: 24 `verify`
-  runs) on the cluster, against the same 24 runs one after another in this process (the baseline,
-  measured in the same run: this machine is shared and noisy, so compare ratios); then the same
-  sweep again on the warm workers (`sweep_again`: gpcheck already imported there);
+  runs) on the cluster (`sweep`, cold workers), then again on the warm workers (`sweep_again`:
+  gpcheck imported there), both against the same 24 runs one after another in this process once
+  the cluster is stopped (`serial`, the baseline measured in the same run: this machine is
+  shared and noisy, so compare the ratios `sweep_over_serial`, `again_over_serial`);
 - stop: seconds to shut the cluster down.
 """
 

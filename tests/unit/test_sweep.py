@@ -109,6 +109,8 @@ def test_bad_input_exits_2_before_any_cluster(capsys, examples, tmp_path):
     assert code == 2 and "the spec itself" in err
     code, out, err = run_cli(capsys, "sweep", spec, "--const", "N=2", "--html", str(tmp_path / "no" / "x.html"))
     assert code == 2 and "no such directory" in err
+    code, out, err = run_cli(capsys, "sweep", spec, "--const", "N=2", "--cluster", "no-port-here")
+    assert code == 2 and "not a scheduler address" in err and "Traceback" not in err
 
 
 def test_exit_codes_combine_as_verify_and_corpus():
@@ -189,8 +191,10 @@ def test_html_heat_map(capsys, examples, cluster_address, tmp_path):
         for r in run["results"]:
             if r["verdict"] == "violated":  # each counterexample length is in a cell
                 assert f">{len(r['counterexample']['steps']) - 1}</td>" in html
-    # two varying constants: one grid per property with N across and CAP down
+    # two varying constants: a grid, N across and CAP down, for each property that does not
+    # always hold; in_order is proved everywhere and only named
     assert "over N (across) and CAP (down)" in html and "<h3>no_reexecution</h3>" in html
+    assert "<h3>in_order</h3>" not in html and "hold in every combination" in html
     assert list(tmp_path.iterdir()) == [page]  # no temporary file left beside it
 
 
@@ -236,6 +240,8 @@ def test_check_many_traces(capsys, cluster_address):
     # the table: one row per trace, with its verdict
     code, out, _ = run_cli(capsys, "check", *traces[:3], "--cluster", cluster_address, "--no-progress")
     assert "3 of 3 traces checked" in out and all(t in out for t in traces[:3])
+    code, _, err = run_cli(capsys, "check", traces[0], "model.gpspec")
+    assert code == 2 and "takes traces" in err
 
 
 def test_replay_many_traces(capsys, cluster_address, tmp_path):
