@@ -5,8 +5,11 @@ is a real behaviour of the interpreter (STYLE "Cross-check engines", NOTE(honest
 initial, each step's action instance (found by name and arguments) takes the previous state to
 the next one under `cm.step`, and the last step shows the violation (an invariant false, a
 transition property false on the last step, no enabled instance and no terminal predicate, or
-the `range` result's failing instance raising a modelling error). Otherwise it returns what
-went wrong, for the message of an UNKNOWN verdict or a failing test."""
+the `range` result's failing instance raising a modelling error, or a predicate failing to
+evaluate in the last state or on the last step). A predicate that fails to evaluate counts as
+false for its own property, and an instance failing with a modelling error as disabled
+(NOTE(predicate-errors), NOTE(step-semantics)). Otherwise it returns what went wrong, for the
+message of an UNKNOWN verdict or a failing test."""
 
 from __future__ import annotations
 
