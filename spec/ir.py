@@ -492,6 +492,7 @@ class Expectation:
 
 # `holds` accepts proved or holds_to_bound; the others must match exactly.
 EXPECTABLE_VERDICTS = ("proved", "holds", "holds_to_bound", "violated", "unknown")
+BUILTIN_PROPERTIES = ("deadlock", "range")  # results every engine reports; no user property may take these names
 
 
 @dataclass(frozen=True, slots=True)
