@@ -103,7 +103,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     if res is None:
         from checker import fast_explicit
 
-        why = jit.unsupported(cm)
+        why = compiled_unsupported(cm, wanted)
         if why is not None:
             raise UsageError(f"{model.file}: the compiled explicit core cannot run this model: {why}")
         left = None if limits.timeout is None else max(0.0, limits.timeout - (time.monotonic() - started))
@@ -129,6 +129,18 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
                   warnings=warnings)
 
 
+def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
+    """Why the compiled core cannot check `wanted` on this model, or None. Besides
+    `jit.unsupported`: a predicate that can fail to evaluate. Only the Python search implements
+    NOTE(predicate-errors) in full (liveness predicates, every predicate when `range` is
+    checked, the BFS layer finished for a shorter action error); no bundled model has one."""
+    why = jit.unsupported(cm)
+    states, steps = cm.fallible(wanted)
+    if why is None and (states or steps):
+        why = "a property, constraint or terminal predicate can fail to evaluate (a dynamic index or a division)"
+    return why
+
+
 def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> explicit.Search | None:
     """Core auto: the Python search, or None when the compiled one should run instead (the
     model has more states than the switch point and the compiled core can run it). The
@@ -141,7 +153,7 @@ def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> 
         res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress))
         if res.complete or res.fault is not None or len(res.parent) <= switch:
             return res  # finished, stopped at a modelling error, or timed out
-        if jit.unsupported(cm) is not None:
+        if compiled_unsupported(cm, wanted) is not None:
             break
         if k == len(points) - 1 or jit.is_cached(cm):
             return None

@@ -156,10 +156,16 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
                     res.fault = first_error(step_checks, s, t)
                     if res.fault is not None:
                         res.fault_step = (s, iid, t)
-                if t not in parent:
+                if t not in parent:  # check_state(t), inlined: the hot path
                     parent[t] = s
-                    if check_state(t):
-                        nxt.append(t)
+                    if state_checks and res.fault is None:
+                        res.fault = first_error(state_checks, t)
+                    if invs:
+                        check_invariants(t)
+                    if constrained and not in_constraints(t):
+                        res.pruned = True
+                        continue
+                    nxt.append(t)
             if max_states is not None and len(parent) > max_states:
                 res.stop_reason = f"state limit {max_states} reached (every state to depth {res.depth} checked)"
                 return res

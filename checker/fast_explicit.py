@@ -11,7 +11,9 @@ error's message and location (NOTE(jit-faults) in gpmodel/jit.py's docstring).
 
 Every wanted invariant, every constraint and every terminal predicate is evaluated in full in
 every discovered state, and every wanted transition property on every edge, so that a modelling
-error in any of them is reported even after a property was violated."""
+error in any of them is reported even after a property was violated. Models with a predicate
+that can fail to evaluate run on the Python engine only (`api.compiled_unsupported`: it alone
+implements NOTE(predicate-errors) in full)."""
 
 from __future__ import annotations
 

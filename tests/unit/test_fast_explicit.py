@@ -39,8 +39,13 @@ SMALL = {
                  "fair action flip { spin = 1 - spin }\nliveness zero_done: eventually done[0]\n"
                  "liveness often: always eventually spin == 1\n"
                  "liveness answered: spin == 1 leads_to done[1]\n"),
+}
+# predicates that can fail to evaluate: only the Python core runs these (api.compiled_unsupported)
+FALLIBLE = {
     "constraint_fault": ("var x: -1..3 = 0\naction inc { require x < 3\n x = x + 1 }\nallow deadlock\n"
                          "constraint c: 6 / (2 - x) > 0\ninvariant ok: x <= 3\n"),
+    "invariant_fault": ("var a: [0..2] -> 0..1 = 0\nvar x: 0..4 = 0\naction inc { require x < 4\n x = x + 1 }\n"
+                        "allow deadlock\ninvariant inv: x != 2 and (x < 3 or a[x] == 0)\n"),
 }
 
 
@@ -83,14 +88,25 @@ def test_compiled_engine_matches_on_the_example_specs(examples):
 def test_a_modelling_error_in_an_invariant_after_its_violation_is_still_reported():
     # invariant a fails at x = 2 (short-circuit, no error) and reads a[3] at x = 3: every
     # invariant is evaluated in full in every state, so the bad index is a range violation.
-    model = load_source("model t\nvar a: [0..2] -> 0..1 = 0\nvar x: 0..4 = 0\n"
-                        "action inc { require x < 4\n x = x + 1 }\nallow deadlock\n"
-                        "invariant inv: x != 2 and (x < 3 or a[x] == 0)\n", "t.gpspec")
-    report = run_explicit(model, select_properties(model, None), Limits(), core="compiled")
+    model = load_source("model t\n" + FALLIBLE["invariant_fault"], "t.gpspec")
+    report = run_explicit(model, select_properties(model, None), Limits(), core="auto")
     inv, rng = report.result("inv"), report.result("range")
     assert inv.verdict is Verdict.VIOLATED and inv.counterexample.steps[-1].state["x"] == 2
     assert rng.verdict is Verdict.VIOLATED and rng.counterexample.steps[-1].state["x"] == 3
     assert "index 3 is outside 0..2" in rng.detail["error"]
+
+
+@pytest.mark.parametrize("name", sorted(FALLIBLE))
+def test_models_whose_predicates_can_fail_stay_with_the_python_engine(name):
+    from checker.api import compiled_unsupported
+    from spec.errors import UsageError
+
+    model = load_source("model t\n" + FALLIBLE[name], "t.gpspec")
+    wanted = select_properties(model, None)
+    assert compiled_unsupported(compile_model(model), wanted) is not None
+    assert run_explicit(model, wanted, Limits(), core="auto").result("range").verdict is Verdict.VIOLATED
+    with pytest.raises(UsageError, match="fail to evaluate"):
+        run_explicit(model, wanted, Limits(), core="compiled")
 
 
 def test_limits_give_unknown_with_the_python_reason(examples):
