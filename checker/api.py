@@ -106,6 +106,13 @@ def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) 
     outside = set()
     if res.pruned:
         outside = {s for s in res.parent if not cm.in_constraints(s)}
+    try:
+        return _liveness_checks(cm, res, props, outside)
+    except budget.Stop as stop:  # a signal or --max-memory: the safety results of the search stand
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+
+
+def _liveness_checks(cm: CompiledModel, res: explicit.Search, props: list[ir.Liveness], outside: set) -> list[Result]:  # type: ignore[type-arg]
     graph = liveness.build_graph(cm, res.parent, outside.__contains__)
     out = []
     for p in props:

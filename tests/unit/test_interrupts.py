@@ -4,7 +4,7 @@ and leave no temporary file behind (issue 20; checker/budget.py).
 
 The subprocess tests start a real `gpcheck` on a run that lasts far longer than the test (a PDR
 proof, an explicit search of about a million states, a replay that must infer hidden steps),
-signal it once it is at work and check the exit code, the report and the directory. They assert
+signal it once it is at work (by its processor time) and check the exit code, the report and the directory. They assert
 only a generous bound on the time to stop (a hang), not a speed: tests/bench/bench_interrupts.py
 measures that."""
 
@@ -35,10 +35,21 @@ def _gpcheck(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def _signal_after(argv: list[str], cwd: Path, sig: int, delay: float) -> tuple[int, bytes, str, float]:
-    """Run gpcheck, send `sig` after `delay` seconds; (exit code, stdout, stderr, seconds to stop)."""
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _signal_after(argv: list[str], cwd: Path, sig: int, cpu: float) -> tuple[int, bytes, str, float]:
+    """Run gpcheck, send `sig` once it has used `cpu` seconds of processor time (past its start-up
+    however loaded the machine is); (exit code, stdout, stderr, seconds to stop)."""
     p = _gpcheck(argv, cwd)
-    time.sleep(delay)
+    started = time.monotonic()
+    while _cpu_seconds(p.pid) < cpu and p.poll() is None and time.monotonic() - started < 120:
+        time.sleep(0.05)
     assert p.poll() is None, f"finished before the signal: {p.communicate()}"
     p.send_signal(sig)
     sent = time.monotonic()
@@ -70,7 +81,7 @@ def hidden_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_pdr_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
     code, out, err, took = _signal_after(["verify", "cwsr", "--engine", "pdr", "--json", "--itf", "cx.itf.json"],
-                                         tmp_path, sig, 3.0)
+                                         tmp_path, sig, 1.5)
     assert code == 128 + sig, err
     assert "Traceback" not in err
     why = f"interrupted ({signal.Signals(sig).name})"
@@ -86,7 +97,7 @@ def test_pdr_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> 
 
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_explicit_search_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
-    code, out, err, _ = _signal_after(["verify", *STREAMS_BIG, "--json", "--perfetto", "cx.json"], tmp_path, sig, 2.5)
+    code, out, err, _ = _signal_after(["verify", *STREAMS_BIG, "--json", "--perfetto", "cx.json"], tmp_path, sig, 1.0)
     assert code == 128 + sig, err
     report = orjson.loads(out)
     assert report["states"] is None  # the search did not complete
@@ -99,7 +110,7 @@ def test_explicit_search_stops_on_signal_with_a_partial_report(tmp_path: Path, s
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_replay_stops_on_signal_with_a_partial_report(tmp_path: Path, hidden_trace: Path, sig: int) -> None:
     code, out, err, _ = _signal_after(["replay", str(hidden_trace), "--json", "--itf", "rebuilt.itf.json",
-                                       "--perfetto", "rebuilt.json"], tmp_path, sig, 2.5)
+                                       "--perfetto", "rebuilt.json"], tmp_path, sig, 1.2)
     assert code == 128 + sig, err
     report = orjson.loads(out)
     assert report["verdict"] == "unknown"
@@ -111,7 +122,7 @@ def test_replay_stops_on_signal_with_a_partial_report(tmp_path: Path, hidden_tra
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_simulate_stops_on_signal_and_leaves_no_file(tmp_path: Path, sig: int) -> None:
     code, _, err, _ = _signal_after(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "50000000", "--seed", "1",
-                                     "--out", "long.jsonl.gz"], tmp_path, sig, 2.5)
+                                     "--out", "long.jsonl.gz"], tmp_path, sig, 0.8)
     assert code == 128 + sig
     assert f"gpcheck: interrupted ({signal.Signals(sig).name})" in err
     assert os.listdir(tmp_path) == []
