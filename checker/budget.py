@@ -334,6 +334,11 @@ def activate(timeout: float | None = None, max_memory: int | None = None) -> Ite
         yield
     finally:
         watchdog.done.set()
+        if write_fd is not None:
+            try:
+                os.write(write_fd, b"\0")  # wakes the watchdog's select at once (0 is no signal)
+            except OSError:
+                pass
         watchdog.join()
         if main:
             signal.set_wakeup_fd(old_wakeup)
