@@ -19,7 +19,11 @@ memory every `TICK` seconds. When one of them trips, the budget *stops*:
    output files itself and ends the process.
 
 A program that never calls `activate` (the Python API, the tests) has an unlimited budget and
-the polls cost one attribute read."""
+the polls cost one attribute read.
+
+Limit: the watchdog is a Python thread, so a single C call that holds the GIL (a huge `sorted`,
+freeing a dict of millions of states) delays everything, the hard exit included, until it
+returns; C calls that release it (Z3, I/O, sleeps) do not."""
 
 from __future__ import annotations
 

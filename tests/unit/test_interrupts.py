@@ -172,3 +172,34 @@ def test_z3_call_is_interrupted_in_process() -> None:
             report = verify("cwsr", engine="pdr")
     assert any(r.reason == "interrupted (test)" for r in report.results)
     assert report.seconds < HANG
+
+
+# The main thread sits in a C call that releases the GIL and ignores both the signal (blocked in
+# this thread: the kernel delivers it to the watchdog's) and Z3-style interruption: like a Z3
+# tactic that never checks for cancellation.
+HARD_EXIT_PROGRAM = """
+import signal, sys, time
+from checker import budget
+from traces.atomic import AtomicFile, remove_temp_files
+budget.on_hard_exit(remove_temp_files)
+with budget.activate():
+    out = AtomicFile(sys.argv[1])
+    out.file.write(b"partial")
+    with budget.cooperative():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        print("ready", flush=True)
+        time.sleep(100)
+"""
+
+
+def test_watchdog_ends_a_process_stuck_in_c_and_removes_its_temporary_files(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen([sys.executable, "-c", HARD_EXIT_PROGRAM, str(tmp_path / "out.json")], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stdout.readline() == b"ready\n"
+    assert len(os.listdir(tmp_path)) == 1  # the temporary file
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=HANG + budget.HARD_EXIT)
+    assert p.returncode == 143
+    assert b"interrupted (SIGTERM): stopped without a report" in err
+    assert os.listdir(tmp_path) == []
