@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -44,6 +45,7 @@ def verify(
     """Check the properties of one model instance with one engine (or `auto`)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    _check_limits(max_states, timeout, depth)
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
@@ -61,6 +63,17 @@ def verify(
     report.results = stopped_reasons(report.results)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _check_limits(max_states: int | None, timeout: float | None, depth: int | None) -> None:
+    """The same ranges as the command line's flags (checker/commands/flags.py)."""
+    if max_states is not None and (isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1):
+        raise UsageError(f"max_states={max_states!r}: expected an integer >= 1")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise UsageError(f"depth={depth!r}: expected a non-negative integer")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise UsageError(f"timeout={timeout!r}: expected a positive, finite number of seconds")
 
 
 def stopped_reasons(results: list[Result]) -> list[Result]:
