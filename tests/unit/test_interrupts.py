@@ -203,3 +203,17 @@ def test_watchdog_ends_a_process_stuck_in_c_and_removes_its_temporary_files(tmp_
     assert p.returncode == 143
     assert b"interrupted (SIGTERM): stopped without a report" in err
     assert os.listdir(tmp_path) == []
+
+
+def test_replay_of_a_huge_header_constant_stops_at_the_timeout(tmp_path: Path, capsys) -> None:
+    """A header constant of 10^9 made replay run forever (issue 20): --timeout now ends it (or,
+    once the type checker bounds sizes, the constant is refused: a usage error)."""
+    trace = tmp_path / "huge.jsonl"
+    header = {"gpcheck_trace": 1, "model": "cwsr", "constants": {"N": 10**9}, "observe": "none"}
+    trace.write_bytes(orjson.dumps(header) + b"\n" + b'{"action":"submit","args":{"q":0}}\n')
+    started = time.monotonic()
+    code = main(["replay", str(trace), "--timeout", "1"])
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < HANG
+    assert "Traceback" not in err
+    assert (code, "timeout after 1 s" in err) == (3, True) or code == 2
