@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +52,7 @@ def verify(
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
         raise UsageError(f"unknown explicit core {core!r} (cores: {', '.join(CORES)})")
+    _check_limits(max_states, timeout, depth)
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
@@ -68,6 +70,17 @@ def verify(
     report.results = stopped_reasons(report.results)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _check_limits(max_states: int | None, timeout: float | None, depth: int | None) -> None:
+    """The same ranges as the command line's flags (checker/commands/flags.py)."""
+    if max_states is not None and (isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1):
+        raise UsageError(f"max_states={max_states!r}: expected an integer >= 1")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        raise UsageError(f"depth={depth!r}: expected a non-negative integer")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise UsageError(f"timeout={timeout!r}: expected a positive, finite number of seconds")
 
 
 def stopped_reasons(results: list[Result]) -> list[Result]:
@@ -167,6 +180,13 @@ def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) 
     outside = set()
     if res.pruned:
         outside = {s for s in res.parent if not cm.in_constraints(s)}
+    try:
+        return _liveness_checks(cm, res, props, outside)
+    except budget.Stop as stop:  # a signal or --max-memory: the safety results of the search stand
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+
+
+def _liveness_checks(cm: CompiledModel, res: explicit.Search, props: list[ir.Liveness], outside: set) -> list[Result]:  # type: ignore[type-arg]
     graph = liveness.build_graph(cm, res.parent, outside.__contains__)
 
     def find(p: ir.Liveness) -> Counterexample | None:

@@ -19,7 +19,11 @@ memory every `TICK` seconds. When one of them trips, the budget *stops*:
    output files itself and ends the process.
 
 A program that never calls `activate` (the Python API, the tests) has an unlimited budget and
-the polls cost one attribute read."""
+the polls cost one attribute read.
+
+Limit: the watchdog is a Python thread, so a single C call that holds the GIL (a huge `sorted`,
+freeing a dict of millions of states) delays everything, the hard exit included, until it
+returns; C calls that release it (Z3, I/O, sleeps) do not."""
 
 from __future__ import annotations
 
@@ -348,6 +352,11 @@ def activate(timeout: float | None = None, max_memory: int | None = None) -> Ite
         yield
     finally:
         watchdog.done.set()
+        if write_fd is not None:
+            try:
+                os.write(write_fd, b"\0")  # wakes the watchdog's select at once (0 is no signal)
+            except OSError:
+                pass
         watchdog.join()
         if main:
             signal.set_wakeup_fd(old_wakeup)

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from spec import ir
 from spec.errors import UsageError
+from checker import budget
 from checker.verdict import Result, Verdict
 
 DEFAULT_DEPTH = 30  # bmc bound when --depth is not given
@@ -42,6 +43,10 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
 
     deadline = Deadline(timeout)
     props = safety_properties(model, list(names))
+    if budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
+        why = budget.stopped() or ""
+        return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
+            + _liveness_unknown(model, names, name, why)
     k = DEFAULT_DEPTH if depth is None else depth
     max_k = DEFAULT_MAX_K if depth is None else max(1, depth)
     # all properties in one call: bmc and kind's base case share one unrolling (which never

@@ -22,6 +22,7 @@ import networkx as nx
 
 from spec import ir
 from gpmodel import CompiledModel, State, truth
+from checker import budget
 from checker.verdict import Counterexample, Result, Verdict
 
 ENGINE = "explicit"
@@ -45,6 +46,8 @@ def build_graph(cm: CompiledModel, parent: dict[State, State | None], unexpanded
     edges: list[list[tuple[int, int]]] = []
     expanded = []
     for s in states:
+        if not len(edges) & 0xFFF:
+            budget.check()  # raises budget.Stop after a signal or past --max-memory
         if unexpanded(s):
             edges.append([])
             expanded.append(False)
@@ -74,6 +77,8 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     sub = nx.DiGraph()
     sub.add_nodes_from(i for i in range(n) if notq[i])
     for i in range(n):
+        if not i & 0xFFF:
+            budget.check()
         if notq[i]:
             for iid, j in g.edges[i]:
                 if notq[j]:

@@ -387,7 +387,7 @@ class Replayer:
         progress = None if history else self.opt.progress
         for ev in events:
             action, args, obs, _, _, line = ev
-            if not n_events & 0xFF and stop < 0 and budget.stopped():  # checker/budget.py: signal, timeout, memory
+            if not n_events & 0x3F and stop < 0 and budget.stopped():  # checker/budget.py: signal, timeout, memory
                 p.undecided = f"{budget.stopped()} at line {line}, after {n_events} events"
                 break
             hit = event_cache.get((action, *args.items()) if args else action)

@@ -156,3 +156,12 @@ def test_flag_parsers() -> None:
     assert memory_size("512M") == 512 << 20
     assert memory_size("1.5GiB") == 3 << 29
     assert seconds("0.5") == 0.5 and seconds("30") == 30.0
+
+
+@pytest.mark.parametrize("kwargs", [{"depth": -1, "engine": "bmc"}, {"max_states": 0}, {"timeout": float("nan")},
+                                    {"timeout": -1.0}, {"timeout": 0}, {"max_states": 2.5}])
+def test_api_limits_are_validated(kwargs: dict) -> None:  # type: ignore[type-arg]
+    from checker import verify
+
+    with pytest.raises(UsageError):
+        verify(str(EXAMPLES / "rewind.gpspec"), **kwargs)
