@@ -66,6 +66,11 @@ def test_nesting_within_the_limit_still_verifies(tmp_path, capsys):
         assert rc in (0, 3)
 
 
+def test_a_spec_too_long_is_refused_before_parsing():
+    line, col, msg = spec_error("model m\n" + "var b: bool = false\n" * 20000)
+    assert (line, col) == (6555, 5) and "spec too long" in msg  # character 131073
+
+
 def test_parentheses_alone_do_not_nest_the_tree():
     load_source(HEAD + "invariant i: " + "(" * 20000 + "x" + ")" * 20000 + " >= 0\n", "f.gpspec")
 
