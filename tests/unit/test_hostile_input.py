@@ -403,6 +403,7 @@ def test_undecodable_sqlite_text_is_located_or_tolerated(tmp_path, capsys):
     data = open(p, "rb").read()
     open(p, "wb").write(data.replace(b"launchQQQ", b"launch\xbb\xbbQ"))  # a string that is not UTF-8
     assert import_(p, capsys)[0] == 0
+    os.remove(tmp_path / "out.jsonl")
     # a malformed schema whose name is not UTF-8: SQLite's own message cannot be decoded
     open(p, "wb").write(data.replace(b"zzqqzz (a", b"zzqqzz ,a").replace(b"zzqqzz", b"zz\xbb\xbbzz"))
     rc, err = import_(p, capsys)
