@@ -11,7 +11,7 @@ unrolled by the Z3 encoding.
 
 | limit | what it bounds |
 |---|---|
-| MAX_SOURCE_CHARS | length of a spec (the parser reads about 100,000 tokens a second) |
+| MAX_SOURCE_CHARS | length of a spec: 128 KiB, nine times the largest bundled model (the parser reads about 100 KB a second) |
 | MAX_NESTING | depth of the syntax tree: nested expressions, statements and types |
 | MAX_INT | magnitude of an integer literal and of every constant (literals, overrides, trace headers) |
 | MAX_DOMAIN | values of an enumerated domain: an array index, a parameter, a `for`/fold binder, an `any` value |
@@ -23,7 +23,7 @@ unrolled by the Z3 encoding.
 
 from __future__ import annotations
 
-MAX_SOURCE_CHARS = 512 * 1024
+MAX_SOURCE_CHARS = 128 * 1024
 MAX_NESTING = 100
 MAX_INT = 2**62
 MAX_DOMAIN = 4096

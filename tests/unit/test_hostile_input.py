@@ -66,6 +66,11 @@ def test_nesting_within_the_limit_still_verifies(tmp_path, capsys):
         assert rc in (0, 3)
 
 
+def test_a_spec_too_long_is_refused_before_parsing():
+    line, col, msg = spec_error("model m\n" + "var b: bool = false\n" * 20000)
+    assert (line, col) == (6555, 5) and "spec too long" in msg  # character 131073
+
+
 def test_parentheses_alone_do_not_nest_the_tree():
     load_source(HEAD + "invariant i: " + "(" * 20000 + "x" + ")" * 20000 + " >= 0\n", "f.gpspec")
 
@@ -386,6 +391,23 @@ def test_corrupt_sqlite_pages_are_located(tmp_path, capsys):
     open(p, "wb").write(bytes(data))
     rc, err = import_(p, capsys, "--format", "nsys")
     assert rc in (0, 2) and (rc == 0 or f"{p}: table " in err or f"{p}: byte 0" in err), err
+
+
+def test_undecodable_sqlite_text_is_located_or_tolerated(tmp_path, capsys):
+    p = nsys_db(tmp_path / "in.sqlite")
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE zzqqzz (a INTEGER)")
+    con.execute("INSERT INTO StringIds VALUES (9, 'launchQQQ')")
+    con.commit()
+    con.close()
+    data = open(p, "rb").read()
+    open(p, "wb").write(data.replace(b"launchQQQ", b"launch\xbb\xbbQ"))  # a string that is not UTF-8
+    assert import_(p, capsys)[0] == 0
+    os.remove(tmp_path / "out.jsonl")
+    # a malformed schema whose name is not UTF-8: SQLite's own message cannot be decoded
+    open(p, "wb").write(data.replace(b"zzqqzz (a", b"zzqqzz ,a").replace(b"zzqqzz", b"zz\xbb\xbbzz"))
+    rc, err = import_(p, capsys)
+    assert rc == 2 and f"{p}: table sqlite_master (the schema)" in err, err
 
 
 HEADER = "Kernel_Name,Start_Timestamp,End_Timestamp,Queue_Id\n"

@@ -191,6 +191,23 @@ def _jsonable(v: Any) -> Any:
     return v if isinstance(v, (str, int, float)) else str(v)
 
 
+def _plain(v: Any) -> bool:
+    """Is a value one the trace writer encodes as it is (the common case, checked fast)?"""
+    t = type(v)
+    if t is str or t is bool or t is float or v is None:
+        return True  # orjson writes a non-finite float as null
+    if t is int:
+        return -(1 << 63) <= v < (1 << 64)
+    if t is list:
+        return all(_plain(x) for x in v)
+    return False
+
+
+def _jsonable_dict(d: dict[str, Any]) -> dict[str, Any]:
+    """A metadata object as the trace writer can encode it: itself when every value is plain."""
+    return d if all(_plain(v) for v in d.values()) else _jsonable(d)  # type: ignore[no-any-return]
+
+
 def _dims_ok(d: tuple[int, ...] | None) -> tuple[int, ...] | None:
     """Launch dimensions as recorded, or None where they are not small non-negative integers
     (they are metadata: a nonsense grid is dropped rather than written)."""
@@ -220,8 +237,8 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         if k.level is not None and abs(k.level) > 1 << 32:
             raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
                              f"out of range (a CUDA priority fits 32 bits)")
-        k.meta = _jsonable(k.meta)
-        k.stream_info = _jsonable(k.stream_info)
+        k.meta = _jsonable_dict(k.meta)
+        k.stream_info = _jsonable_dict(k.stream_info)
         k.grid_dims = _dims_ok(k.grid_dims)
         k.block_dims = _dims_ok(k.block_dims)
         if k.end is not None and k.end < k.start:
@@ -289,7 +306,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         if not -MAX_NS <= x.t <= MAX_NS:
             raise TraceError(f"{x.where or source.get('file', '?')}: a '{x.action}' event at time {x.t}: out of range "
                              f"(at most 2^62 ns in magnitude)")
-        x.meta = _jsonable(x.meta)
+        x.meta = _jsonable_dict(x.meta)
         extra_actions.add(x.action)
         rows.append((x.t, 1, seq, Event(x.action, x.args, None, x.t, x.meta or None)))
         seq += 1

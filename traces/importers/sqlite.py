@@ -26,6 +26,12 @@ def is_sqlite(path: str) -> bool:
         return False
 
 
+def _text(raw: bytes) -> str:
+    """TEXT values as str; bytes that are not UTF-8 become U+FFFD (names and labels are
+    metadata: a damaged one is shown, not fatal)."""
+    return raw.decode("utf-8", "replace")
+
+
 class Database:
     """An SQLite file opened read-only (`file:...?mode=ro`): the input is never modified."""
 
@@ -38,9 +44,10 @@ class Database:
         uri = pathlib.Path(path).resolve().as_uri() + "?mode=ro"
         try:
             self.conn = sqlite3.connect(uri, uri=True)
+            self.conn.text_factory = _text
             self._tables = {r[0]: r[1] for r in self.conn.execute(
                 "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")}
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
             raise TraceError(f"{path}: table sqlite_master (the schema): {e} (truncated or corrupt?)") from None
 
     def close(self) -> None:
@@ -67,7 +74,7 @@ class Database:
         """Column names of a table or view, in order."""
         try:
             return [r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')]
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
             raise TraceError(f"{self.path}: table {table}: {e}") from None
 
     def require(self, table: str, needed: Sequence[str]) -> list[str]:
@@ -93,7 +100,7 @@ class Database:
                 if not batch:
                     return
                 yield from batch
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
             raise TraceError(f"{self.path}: table {table}: {e}") from None
 
     def scalar_map(self, table: str, key: str, value: str) -> dict[Any, Any]:
