@@ -73,9 +73,9 @@ def measure(argv: list[str], *, cwd: Path = ROOT, env: dict[str, str] | None = N
         return wall, usage.ru_maxrss, out.read().decode()
 
 
-def gpcheck(spec: str, consts: dict[str, int], core: str, cache: Path, timeout: float | None = None
-            ) -> tuple[float, int, dict | None]:
-    argv = [sys.executable, "-m", "checker.cli", "verify", spec, "--json", "--no-progress", "--core", core]
+def gpcheck(spec: str, consts: dict[str, int], core: str, cache: Path, timeout: float | None = None,
+            extra: tuple[str, ...] = ()) -> tuple[float, int, dict | None]:
+    argv = [sys.executable, "-m", "checker.cli", "verify", spec, "--json", "--no-progress", "--core", core, *extra]
     argv += [a for k, v in consts.items() for a in ("--const", f"{k}={v}")]
     env = dict(os.environ, PYTHONPATH=str(ROOT), GPCHECK_CACHE_DIR=str(cache))
     wall, rss, out = measure(argv, env=env, timeout=timeout)
@@ -122,7 +122,7 @@ class Table:
 
 
 def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, cache: Path,
-                py_timeout: float, hash_bits: int | None) -> None:
+                py_timeout: float, hash_bits: int | None, cold: bool = True) -> None:
     print(f"rewind {consts} (waves_run 0..8), {expected:,} states", flush=True)
     table = Table()
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,7 +130,7 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
         spec.write_text(EXAMPLE.read_text().replace(*WIDE))
         cold, warm, sp, py = [], [], [], []
         build = 0.0
-        gpcheck(str(spec), consts, "compiled", cache)  # warm the cache
+        gpcheck(str(spec), consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
         for _ in range(runs):
             wall, rss, states, build = spin(consts, Path(tmp), hash_bits)
             assert states == expected, states
@@ -138,10 +138,11 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
             wall, rss, out = gpcheck(str(spec), consts, "compiled", cache)
             assert out is not None and out["states"] == expected, out and out["states"]
             warm.append((wall, rss))
-            with tempfile.TemporaryDirectory() as fresh:
-                wall, rss, out = gpcheck(str(spec), consts, "compiled", Path(fresh))
-            assert out is not None and out["states"] == expected
-            cold.append((wall, rss))
+            if cold:
+                with tempfile.TemporaryDirectory() as fresh:
+                    wall, rss, out = gpcheck(str(spec), consts, "compiled", Path(fresh))
+                assert out is not None and out["states"] == expected
+                cold.append((wall, rss))
             if python:
                 wall, rss, out = gpcheck(str(spec), consts, "python", cache, timeout=py_timeout)
                 assert out is None or out["states"] == expected
@@ -149,7 +150,8 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
     table.add("SPIN pan (-O2 -DSAFETY)", [w for w, _ in sp], [r for _, r in sp], expected)
     print(f"  (spin -a + gcc -O2: {build:.2f} s, not included)")
     table.add("gpcheck compiled (cache warm)", [w for w, _ in warm], [r for _, r in warm], expected)
-    table.add("gpcheck compiled cold (compiles)", [w for w, _ in cold], [r for _, r in cold], expected)
+    if cold:
+        table.add("gpcheck compiled cold (compiles)", [w for w, _ in cold], [r for _, r in cold], expected)
     if py:
         table.add("gpcheck python", [w for w, _ in py], [r for _, r in py], expected)
     table.ratio("gpcheck compiled (cache warm)", "SPIN pan (-O2 -DSAFETY)")
@@ -160,7 +162,7 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
 def model_case(name: str, consts: dict[str, int], runs: int, python: bool, cache: Path, py_timeout: float) -> None:
     print(f"{name} {consts}", flush=True)
     table = Table()
-    gpcheck(name, consts, "compiled", cache)  # warm the cache
+    gpcheck(name, consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
     fast, py = [], []
     states = None
     verdicts = None
@@ -193,14 +195,16 @@ def main() -> None:
     ap.add_argument("--models", default=None, help="table: only these models (comma-separated)")
     ap.add_argument("--python-table", action="store_true", help="also run the Python engine on the table")
     ap.add_argument("--python-timeout", type=float, default=900.0)
+    ap.add_argument("--no-cold", action="store_true", help="skip the runs that compile from an empty cache")
+    ap.add_argument("--cache", default=None, help="compile cache to use (default: a fresh temporary one)")
     opts = ap.parse_args()
     cases = opts.cases.split(",")
     with tempfile.TemporaryDirectory() as cache_dir:
-        cache = Path(cache_dir)
+        cache = Path(opts.cache or cache_dir)
         if "rewind12" in cases:
-            rewind_case(REWIND12, 2_774_248, opts.runs, True, cache, opts.python_timeout, None)
+            rewind_case(REWIND12, 2_774_248, opts.runs, True, cache, opts.python_timeout, None, not opts.no_cold)
         if "rewind16" in cases:
-            rewind_case(REWIND16, 29_904_391, opts.runs, False, cache, opts.python_timeout, 26)
+            rewind_case(REWIND16, 29_904_391, opts.runs, False, cache, opts.python_timeout, 26, not opts.no_cold)
         if "cwsr" in cases:
             model_case("cwsr", {"Q": 2}, opts.runs, True, cache, opts.python_timeout)
         if "table" in cases:
