@@ -7,7 +7,7 @@ and (shortest, BFS) counterexamples are the same; it hands back an `explicit.Sea
 `parent` holds only the states on counterexample paths, so that `explicit.safety_results`
 turns it into Results exactly as for the Python engine. A modelling error is detected in
 compiled code and then reproduced by the Python functions on the same state, which give the
-error's message and location (NOTE(jit-faults) in gpmodel/jit.py's docstring).
+error's message and location (see gpmodel/jit.py's docstring).
 
 Every wanted invariant, every constraint and every terminal predicate is evaluated in full in
 every discovered state, and every wanted transition property on every edge, so that a modelling

@@ -217,7 +217,8 @@ def _path_within(
     return None
 
 
-def _fair_cycle(g: GraphLike, anchor: int, comp: frozenset[int], enabled: Sequence[set[int]], fair: set[int]) -> list[tuple[int, int]]:
+def _fair_cycle(g: GraphLike, anchor: int, comp: frozenset[int], enabled: Sequence[set[int]],
+                fair: set[int]) -> list[tuple[int, int]]:
     """A cycle anchor → ... → anchor inside comp that takes every fair instance enabled
     throughout comp and visits, for every other fair instance, a state where it is disabled."""
     inside = comp.__contains__

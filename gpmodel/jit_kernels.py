@@ -1,8 +1,10 @@
 """The breadth-first search kernels of the compiled explicit engine, as numba source.
 
-These functions are not called here: their source is appended to each generated model module
-(gpmodel/jit.py), where the model's `unpack`, `succ`, `state_preds`, `transitions` and
-`terminal` are defined, and compiled there by numba. Driven by checker/fast_explicit.py.
+These functions are not called here: their source goes into generated modules (gpmodel/jit.py)
+and is compiled there by numba. GRAPH_KERNELS (hash set, SCCs, reachability) form one module
+shared by every model; MODEL_KERNELS are appended to each model's module, where its `unpack`,
+`succ`, `state_preds`, `transitions`, `terminal`, `live_q` and `live_p` are defined. Driven by
+checker/fast_explicit.py.
 
 Storage (NOTE(packed-bfs)): `states[i]` is the packed key of state i; states are numbered in
 discovery order, which is breadth-first order, so a BFS level is a contiguous index range and

@@ -8,7 +8,7 @@ time and peak RSS from wait4), medians over --runs.
 Cases (issue 13):
   rewind12  rewind.gpspec N=12 B=2 CAP=2 MAXP=3, waves_run widened to 0..8 (2,774,248 states);
             SPIN 6.5 on tests/bench/rewind.pml (spin -o2 -a, gcc -O2 -DSAFETY, pan -m10000)
-  rewind16  the same with N=16 CAP=3 (29,904,391 states): SPIN and compiled
+  rewind16  the same with N=16 CAP=3 (29,904,391 states): SPIN (pan -w26) and compiled
   cwsr      cwsr Q=2, every property including liveness: compiled and Python
   table     every bundled model at a size with at least 1M states: compiled (Python with
             --python-table)
@@ -38,15 +38,16 @@ REWIND12 = {"N": 12, "B": 2, "CAP": 2, "MAXP": 3}
 REWIND16 = {"N": 16, "B": 2, "CAP": 3, "MAXP": 3}
 # (model, constants): each at least 1M states
 TABLE = [
-    ("blp", {"N": 6, "LB": 3, "MAXLC": 2}),
+    ("blp", {"N": 10, "LB": 4, "P": 2, "MAXLC": 3, "INV_BOUND": 3}),  # 1,511,027 states
     ("cwsr", {"Q": 2}),
-    ("gpreempt_timeslice", {"MAXLC": 4, "LC_WORK": 6, "BE_WORK": 30}),
-    ("kfd_sched", {"LP_WORK": 40, "HP_CAP": 4, "T_MON": 10}),
-    ("nv_query_group", {"TWO_CTX": 1, "TID_REUSE": 1}),
-    ("nvidia_streams", {"S": 3, "SLOTS": 3}),
-    ("nvidia_tsg", {"S": 4, "NB": 4, "BLEN": 3}),
-    ("reef_rewind", {"N": 10, "B": 2, "MAXRT": 2}),
-    ("rt_latency", {"EXEC_US": 1000000, "LAT_MAX": 1005004}),
+    ("gpreempt_timeslice", {"MAXLC": 0, "TS_LC": 100000, "LC_WORK": 6, "BE_WORK": 8, "INV_BOUND": 3}),  # 3,200,134
+    ("kfd_sched", {"T_MON": 40, "HP_CAP": 20, "LP_WORK": 70, "TIMESLICE": 1, "TS": 30, "INV_BOUND": 40}),  # 1,111,210
+    ("nvidia_streams", {"S": 3, "P": 4, "SLOTS": 2}),  # 1,663,001
+    ("nvidia_tsg", {"S": 3, "NB": 4, "BLEN": 3}),  # 2,447,000
+    ("reef_rewind", {"N": 10, "B": 2, "MAXRT": 2}),  # 3,431,357
+    ("rt_latency", {"DETECT_US": 200000, "LAT_MAX": 220009, "INV_BOUND": 200009}),  # 1,000,000
+    # nv_query_group has at most a few hundred states at any constants (booleans and small
+    # ranges only): it has no instance with 1M states
 ]
 
 
@@ -72,24 +73,25 @@ def measure(argv: list[str], *, cwd: Path = ROOT, env: dict[str, str] | None = N
         return wall, usage.ru_maxrss, out.read().decode()
 
 
-def gpcheck(spec: str, consts: dict[str, int], core: str, cache: Path, timeout: float | None = None
-            ) -> tuple[float, int, dict | None]:
-    argv = [sys.executable, "-m", "checker.cli", "verify", spec, "--json", "--no-progress", "--core", core]
+def gpcheck(spec: str, consts: dict[str, int], core: str, cache: Path, timeout: float | None = None,
+            extra: tuple[str, ...] = ()) -> tuple[float, int, dict | None]:
+    argv = [sys.executable, "-m", "checker.cli", "verify", spec, "--json", "--no-progress", "--core", core, *extra]
     argv += [a for k, v in consts.items() for a in ("--const", f"{k}={v}")]
     env = dict(os.environ, PYTHONPATH=str(ROOT), GPCHECK_CACHE_DIR=str(cache))
     wall, rss, out = measure(argv, env=env, timeout=timeout)
     return wall, rss, (json.loads(out) if out else None)
 
 
-def spin(consts: dict[str, int], workdir: Path) -> tuple[float, int, int, float]:
-    """(pan wall seconds, pan peak RSS KiB, states stored, spin + gcc seconds)."""
+def spin(consts: dict[str, int], workdir: Path, hash_bits: int | None) -> tuple[float, int, int, float]:
+    """(pan wall seconds, pan peak RSS KiB, states stored, spin + gcc seconds); `hash_bits`:
+    pan's -w (its hash table has 2**w slots; None: pan's default, as issue 13 measured)."""
     t0 = time.perf_counter()
     defs = [f"-D{k}={v}" for k, v in consts.items()]
     shutil.copy(PROMELA, workdir / "rewind.pml")
     subprocess.run(["spin", *defs, "-a", "-o2", "rewind.pml"], cwd=workdir, check=True, capture_output=True)
     subprocess.run(["gcc", "-O2", "-DSAFETY", "-o", "pan", "pan.c"], cwd=workdir, check=True, capture_output=True)
     build = time.perf_counter() - t0
-    wall, rss, out = measure(["./pan", "-m10000", "-w26"], cwd=workdir)
+    wall, rss, out = measure(["./pan", "-m10000"] + ([f"-w{hash_bits}"] if hash_bits else []), cwd=workdir)
     m = re.search(r"(\d+) states, stored", out)
     assert m is not None and "errors: 0" in out, out
     return wall, rss, int(m.group(1)), build
@@ -120,7 +122,7 @@ class Table:
 
 
 def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, cache: Path,
-                py_timeout: float) -> None:
+                py_timeout: float, hash_bits: int | None, cold: bool = True) -> None:
     print(f"rewind {consts} (waves_run 0..8), {expected:,} states", flush=True)
     table = Table()
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,18 +130,19 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
         spec.write_text(EXAMPLE.read_text().replace(*WIDE))
         cold, warm, sp, py = [], [], [], []
         build = 0.0
-        gpcheck(str(spec), consts, "compiled", cache)  # warm the cache
+        gpcheck(str(spec), consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
         for _ in range(runs):
-            wall, rss, states, build = spin(consts, Path(tmp))
+            wall, rss, states, build = spin(consts, Path(tmp), hash_bits)
             assert states == expected, states
             sp.append((wall, rss))
             wall, rss, out = gpcheck(str(spec), consts, "compiled", cache)
             assert out is not None and out["states"] == expected, out and out["states"]
             warm.append((wall, rss))
-            with tempfile.TemporaryDirectory() as fresh:
-                wall, rss, out = gpcheck(str(spec), consts, "compiled", Path(fresh))
-            assert out is not None and out["states"] == expected
-            cold.append((wall, rss))
+            if cold:
+                with tempfile.TemporaryDirectory() as fresh:
+                    wall, rss, out = gpcheck(str(spec), consts, "compiled", Path(fresh))
+                assert out is not None and out["states"] == expected
+                cold.append((wall, rss))
             if python:
                 wall, rss, out = gpcheck(str(spec), consts, "python", cache, timeout=py_timeout)
                 assert out is None or out["states"] == expected
@@ -147,7 +150,8 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
     table.add("SPIN pan (-O2 -DSAFETY)", [w for w, _ in sp], [r for _, r in sp], expected)
     print(f"  (spin -a + gcc -O2: {build:.2f} s, not included)")
     table.add("gpcheck compiled (cache warm)", [w for w, _ in warm], [r for _, r in warm], expected)
-    table.add("gpcheck compiled cold (compiles)", [w for w, _ in cold], [r for _, r in cold], expected)
+    if cold:
+        table.add("gpcheck compiled cold (compiles)", [w for w, _ in cold], [r for _, r in cold], expected)
     if py:
         table.add("gpcheck python", [w for w, _ in py], [r for _, r in py], expected)
     table.ratio("gpcheck compiled (cache warm)", "SPIN pan (-O2 -DSAFETY)")
@@ -158,7 +162,7 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
 def model_case(name: str, consts: dict[str, int], runs: int, python: bool, cache: Path, py_timeout: float) -> None:
     print(f"{name} {consts}", flush=True)
     table = Table()
-    gpcheck(name, consts, "compiled", cache)  # warm the cache
+    gpcheck(name, consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
     fast, py = [], []
     states = None
     verdicts = None
@@ -187,21 +191,28 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cases", default="rewind12,rewind16,cwsr,table")
+    ap.add_argument("--table-runs", type=int, default=None, help="runs per table model (default --runs)")
+    ap.add_argument("--models", default=None, help="table: only these models (comma-separated)")
     ap.add_argument("--python-table", action="store_true", help="also run the Python engine on the table")
     ap.add_argument("--python-timeout", type=float, default=900.0)
+    ap.add_argument("--no-cold", action="store_true", help="skip the runs that compile from an empty cache")
+    ap.add_argument("--cache", default=None, help="compile cache to use (default: a fresh temporary one)")
     opts = ap.parse_args()
     cases = opts.cases.split(",")
     with tempfile.TemporaryDirectory() as cache_dir:
-        cache = Path(cache_dir)
+        cache = Path(opts.cache or cache_dir)
         if "rewind12" in cases:
-            rewind_case(REWIND12, 2_774_248, opts.runs, True, cache, opts.python_timeout)
+            rewind_case(REWIND12, 2_774_248, opts.runs, True, cache, opts.python_timeout, None, not opts.no_cold)
         if "rewind16" in cases:
-            rewind_case(REWIND16, 29_904_391, opts.runs, False, cache, opts.python_timeout)
+            rewind_case(REWIND16, 29_904_391, opts.runs, False, cache, opts.python_timeout, 26, not opts.no_cold)
         if "cwsr" in cases:
             model_case("cwsr", {"Q": 2}, opts.runs, True, cache, opts.python_timeout)
         if "table" in cases:
             for name, consts in TABLE:
-                model_case(name, consts, opts.runs, opts.python_table, cache, opts.python_timeout)
+                if opts.models and name not in opts.models.split(","):
+                    continue
+                model_case(name, consts, opts.table_runs or opts.runs, opts.python_table, cache,
+                           opts.python_timeout)
 
 
 if __name__ == "__main__":
