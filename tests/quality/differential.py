@@ -114,6 +114,11 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
         verdict = r["verdict"]
         tally.verdicts[f"{kind}:{verdict}"] += 1
         said = f"{name} ({kind}) {verdict}"
+        if ref is None:  # left open by the description: only the counterexample is judged
+            why = check_counterexample(m, kind, name, r.get("counterexample")) if verdict == "violated" else None
+            if why:
+                problems.append(f"{said}: invalid counterexample: {why}")
+            continue
         where = f"reference: {'violated' if ref.violated else 'holds'}" + (
             f" in {ref.shortest} steps" if ref.shortest is not None else "")
         if r["kind"] != kind:
@@ -158,9 +163,13 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
               print_blob=False)
     @given(text=rich_spec())
     def run(text: str) -> None:
-        t = quiet if failing else tally  # shrinking runs are not counted
-        problems = compare(text, engines, t)
+        if failing:  # shrinking: only the engines that disagreed, and not counted
+            problems = compare(text, failing["engines"], quiet)
+        else:
+            problems = compare(text, engines, tally)
         if problems:
+            if not failing:
+                failing["engines"] = tuple(e for e in engines if any(p.startswith(e + ":") for p in problems))
             failing["text"], failing["problems"] = text, problems
             raise AssertionError("\n".join(problems))
 

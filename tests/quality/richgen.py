@@ -318,7 +318,7 @@ def rich_spec(draw: st.DrawFn, features: Features = Features()) -> str:
     fair_names = []
     for i in range(n_actions):
         params = draw(st.sampled_from(_PARAMS))
-        sc = replace(base, locals=_param_locals(params, consts))
+        sc = replace(base, locals=_param_locals(params, consts), safe=draw(st.booleans()))
         body = _stmts(draw, sc, draw(st.integers(1, 4)), 0)
         prefix = draw(st.sampled_from(["", "", "internal ", "fair ", "fair internal "]))
         if "fair" in prefix:

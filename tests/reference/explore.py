@@ -8,8 +8,13 @@ What is checked where (the README's semantics, stated once here):
   instance that hits a modelling error is a `range` violation in that state), and each
   transition property is evaluated on each step (false: a violation; failing to evaluate: a
   `range` violation one step later);
-- a state inside the constraints where no instance yields a successor (disabled or erroring)
-  is a deadlock unless `allow deadlock` or a terminal predicate holds there.
+- a state inside the constraints where no instance is enabled is a deadlock unless `allow
+  deadlock` or a terminal predicate holds there. An instance that hits a modelling error is
+  enabled (every `require` on its executed path held: the README's definition), so a state
+  where one does is not a deadlock (it is a `range` violation).
+- a liveness property is decided only when no fair instance hits a modelling error in a
+  reachable state (weak fairness of an instance that is enabled but cannot be taken is left
+  open by the description); otherwise its outcome is None.
 Lengths are in steps: a violation found in a state at BFS depth d has length d.
 
 Liveness (weak fairness per action instance, stuttering allowed): a property is violated iff some
@@ -42,7 +47,7 @@ class Exploration:
     edges: dict[State, list[tuple[int, State]]]  # (instance number, successor), inside constraints only
     errors: dict[State, list[int]]  # instances that hit a modelling error there
     outside: set[State]  # reached states outside some constraint (not expanded)
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    outcomes: dict[str, Outcome | None] = field(default_factory=dict)  # None: left undecided
     constrained: bool = False  # some reached state lies outside a constraint
 
     @property
@@ -114,13 +119,14 @@ def explore(m: Model, max_states: int = 50_000) -> Exploration:
                 ex.depth[t], ex.parent[t] = d + 1, (s, i)
                 ex.states.append(t)
                 queue.append(t)
-        if not ex.edges[s] and not m.allow_deadlock and not _terminal(m, s):
+        if not ex.edges[s] and not ex.errors[s] and not m.allow_deadlock and not _terminal(m, s):
             found("deadlock", d)
     ex.constrained = bool(ex.outside)
     for name in [n for n, _ in m.invariants] + [n for n, _ in m.transitions] + ["deadlock", "range"]:
         ex.outcomes[name] = Outcome(name in shortest, shortest.get(name))
+    fair_errors = any(instances[i][0].fair for errs in ex.errors.values() for i in errs)
     for name, kind, p, q in m.liveness:
-        ex.outcomes[name] = Outcome(_liveness_violated(m, ex, instances, kind, p, q))
+        ex.outcomes[name] = None if fair_errors else Outcome(_liveness_violated(m, ex, instances, kind, p, q))
     return ex
 
 

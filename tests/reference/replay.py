@@ -58,6 +58,10 @@ def check_counterexample(m: Model, kind: str, name: str, cex: Mapping[str, Any] 
         taken.append(match[0])
     last = states[-1]
     loop = cex.get("loop")
+    names = {"invariant": dict(m.invariants), "transition": dict(m.transitions),
+             "liveness": {x[0]: x for x in m.liveness}}
+    if kind in names and name not in names[kind]:
+        return f"the model has no {kind} named {name}"
     if kind == "liveness":
         return _check_lasso(m, name, states, taken, loop, instances)
     if loop is not None:
@@ -79,7 +83,7 @@ def check_counterexample(m: Model, kind: str, name: str, cex: Mapping[str, Any] 
                 if step(m, a, args, last) is not None:
                     return f"{a.name}{args} is enabled in the deadlock state"
             except ModellingError:
-                pass
+                return f"{a.name}{args} is enabled (and hits a modelling error) in the deadlock state"
         return None
     if kind == "range":
         return None if _has_error(m, states, instances) else "no modelling error at the end"
