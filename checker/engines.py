@@ -85,8 +85,8 @@ def check_witnesses(model: ir.Model, results: list[Result]) -> list[Result]:
             if problem is None and r.kind == "range":
                 assert r.counterexample is not None
                 states, _, _ = replay_states(cm, r.counterexample)
-                err, _ = range_error(cm, r, states[-1])
-                assert err is not None
+                err, _ = range_error(cm, r, states)
+                assert err is not None  # check_witness found it
                 r.detail.update(error_detail(cm, err))
             if problem is not None:
                 r = replace(r, verdict=Verdict.UNKNOWN, reason=f"internal error: the {r.engine} counterexample "

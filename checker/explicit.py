@@ -14,7 +14,8 @@ from typing import Callable, Iterable
 
 from spec import ir
 from spec.errors import UsageError
-from gpmodel import CompiledModel, ModelError, State
+from gpmodel import CompiledModel, ModelError, State, truth
+from gpmodel.model import first_error
 from gpmodel.runtime import Fault
 from checker.verdict import Counterexample, Result, Step, Verdict
 
@@ -43,6 +44,7 @@ class Search:
     transition_cex: dict[int, tuple[State, int, State]] = field(default_factory=dict)
     deadlock: State | None = None
     fault: ModelError | None = None  # the first modelling error, with its state
+    fault_step: tuple[State, int, State] | None = None  # set when a transition property's evaluation failed
 
 
 def select_properties(model: ir.Model, names: Iterable[str] | None) -> set[str]:
@@ -60,10 +62,16 @@ def select_properties(model: ir.Model, names: Iterable[str] | None) -> set[str]:
 
 
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Search:
+    """BFS from the initial states. Every predicate the selected properties need (all of them
+    when `range` is selected) is evaluated for modelling errors in every state and on every
+    step reached (NOTE(predicate-errors)); the search stops at the first modelling error, at the
+    end of the BFS layer where a predicate's is found (a shorter action error may still turn
+    up in that layer)."""
     model = cm.model
     succ = cm.raw_successors
     invs = [(i, fn) for i, (inv, fn) in enumerate(cm.invariants) if inv.name in wanted]
     trans = [(i, fn) for i, (tp, fn) in enumerate(cm.transitions) if tp.name in wanted]
+    state_checks, step_checks = cm.fallible(wanted)
     check_deadlock = "deadlock" in wanted and not model.allow_deadlock
     constrained = bool(model.constraints)
     in_constraints = cm.in_constraints
@@ -73,27 +81,34 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
     init = cm.initial_states()
     parent: dict[State, State | None] = dict.fromkeys(init)
     res = Search(parent, complete=False, pruned=False, depth=0, stop_reason=None, fired=fired)
+    stopped = "the search stopped at a modelling error (see the range result)"
 
     def check_invariants(s: State) -> None:
         nonlocal invs
-        bad = [i for i, fn in invs if not fn(s)]
+        try:
+            bad = [i for i, fn in invs if not fn(s)]
+        except ModelError:  # one fails to evaluate: it counts as false
+            bad = [i for i, fn in invs if not truth(fn, s)]
         if bad:
             for i in bad:
                 res.invariant_cex[i] = s
             invs = [(i, fn) for i, fn in invs if i not in res.invariant_cex]
 
-    start = time.monotonic()
-    frontier: list[State] = []
-    try:
-        for s in init:
+    def check_state(s: State) -> bool:
+        """Evaluate the predicates in a newly reached state; whether it is expanded."""
+        if state_checks and res.fault is None:
+            res.fault = first_error(state_checks, s)
+        if invs:
             check_invariants(s)
-            if constrained and not in_constraints(s):
-                res.pruned = True
-            else:
-                frontier.append(s)
-    except ModelError as e:
-        res.fault = e
-        res.stop_reason = "a modelling error in a property or constraint"
+        if constrained and not in_constraints(s):
+            res.pruned = True
+            return False
+        return True
+
+    start = time.monotonic()
+    frontier = [s for s in init if check_state(s)]
+    if res.fault is not None:
+        res.stop_reason = stopped
         return res
 
     max_states = limits.max_states
@@ -113,9 +128,10 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
                     return res
             try:
                 succs = succ(s)
-            except Fault as f:
+            except Fault as f:  # shorter than a predicate's error found in this layer
                 res.fault = cm.fault(f, s)
-                res.stop_reason = "the search stopped at a modelling error (see the range result)"
+                res.fault_step = None
+                res.stop_reason = stopped
                 return res
             if not succs:
                 if check_deadlock and res.deadlock is None and not is_terminal(s):
@@ -124,26 +140,28 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
             for iid, t in succs:
                 fired[iid] += 1
                 if trans:
-                    for i, fn in trans:
-                        if not fn(s, t):
+                    try:
+                        bad = [i for i, fn in trans if not fn(s, t)]
+                    except ModelError:  # one fails to evaluate: it counts as false
+                        bad = [i for i, fn in trans if not truth(fn, s, t)]
+                    if bad:
+                        for i in bad:
                             res.transition_cex[i] = (s, iid, t)
-                    trans = [(i, fn) for i, fn in trans if i not in res.transition_cex]
+                        trans = [(i, fn) for i, fn in trans if i not in res.transition_cex]
+                if step_checks and res.fault is None:
+                    res.fault = first_error(step_checks, s, t)
+                    if res.fault is not None:
+                        res.fault_step = (s, iid, t)
                 if t not in parent:
                     parent[t] = s
-                    try:
-                        if invs:
-                            check_invariants(t)
-                        if constrained and not in_constraints(t):
-                            res.pruned = True
-                            continue
-                    except ModelError as e:
-                        res.fault = e
-                        res.stop_reason = "a modelling error in an invariant or constraint"
-                        return res
-                    nxt.append(t)
+                    if check_state(t):
+                        nxt.append(t)
             if max_states is not None and len(parent) > max_states:
                 res.stop_reason = f"state limit {max_states} reached (every state to depth {res.depth} checked)"
                 return res
+        if res.fault is not None:
+            res.stop_reason = stopped
+            return res
         if nxt:
             res.depth += 1
         frontier = nxt
@@ -227,8 +245,12 @@ def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Res
         if res.fault is not None:
             e = res.fault
             assert e.state is not None
-            cex = counterexample_to(cm, res.parent, e.state) if e.state in res.parent else Counterexample(
-                (Step(None, {}, cm.layout.decode(e.state)),))
+            if res.fault_step is not None:
+                s, iid, t = res.fault_step
+                states = path_to(res.parent, s) + [t]
+                cex = Counterexample(make_steps(cm, states, [None] * (len(states) - 1) + [iid]))
+            else:
+                cex = counterexample_to(cm, res.parent, e.state)
             detail = {"error": e.message, "kind": e.site.kind, "location": str(e.site.span)}
             if e.site.instance is not None:
                 inst = cm.instances[e.site.instance]

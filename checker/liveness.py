@@ -21,7 +21,7 @@ from typing import Callable
 import networkx as nx
 
 from spec import ir
-from gpmodel import CompiledModel, State
+from gpmodel import CompiledModel, State, truth
 
 
 @dataclass
@@ -64,7 +64,7 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     """A fair lasso violating `prop`, or None when every fair behaviour satisfies it."""
     q = cm.predicate(prop.q)
     n = len(g.states)
-    notq = [g.expanded[i] and not q(g.states[i]) for i in range(n)]
+    notq = [g.expanded[i] and not truth(q, g.states[i]) for i in range(n)]  # NOTE(predicate-errors)
     fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
     enabled = [{iid for iid, _ in g.edges[i]} for i in range(n)]
 
@@ -109,7 +109,7 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     else:
         assert prop.p is not None
         p = cm.predicate(prop.p)
-        starts = [i for i in sorted(can_reach) if p(g.states[i])]
+        starts = [i for i in sorted(can_reach) if truth(p, g.states[i])]
     if not starts:
         return None
     start = min(starts)  # states are in BFS order: the nearest start

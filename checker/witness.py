@@ -11,7 +11,7 @@ went wrong, for the message of an UNKNOWN verdict or a failing test."""
 from __future__ import annotations
 
 from spec import ir
-from gpmodel import CompiledModel, ModelError
+from gpmodel import CompiledModel, ModelError, truth
 from checker.verdict import Counterexample, Result, Verdict
 
 State = tuple[int, ...]
@@ -69,7 +69,7 @@ def check_witness(cm: CompiledModel, r: Result) -> str | None:
             return "a transition counterexample needs a step"
         for tp, fn in cm.transitions:
             if tp.name == r.property:
-                return None if not fn(states[-2], last) else "the property holds on the last step"
+                return None if not truth(fn, states[-2], last) else "the property holds on the last step"
         return f"no transition property {r.property}"
     if r.kind == "deadlock":
         if model.allow_deadlock or cm.is_terminal(last) or not cm.in_constraints(last):
@@ -80,7 +80,7 @@ def check_witness(cm: CompiledModel, r: Result) -> str | None:
             return "the last state has a modelling error, not a deadlock"
         return None if not succ else "the last state has successors"
     if r.kind == "range":
-        return range_error(cm, r, last)[1]
+        return range_error(cm, r, states)[1]
     if r.kind == "liveness":
         return _check_lasso(cm, r, states)
     return f"cannot check a {r.kind} counterexample"
@@ -96,14 +96,17 @@ def _check_lasso(cm: CompiledModel, r: Result, states: list[State]) -> str | Non
     if loop is None or not 0 <= loop < len(states):
         return "a liveness counterexample needs a loop"
     last = states[-1]
-    q = cm.predicate(prop.q)
+    pred = cm.predicate(prop.q)
     fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
     _, iids, _ = replay_states(cm, r.counterexample)
 
-    def enabled(s: State) -> set[int]:
-        return {iid for iid, _ in cm.successors(s)} if cm.in_constraints(s) else set()
+    def q(s: State) -> bool:
+        return truth(pred, s)
 
-    closing = [iid for iid, t in cm.successors(last) if t == states[loop]] if cm.in_constraints(last) else []
+    def enabled(s: State) -> set[int]:  # an instance failing with a modelling error is not enabled
+        return {iid for iid, _ in cm.enabled_steps(s)} if cm.in_constraints(s) else set()
+
+    closing = [iid for iid, t in cm.enabled_steps(last) if t == states[loop]] if cm.in_constraints(last) else []
     # a fair loop closes back with a transition; a stutter needs no fair instance enabled
     fair_loop = bool(closing) and all(
         any(f not in enabled(states[j]) for j in range(loop, len(states)))
@@ -119,18 +122,21 @@ def _check_lasso(cm: CompiledModel, r: Result, states: list[State]) -> str | Non
         return "q holds on the path"
     if prop.kind is ir.LivenessKind.LEADS_TO:
         assert prop.p is not None
-        p = cm.predicate(prop.p)
-        if not any(p(states[i]) and not any(q(s) for s in states[i:]) for i in range(len(states))):
+        p_pred = cm.predicate(prop.p)
+        if not any(truth(p_pred, states[i]) and not any(q(s) for s in states[i:]) for i in range(len(states))):
             return "no p-state is followed by ¬q forever"
     return None
 
 
-def range_error(cm: CompiledModel, r: Result, last: State) -> tuple[ModelError | None, str | None]:
-    """The modelling error the `range` counterexample ends in: its failing instance from
-    `detail` first, else any instance or invariant (the solver may name an arbitrary instance
-    when the error is in an invariant), or why there is none."""
-    action, args = r.detail.get("action"), r.detail.get("args", {})
-    first = cm.find_instance(action, args) if action is not None else None
+def range_error(cm: CompiledModel, r: Result, states: list[State]) -> tuple[ModelError | None, str | None]:
+    """The modelling error the `range` counterexample `states` ends in: its failing instance
+    from `detail` first, else any instance, then a state predicate in the last state, then a
+    transition property on the last step (NOTE(predicate-errors)); or why there is none."""
+    last = states[-1]
+    error = r.detail.get("error")
+    named = error if isinstance(error, dict) else r.detail
+    action, args = named.get("action"), named.get("args", {})
+    first = cm.find_instance(action, args) if isinstance(action, str) else None
     order = ([first] if first is not None else []) + [i for i in range(len(cm.instances)) if i != first]
     if cm.in_constraints(last):
         for iid in order:
@@ -138,12 +144,12 @@ def range_error(cm: CompiledModel, r: Result, last: State) -> tuple[ModelError |
                 cm.step(iid, last)
             except ModelError as e:
                 return e, None
-    for _, fn in cm.invariants:
-        try:
-            fn(last)
-        except ModelError as e:
-            return e, None
-    return None, "no modelling error in the last state"
+    e = cm.predicate_error(last)
+    if e is None and len(states) >= 2:
+        e = cm.predicate_error(states[-2], last)
+    if e is not None:
+        return e, None
+    return None, "no modelling error in the last state or on the last step"
 
 
 def error_detail(cm: CompiledModel, e: ModelError) -> dict[str, object]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from spec import ir
 from gpmodel.compile import Compiler, build
@@ -38,43 +38,72 @@ class CompiledModel:
         self.instances = [Instance(a, args) for a, args in self._compiler.instances()]
         self.source = self._compiler.successor_source()
         self._succ: Callable[[State], list[tuple[int, State]]] = build(self.source, ["succ"])["succ"]  # type: ignore[assignment]
-        self.invariants = [(inv, self.predicate(inv.expr)) for inv in model.invariants]
-        self.transitions = [(tp, self._two_state(tp.expr)) for tp in model.transitions]
-        self._terminals = [self.predicate(e) for e in model.terminals]
-        self._constraints = [self.predicate(c.expr) for c in model.constraints]
+        # NOTE(predicate-errors): the predicates whose evaluation can fail (the others compile
+        # to code without a fault site), each with the property it belongs to (None: a
+        # constraint, evaluated whatever is checked; "deadlock": a terminal predicate)
+        self.fallible_states: list[tuple[str | None, Callable[[State], bool]]] = []
+        self.fallible_steps: list[tuple[str, Callable[[State, State], bool]]] = []
+        self.invariants = [(inv, self._state_predicate(inv.expr, inv.name)) for inv in model.invariants]
+        self.transitions = [(tp, self._step_predicate(tp.expr, tp.name)) for tp in model.transitions]
+        self._terminals = [self._state_predicate(e, "deadlock") for e in model.terminals]
+        self._constraints = [self._state_predicate(c.expr, None) for c in model.constraints]
+        for p in model.liveness:
+            for e in ([p.p] if p.p is not None else []) + [p.q]:
+                self._state_predicate(e, p.name)
         self._steps: dict[int, Callable[[State], State | int]] = {}
 
     # ------------------------------------------------------------------ predicates
     def predicate(self, expr: ir.Expr) -> Callable[[State], bool]:
         """A compiled state predicate; modelling errors in it raise ModelError."""
-        fn = build(self._compiler.predicate_source("pred", expr), ["pred"])["pred"]
+        return self._compile_predicate(expr)[0]  # type: ignore[return-value]
+
+    def _compile_predicate(self, expr: ir.Expr, two_state: bool = False) -> tuple[Callable[..., bool], bool]:
+        """(the predicate, whether its evaluation can fail)."""
+        sites = len(self._compiler.faults)
+        name = "pred2" if two_state else "pred"
+        fn = build(self._compiler.predicate_source(name, expr, two_state=two_state), [name])[name]
         faults = self._compiler.faults
 
-        def guarded(s: State) -> bool:
+        def guarded(s: State, *t: State) -> bool:
             try:
-                return bool(fn(s))
+                return bool(fn(s, *t))
             except Fault as f:
                 raise ModelError(faults[f.site], f.value, s) from None
 
-        return guarded
+        return guarded, len(faults) > sites
 
-    def _two_state(self, expr: ir.Expr) -> Callable[[State, State], bool]:
-        fn = build(self._compiler.predicate_source("pred2", expr, two_state=True), ["pred2"])["pred2"]
-        faults = self._compiler.faults
+    def _state_predicate(self, expr: ir.Expr, owner: str | None) -> Callable[[State], bool]:
+        fn, fallible = self._compile_predicate(expr)
+        if fallible:
+            self.fallible_states.append((owner, fn))
+        return fn
 
-        def guarded(s: State, t: State) -> bool:
-            try:
-                return bool(fn(s, t))
-            except Fault as f:
-                raise ModelError(faults[f.site], f.value, s) from None
+    def _step_predicate(self, expr: ir.Expr, owner: str) -> Callable[[State, State], bool]:
+        fn, fallible = self._compile_predicate(expr, two_state=True)
+        if fallible:
+            self.fallible_steps.append((owner, fn))
+        return fn
 
-        return guarded
+    def fallible(self, wanted: Collection[str] | None = None) -> tuple[list[Callable[[State], bool]], list[Callable[[State, State], bool]]]:
+        """The state and the transition predicates whose evaluation can fail: all of them, or
+        (with `wanted`, unless it holds `range`) the constraints and those of the properties
+        named."""
+        every = wanted is None or "range" in wanted
+        states = [fn for owner, fn in self.fallible_states if every or owner is None or owner in wanted]  # type: ignore[operator]
+        steps = [fn for owner, fn in self.fallible_steps if every or owner in wanted]  # type: ignore[operator]
+        return states, steps
+
+    def predicate_error(self, s: State, t: State | None = None) -> ModelError | None:
+        """The first modelling error in evaluating the model's state predicates in `s`, or
+        with `t` its transition properties on `s -> t` (NOTE(predicate-errors))."""
+        states, steps = self.fallible()
+        return first_error(states, s) if t is None else first_error(steps, s, t)
 
     def is_terminal(self, s: State) -> bool:
-        return self.model.allow_deadlock or any(t(s) for t in self._terminals)
+        return self.model.allow_deadlock or any(truth(t, s) for t in self._terminals)
 
     def in_constraints(self, s: State) -> bool:
-        return all(c(s) for c in self._constraints)
+        return all(truth(c, s) for c in self._constraints)
 
     # ------------------------------------------------------------------ states and steps
     def initial_states(self) -> list[State]:
@@ -101,6 +130,20 @@ class CompiledModel:
 
     def fault(self, f: Fault, s: State) -> ModelError:
         return ModelError(self._compiler.faults[f.site], f.value, s)
+
+    def enabled_steps(self, s: State) -> list[tuple[int, State]]:
+        """Every instance that completes a step from `s`, with its next state: `successors`
+        without raising, an instance that fails with a modelling error counting as disabled
+        (as in the Z3 encoding's transition relation)."""
+        out = []
+        for iid in range(len(self.instances)):
+            try:
+                t = self.step(iid, s)
+            except ModelError:
+                continue
+            if not isinstance(t, int):
+                out.append((iid, t))
+        return out
 
     def step(self, iid: int, s: State) -> State | int:
         """Apply one instance: the next state, or the ordinal of the `require` that failed."""
@@ -129,6 +172,24 @@ class CompiledModel:
             if inst.action.name == action and inst.arg_dict() == args:
                 return i
         return None
+
+
+def first_error(preds: Sequence[Callable[..., bool]], *states: State) -> ModelError | None:
+    """The modelling error of the first predicate that fails to evaluate on `states`, if any."""
+    for fn in preds:
+        try:
+            fn(*states)
+        except ModelError as e:
+            return e
+    return None
+
+
+def truth(pred: Callable[..., bool], *states: State) -> bool:
+    """The predicate's value on `states`; false where it fails to evaluate (NOTE(predicate-errors))."""
+    try:
+        return pred(*states)
+    except ModelError:
+        return False
 
 
 def _scalar_domain(t: ir.ScalarType) -> Sequence[int]:

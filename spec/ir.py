@@ -382,6 +382,19 @@ Stmt = Union[Require, Assign, If, For, Let]
 # range-checked. `/` and `%` are Python's floor division and modulo (so `-7 / 2 == -4`).
 # A `let` name is visible in the rest of its block; `for` bodies are unrolled in order.
 
+# NOTE(predicate-errors): a predicate that fails to evaluate. Every state predicate of a model
+# (`Model.state_predicates`: invariants, constraints, terminal predicates, the p and q of
+# liveness properties) is evaluated in every reachable state, and every transition property
+# on every step (from a reachable state inside the constraints), whatever was found violated
+# before and whichever properties were asked for; evaluation short-circuits as `and`, `or`,
+# `implies`, `if`, `all` and `any` do. A modelling error in that evaluation (a bad index, a
+# division by zero) is a violation of `range` in that state (on that step), as an action
+# instance's modelling error is. For its own property the predicate counts as false there:
+# the invariant or transition property is violated, the constraint does not hold (the state is
+# not expanded), the terminal predicate does not hold, p or q of a liveness property does not
+# hold. Every engine (the explicit search, the Z3 encodings, the witness replay) implements
+# exactly this.
+
 
 # ---------------------------------------------------------------------------------------------
 # Declarations
@@ -531,6 +544,13 @@ class Model:
             if a.name == name:
                 return a
         return None
+
+    def state_predicates(self) -> list[Expr]:
+        """Every state predicate, each evaluated in every reachable state (NOTE(predicate-errors))."""
+        out = [p.expr for p in self.invariants] + [c.expr for c in self.constraints] + list(self.terminals)
+        for p in self.liveness:
+            out += ([p.p] if p.p is not None else []) + [p.q]
+        return out
 
     def property_names(self) -> list[str]:
         return (

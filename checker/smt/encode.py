@@ -282,10 +282,17 @@ class Encoder:
         return mk_and(self.in_constraints(s), mk_or(*branches))
 
     def property_errors(self, s: State) -> z3.BoolRef:
-        """Evaluating some invariant in `s` fails with a modelling error (the interpreter
-        evaluates every invariant in every reached state, so this is a `range` violation)."""
+        """Evaluating some state predicate in `s` fails with a modelling error: a `range`
+        violation (NOTE(predicate-errors))."""
         return self._instantiate(
-            ("property_errors",), lambda ts, _: mk_or(*(self.predicate(inv.expr, ts)[1] for inv in self.model.invariants)), s)
+            ("property_errors",), lambda ts, _: mk_or(*(self.predicate(e, ts)[1] for e in self.model.state_predicates())), s)
+
+    def step_errors(self, s: State, t: State) -> z3.BoolRef:
+        """Evaluating some transition property on the step `s -> t` fails with a modelling
+        error: a `range` violation (NOTE(predicate-errors))."""
+        return self._instantiate(
+            ("step_errors",), lambda ts, tt: mk_or(*(self.predicate(p.expr, ts, tt)[1] for p in self.model.transitions)),
+            s, t)
 
     def deadlock(self, s: State) -> z3.BoolRef:
         """No instance is enabled, none fails, `s` is not terminal, and it is expanded (inside

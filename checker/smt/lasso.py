@@ -90,9 +90,9 @@ def run_lasso(model: ir.Model, props: list[ir.Liveness], *, depth: int, deadline
     """A shortest fair lasso violating each property, up to `depth` transitions."""
     start = time.monotonic()
     enc = bv_encoder(model)
-    un = Unroller(enc, deadline)
     out: dict[str, Result] = {}
     for prop in props:
+        un = Unroller(enc, deadline, reusable=False)
         out[prop.name] = _one(enc, un, prop, depth)
         out[prop.name].detail.setdefault("seconds", round(time.monotonic() - start, 4))
     return [out[p.name] for p in props]
@@ -103,9 +103,7 @@ def _one(enc: Encoder, un: Unroller, prop: ir.Liveness, depth: int) -> Result:
     for k in range(depth + 1):
         un.extend_to(k)
         constraint, loops, stutter = lasso_constraint(enc, prop, un.path, k)
-        with un.sess.frame():
-            un.sess.add(constraint)
-            ans = un.sess.check()
+        ans = un.check_at(k, constraint)
         if isinstance(ans, Sat):
             return Result(prop.name, "liveness", Verdict.VIOLATED, ENGINE, bound=k,
                           counterexample=_decode(enc, un, ans.model, k, loops))

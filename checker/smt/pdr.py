@@ -220,8 +220,9 @@ def _bad_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
     if p.kind == "transition":
         assert p.expr is not None
         return [mk_and(c.guard, mk_not(enc.holds(p.expr, s, c.next))) for c in system.clauses]
-    if p.kind == "range":
-        return [c.error for c in system.clauses] + [enc.property_errors(s)]
+    if p.kind == "range":  # NOTE(predicate-errors): actions, state predicates, transition properties
+        steps = [mk_and(c.guard, enc.step_errors(s, c.next)) for c in system.clauses] if enc.model.transitions else []
+        return [c.error for c in system.clauses] + [enc.property_errors(s)] + steps
     return [bad(enc, p, [s], 0)]
 
 
@@ -290,7 +291,7 @@ def _join(texts: list[str]) -> str:
 
 def _counterexample(model: ir.Model, p: SafetyProp, deadline: Deadline) -> Result:
     """Spacer proved `Bad` derivable; BMC finds the shortest such path to show it."""
-    un = Unroller(bv_encoder(model), deadline)
+    un = Unroller(bv_encoder(model), deadline, reusable=False)
     for k in range(CEX_MAX_DEPTH + 1):
         ans = un.check_bad(p, k)
         if isinstance(ans, Sat):

@@ -1,9 +1,10 @@
 """The safety properties the SMT engines check, as `bad` formulas at a position of a path.
 
 A property is violated at position `j` of a path `s_0 .. s_k` when: an invariant is false (or
-fails to evaluate) in `s_j`; a transition property is false on the step `s_{j-1} -> s_j`
-(`j >= 1`); some instance fails with a modelling error in `s_j` (kind `range`); `s_j` is a
-deadlock (kind `deadlock`). `ok` is the negation, written without existential parameters so
+fails to evaluate) in `s_j`; a transition property is false (or fails to evaluate) on the step
+`s_{j-1} -> s_j` (`j >= 1`); some instance fails with a modelling error in `s_j`, or some
+state predicate in `s_j`, or some transition property on the step into it (kind `range`,
+NOTE(predicate-errors)); `s_j` is a deadlock (kind `deadlock`). `ok` is the negation, written without existential parameters so
 that k-induction can assume it."""
 
 from __future__ import annotations
@@ -58,16 +59,29 @@ def bad(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRe
         assert p.expr is not None
         return mk_not(enc.holds(p.expr, path[j - 1], path[j])) if j >= 1 else FALSE
     if p.kind == "range":
-        return mk_or(enc.error(path[j], j, ERROR_TAG), enc.property_errors(path[j]))
+        return mk_or(action_error(enc, path, j), predicate_errors(enc, path, j))
     if p.kind == "deadlock":
         return enc.deadlock(path[j])
     raise AssertionError(p.kind)
 
 
+def action_error(enc: Encoder, path: Sequence[State], j: int) -> z3.BoolRef:
+    """The instance named by the `err.`-tagged selector and parameters of step `j` fails with
+    a modelling error in `path[j]`."""
+    return enc.error(path[j], j, ERROR_TAG)
+
+
+def predicate_errors(enc: Encoder, path: Sequence[State], j: int) -> z3.BoolRef:
+    """Some state predicate fails to evaluate in `path[j]`, or some transition property on
+    the step into it (NOTE(predicate-errors))."""
+    errs = enc.property_errors(path[j])
+    return mk_or(errs, enc.step_errors(path[j - 1], path[j])) if j >= 1 and enc.model.transitions else errs
+
+
 def ok(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef:
     """`p` is not violated at position `j` (quantifier-free: instances are expanded)."""
     if p.kind == "range":
-        return mk_and(error_free(enc, path[j]), mk_not(enc.property_errors(path[j])))
+        return mk_and(error_free(enc, path[j]), mk_not(predicate_errors(enc, path, j)))
     if p.kind == "transition" and j == 0:
         return TRUE
     return mk_not(bad(enc, p, path, j))

@@ -252,7 +252,7 @@ def check_reachable_counts(model: ir.Model, cm: CompiledModel, k: int, cap: int 
         found: set[State] = set()
         with un.sess.frame():
             while len(found) <= cap:
-                ans = un.sess.check()
+                ans = un.sess.check(*un.assumptions(j))
                 if not isinstance(ans, Sat):
                     break
                 st = _read(ans.model, un.path[j])
