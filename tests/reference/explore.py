@@ -3,11 +3,13 @@ modelling errors and weak-fairness liveness, over `tests.reference.semantics`.
 
 What is checked where (the README's semantics, stated once here):
 - every reached state (inside a constraint or not) has every invariant, terminal, constraint and
-  liveness predicate evaluated in full; one that fails to evaluate is a `range` violation;
+  liveness predicate evaluated in full; one that fails to evaluate is a `range` violation, and
+  counts as false for its own property (an invariant is violated there, a constraint or a
+  terminal predicate does not hold, p or q of a liveness property does not hold);
 - only states inside every constraint are expanded; there each action instance is run (an
   instance that hits a modelling error is a `range` violation in that state), and each
   transition property is evaluated on each step (false: a violation; failing to evaluate: a
-  `range` violation one step later);
+  `range` violation and a violation of the property, one step later);
 - a state inside the constraints where no instance is enabled is a deadlock unless `allow
   deadlock` or a terminal predicate holds there. An instance that hits a modelling error is
   enabled (every `require` on its executed path held: the README's definition), so a state
@@ -81,6 +83,7 @@ def explore(m: Model, max_states: int = 50_000) -> Exploration:
                     found(name, d)
             except ModellingError:
                 found("range", d)
+                found(name, d)
         for e in m.terminals + [p for _, _, p, q in m.liveness if p is not None] + [q for *_, q in m.liveness]:
             try:
                 holds(m, e, s)
@@ -113,6 +116,7 @@ def explore(m: Model, max_states: int = 50_000) -> Exploration:
                         found(name, d + 1)
                 except ModellingError:
                     found("range", d + 1)
+                    found(name, d + 1)
             if t not in ex.depth:
                 if len(ex.depth) >= max_states:
                     raise RuntimeError(f"more than {max_states} states")

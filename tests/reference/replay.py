@@ -4,8 +4,8 @@ semantics, step by step, and says what is wrong with it, if anything.
 A counterexample is valid when step 0 is an initial state, every later step is the named action
 instance enabled in the previous state (which must lie inside the constraints) and yielding
 exactly the state shown, and the end shows the violation its property kind needs:
-- invariant: the invariant is false (not merely failing to evaluate) in the last state;
-- transition: the property is false on the last step;
+- invariant: the invariant is false (or fails to evaluate) in the last state;
+- transition: the property is false (or fails to evaluate) on the last step;
 - deadlock: the last state is inside the constraints, no instance is enabled there, and neither
   `allow deadlock` nor a terminal predicate covers it;
 - range: in the last state an instance hits a modelling error, or a state predicate fails to
@@ -109,7 +109,7 @@ def _false(m: Model, e: Any, s: State, t: State | None, what: str) -> str | None
     try:
         return None if not holds(m, e, s, t) else f"the {what} holds at the end"
     except ModellingError:
-        return f"the {what} fails to evaluate at the end (a range result, not this property's)"
+        return None  # failing to evaluate counts as false for the predicate's own property
 
 
 def _has_error(m: Model, states: list[State], instances: list) -> bool:

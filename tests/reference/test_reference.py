@@ -136,3 +136,20 @@ def test_lasso_replay_checks_fairness_and_loop():
     wrong_state = {"steps": good["steps"][:1] + [{"action": "inc", "args": {}, "state": st(2)}], "loop": 1}
     assert "different state" in check_counterexample(m, "liveness", "p", wrong_state)
     assert "no invariant" in check_counterexample(m, "invariant", "p", {"steps": good["steps"], "loop": None})
+
+
+def test_a_predicate_that_fails_to_evaluate_is_range_and_false():
+    """NOTE(predicate-errors) in spec/ir.py: a range violation, and false for its own property."""
+    out = _outcomes("""model m
+var i: 0..3 = 0
+var a: [0..2] -> 0..2 = 1
+action step { require i < 3; i = i + 1 }
+invariant p: a[i] == 1
+transition t: i' < 3 or a[i'] == 1
+constraint c: i < 3 or a[i] == 0
+terminal: a[i] == 1
+""")
+    assert out["p"] == (True, 3) and out["t"] == (True, 3) and out["range"] == (True, 3)
+    # at i = 3 the constraint fails to evaluate, so counts as false: that state is not expanded,
+    # hence not a deadlock (where the terminal predicate would fail to evaluate, hence not hold)
+    assert out["deadlock"] == (False, None)
