@@ -6,7 +6,8 @@ public API (`checker.verify`, the JSON shape of `--json`), and lists every disag
 - a missing result, or a state count (explicit, complete search) different from the reference's;
 - `proved` for a property the reference finds violated, or under a constraint that cut the
   reachable states; `holds_to_bound` for a violated property when the bound reaches the
-  reference's shortest counterexample (or, for a liveness lasso, a bound past any minimal lasso);
+  reference's shortest counterexample (or, for liveness, the length of a violating lasso the
+  reference constructs: an upper bound on the shortest);
 - `violated` with a counterexample that the reference replay (tests/reference/replay.py) rejects,
   or, where the engine claims a shortest counterexample, one longer than the reference's.
 `unknown` is accepted (it must carry a reason) and counted.
@@ -104,8 +105,6 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
         problems.append(f"results for {sorted(results)}, expected {sorted(kinds)}")
     if engine == "explicit" and report.get("states") is not None and report["states"] != len(ex.states):
         problems.append(f"{report['states']} states, reference {len(ex.states)}")
-    n_fair = sum(1 for a, _ in m.instances() if a.fair)
-    lasso_bound = len(ex.states) * (n_fair + 2)
     for name, r in results.items():
         kind = kinds.get(name)
         if kind is None:
@@ -139,7 +138,7 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
         elif verdict == "holds_to_bound":
             bound = r.get("bound")
             if ref.violated:
-                reach = lasso_bound if kind == "liveness" else ref.shortest
+                reach = ref.lasso_within if kind == "liveness" else ref.shortest
                 if bound is None or reach is None or bound >= reach:
                     problems.append(f"{said} to bound {bound} ({r.get('reason')}); {where}")
         elif verdict == "unknown":

@@ -72,9 +72,9 @@ liveness l: eventually a[i] == 2
 """),
     Case("lasso_liveness_shared_unrolling", """model m
 var x: 0..3 = 0
-action inc { require x < 3; x = x + 1 }
-allow deadlock
-liveness p1: eventually x == 2
+fair action inc { require x < 3 and x != 1; x = x + 1 }
+action jump { require x == 0; x = 1 }
+liveness p1: always eventually x != 3
 liveness p2: eventually x == 3
 """),
 ]

@@ -37,19 +37,19 @@ def test_bmc_agrees_with_reference(text):
     _check(text, ("bmc",))
 
 
-@settings(SLICE, max_examples=40)
+@settings(SLICE, max_examples=30)
 @given(text=rich_spec(CI_FEATURES))
 def test_kind_agrees_with_reference(text):
     _check(text, ("kind",))
 
 
-@settings(SLICE, max_examples=20)
+@settings(SLICE, max_examples=15)
 @given(text=rich_spec(CI_FEATURES))
 def test_pdr_agrees_with_reference(text):
     _check(text, ("pdr",), timeout=5.0)
 
 
-@settings(SLICE, max_examples=15)
+@settings(SLICE, max_examples=10)
 @given(text=rich_spec(CI_FEATURES))
 def test_auto_agrees_with_reference(text):
     _check(text, ("auto",), timeout=5.0)

@@ -24,6 +24,7 @@ reachable fair strongly connected set of "bad" states exists, as `_fair_componen
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ class Outcome:
 
     violated: bool
     shortest: int | None = None
+    lasso_within: int | None = None  # liveness: a violating lasso exists with at most this last index
 
 
 @dataclass
@@ -130,7 +132,7 @@ def explore(m: Model, max_states: int = 50_000) -> Exploration:
         ex.outcomes[name] = Outcome(name in shortest, shortest.get(name))
     fair_errors = any(instances[i][0].fair for errs in ex.errors.values() for i in errs)
     for name, kind, p, q in m.liveness:
-        ex.outcomes[name] = None if fair_errors else Outcome(_liveness_violated(m, ex, instances, kind, p, q))
+        ex.outcomes[name] = None if fair_errors else _liveness(m, ex, instances, kind, p, q)
     return ex
 
 
@@ -158,36 +160,51 @@ def changing_successor(m: Model, instances: list, i: int, s: State) -> State | N
     return t if t is not None and t != s else None
 
 
-def _liveness_violated(m: Model, ex: Exploration, instances: list, kind: str, p: object, q: object) -> bool:
-    """Whether a fair behaviour violates the property: some reachable strongly connected set
-    of states where `q` is false (entered as the kind requires) is fair."""
+def _liveness(m: Model, ex: Exploration, instances: list, kind: str, p: object, q: object) -> Outcome:
+    """Whether a fair behaviour violates the property: some strongly connected set of states
+    where `q` is false (entered as the kind requires) is fair. A violation comes with
+    `lasso_within`, an upper bound on the last index of a shortest violating lasso."""
     bad = {s for s in ex.states if not _truth(m, q, s)}
-    if kind == "eventually":
-        starts = {s for s in ex.states if ex.parent[s] is None and s in bad}
-        region = _reachable_within(ex, starts, bad)
-    elif kind == "always eventually":
-        region = bad
+    if kind == "eventually":  # from an initial state, through not-q states only
+        starts = {s: 0 for s in ex.states if ex.parent[s] is None and s in bad}
+    elif kind == "always eventually":  # any reachable not-q state, by a shortest path
+        starts = {s: ex.depth[s] for s in bad}
     else:  # p leads_to q: from a reachable p-and-not-q state, staying in not-q
-        starts = {s for s in bad if _truth(m, p, s)}
-        region = _reachable_within(ex, starts, bad)
+        starts = {s: ex.depth[s] for s in bad if _truth(m, p, s)}
+    dist = _distances_within(ex, starts, bad)
     graph = nx.DiGraph()
-    graph.add_nodes_from(region)
-    for s in region:
+    graph.add_nodes_from(dist)
+    for s in dist:
         for _, t in ex.edges.get(s, []):
-            if t in region:
+            if t in dist:
                 graph.add_edge(s, t)
-    return any(_fair_component(m, ex, instances, comp) for comp in nx.strongly_connected_components(graph))
+    n_fair = sum(1 for a, _ in instances if a.fair)
+    bounds = []
+    for comp in nx.strongly_connected_components(graph):
+        if _fair_component(m, ex, instances, comp):
+            prefix = min(dist[s] for s in comp)
+            # a single fair state stutters; a larger set needs a loop through one waypoint per
+            # fair instance (a state disabling it or a step taking it), each within |comp| steps
+            bounds.append(prefix if len(comp) == 1 else prefix + (n_fair + 1) * len(comp) + n_fair)
+    return Outcome(bool(bounds), None, min(bounds) if bounds else None)
 
 
-def _reachable_within(ex: Exploration, starts: set[State], region: set[State]) -> set[State]:
-    seen, stack = set(starts), list(starts)
-    while stack:
-        s = stack.pop()
+def _distances_within(ex: Exploration, starts: dict[State, int], region: set[State]) -> dict[State, int]:
+    """Shortest distances inside `region` from sources with initial costs (unit steps)."""
+    dist = dict(starts)
+    heap = [(d, i, s) for i, (s, d) in enumerate(starts.items())]
+    heapq.heapify(heap)
+    counter = len(heap)
+    while heap:
+        d, _, s = heapq.heappop(heap)
+        if d > dist[s]:
+            continue
         for _, t in ex.edges.get(s, []):
-            if t in region and t not in seen:
-                seen.add(t)
-                stack.append(t)
-    return seen
+            if t in region and d + 1 < dist.get(t, d + 2):
+                dist[t] = d + 1
+                counter += 1
+                heapq.heappush(heap, (d + 1, counter, t))
+    return dist
 
 
 def _fair_component(m: Model, ex: Exploration, instances: list, comp: set[State]) -> bool:

@@ -153,3 +153,15 @@ terminal: a[i] == 1
     # at i = 3 the constraint fails to evaluate, so counts as false: that state is not expanded,
     # hence not a deadlock (where the terminal predicate would fail to evaluate, hence not hold)
     assert out["deadlock"] == (False, None)
+
+
+def test_lasso_bound_of_a_stutter_violation():
+    ex = explore(load("""model m
+var x: 0..3 = 0
+fair action inc { require x < 3 and x != 1; x = x + 1 }
+action jump { require x == 0; x = 1 }
+liveness p1: always eventually x != 3
+liveness p2: eventually x == 3
+"""))
+    assert ex.outcomes["p2"].violated and ex.outcomes["p2"].lasso_within == 1  # 0 -> 1, stutter
+    assert not ex.outcomes["p1"].violated  # x never gets past 1
