@@ -183,9 +183,16 @@ def _liveness(m: Model, ex: Exploration, instances: list, kind: str, p: object, 
     for comp in nx.strongly_connected_components(graph):
         if _fair_component(m, ex, instances, comp):
             prefix = min(dist[s] for s in comp)
-            # a single fair state stutters; a larger set needs a loop through one waypoint per
-            # fair instance (a state disabling it or a step taking it), each within |comp| steps
-            bounds.append(prefix if len(comp) == 1 else prefix + (n_fair + 1) * len(comp) + n_fair)
+            if len(comp) == 1:
+                # a single fair state stutters; an engine that reads "enabled" as "its requires
+                # hold" (not TLA+'s "enabled and changing the state") takes each fair instance
+                # that steps back to the same state once instead: the same verdict, a longer loop
+                (s,) = comp
+                bounds.append(prefix + sum(1 for i, t in ex.edges.get(s, []) if t == s and instances[i][0].fair))
+            else:
+                # a loop through one waypoint per fair instance (a state disabling it or a step
+                # taking it), each within |comp| steps
+                bounds.append(prefix + (n_fair + 1) * len(comp) + n_fair)
     return Outcome(bool(bounds), None, min(bounds) if bounds else None)
 
 
