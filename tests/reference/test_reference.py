@@ -165,3 +165,12 @@ liveness p2: eventually x == 3
 """))
     assert ex.outcomes["p2"].violated and ex.outcomes["p2"].lasso_within == 1  # 0 -> 1, stutter
     assert not ex.outcomes["p1"].violated  # x never gets past 1
+
+
+def test_lasso_bound_allows_taking_a_fair_self_loop():
+    ex = explore(load("""model m
+var a: 0..1 = 0
+fair action noop { a = a }
+liveness l: eventually a == 1
+"""))
+    assert ex.outcomes["l"].violated and ex.outcomes["l"].lasso_within == 1
