@@ -8,17 +8,21 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from spec import ir, load_spec
 from spec.errors import UsageError
-from gpmodel import CompiledModel, compile_model
-from checker import explicit, liveness
+from gpmodel import CompiledModel, compile_model, jit
+from checker import budget, explicit, liveness
 from checker.explicit import ENGINE, Limits, ProgressFn
 from checker.verdict import Counterexample, Report, Result, Verdict
 
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
+CORES = ("auto", "python", "compiled")  # how the explicit engine runs (see run_explicit)
+AUTO_PYTHON_STATES = 200_000  # core auto: the Python search first; past this many states, the compiled one
+AUTO_PYTHON_STATES_CACHED = 20_000  # ... and past this many when the compiled code is already cached
 
 
 def load(spec: str | Path | ir.Model, consts: Mapping[str, int] | None = None) -> ir.Model:
@@ -39,67 +43,132 @@ def verify(
     timeout: float | None = None,
     depth: int | None = None,
     progress: ProgressFn | None = None,
+    core: str = "auto",
 ) -> Report:
-    """Check the properties of one model instance with one engine (or `auto`)."""
+    """Check the properties of one model instance with one engine (or `auto`); `core` says how
+    the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    if core not in CORES:
+        raise UsageError(f"unknown explicit core {core!r} (cores: {', '.join(CORES)})")
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
-    if engine == "explicit":
-        report = run_explicit(model, wanted, Limits(max_states, timeout, progress))
-    else:
-        from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
+    with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
+        if engine == "explicit":
+            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core)
+        else:
+            from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
-        results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
-                             max_states=max_states, progress=progress)
-        report = Report(model.name, model.file, model.const_values, results)
-        states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
-        report.states = states[0] if states else None
+            results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
+                                 max_states=max_states, progress=progress)
+            report = Report(model.name, model.file, model.const_values, results)
+            states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
+            report.states = states[0] if states else None
+    report.results = stopped_reasons(report.results)
     report.seconds = time.monotonic() - started
     return report
 
 
-def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None) -> Report:
+def stopped_reasons(results: list[Result]) -> list[Result]:
+    """After the command's budget stopped (checker/budget.py), an engine cut short reports it
+    as a timeout (Z3 says "canceled" or "timeout"): name the real reason instead."""
+    why = budget.stopped()
+    if why is None:
+        return results
+    out = []
+    for r in results:
+        if r.verdict is Verdict.UNKNOWN and r.reason and any(w in r.reason for w in ("timeout", "cancel", "interrupt")):
+            if why not in r.reason:
+                r = replace(r, reason=why)
+        out.append(r)
+    return out
+
+
+def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
+                 core: str = "auto") -> Report:
+    """The explicit engine. `core` python: the reference search of checker/explicit.py;
+    compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the
+    Python search first, and the compiled one when the model turns out larger than
+    AUTO_PYTHON_STATES (AUTO_PYTHON_STATES_CACHED if its compiled code is cached already), so
+    small models start at once (without even importing numba) and large ones pay the compile
+    time once."""
     cm = cm or compile_model(model)
-    res = explicit.search(cm, wanted, limits)
-    results = explicit.safety_results(cm, res, wanted)
-    results += liveness_results(cm, res, wanted)
+    started = time.monotonic()
+    res = None
+    if core == "python":
+        res = explicit.search(cm, wanted, limits)
+    elif core == "auto":
+        res = _auto_python_search(cm, wanted, limits)
+    if res is None:
+        from checker import fast_explicit
+
+        why = compiled_unsupported(cm, wanted)
+        if why is not None:
+            raise UsageError(f"{model.file}: the compiled explicit core cannot run this model: {why}")
+        left = None if limits.timeout is None else max(0.0, limits.timeout - (time.monotonic() - started))
+        res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress))
+        states = graph.n if res.complete else None
+        live = fast_explicit.liveness_results(cm, res, graph, wanted)
+    else:
+        states = len(res.parent) if res.complete else None
+        live = liveness_results(cm, res, wanted)
+    results = explicit.safety_results(cm, res, wanted) + live
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     results.sort(key=lambda r: order.get(r.property, len(order)))
     coverage: dict[str, int] = {}
     for inst, n in zip(cm.instances, res.fired):
         coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
-    return Report(
-        model.name, model.file, model.const_values, results,
-        states=len(res.parent) if res.complete else None,
-        coverage=coverage, warnings=warnings,
-    )
+    return Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
+                  warnings=warnings)
+
+
+def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
+    """Why the compiled core cannot check `wanted` on this model, or None. Besides
+    `jit.unsupported`: a predicate that can fail to evaluate. Only the Python search implements
+    NOTE(predicate-errors) in full (liveness predicates, every predicate when `range` is
+    checked, the BFS layer finished for a shorter action error); no bundled model has one."""
+    why = jit.unsupported(cm)
+    states, steps = cm.fallible(wanted)
+    if why is None and (states or steps):
+        why = "a property, constraint or terminal predicate can fail to evaluate (a dynamic index or a division)"
+    return why
+
+
+def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> explicit.Search | None:
+    """Core auto: the Python search, or None when the compiled one should run instead (the
+    model has more states than the switch point and the compiled core can run it). The
+    Python search runs to AUTO_PYTHON_STATES_CACHED states first; past that, if the compiled
+    code is not cached, on to AUTO_PYTHON_STATES (starting over: a fraction of a second)."""
+    points = [AUTO_PYTHON_STATES_CACHED, AUTO_PYTHON_STATES]
+    for k, switch in enumerate(points):
+        if limits.max_states is not None and limits.max_states <= switch:
+            break
+        res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress))
+        if res.complete or res.fault is not None or len(res.parent) <= switch:
+            return res  # finished, stopped at a modelling error, or timed out
+        if compiled_unsupported(cm, wanted) is not None:
+            break
+        if k == len(points) - 1 or jit.is_cached(cm):
+            return None
+    return explicit.search(cm, wanted, limits)
 
 
 def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) -> list[Result]:
     props = [p for p in cm.model.liveness if p.name in wanted]
-    if not props:
-        return []
-    if not res.complete:
-        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, bound=res.depth,
-                       reason=res.stop_reason or "incomplete search") for p in props]
+    if not props or not res.complete:
+        return liveness.verdicts(cm.model, res, props, lambda p: None)
     outside = set()
     if res.pruned:
         outside = {s for s in res.parent if not cm.in_constraints(s)}
     graph = liveness.build_graph(cm, res.parent, outside.__contains__)
-    out = []
-    for p in props:
+
+    def find(p: ir.Liveness) -> Counterexample | None:
         lasso = liveness.check(cm, graph, p)
-        if lasso is not None:
-            states = [graph.states[i] for i in lasso.states]
-            cex = Counterexample(explicit.make_steps(cm, states, lasso.iids), loop=lasso.loop)
-            out.append(Result(p.name, "liveness", Verdict.VIOLATED, ENGINE, counterexample=cex))
-        elif res.pruned:
-            names = ", ".join(c.name for c in cm.model.constraints)
-            out.append(Result(p.name, "liveness", Verdict.HOLDS_TO_BOUND, ENGINE, bound=res.depth,
-                              reason=f"explored only inside constraint {names}"))
-        else:
-            out.append(Result(p.name, "liveness", Verdict.PROVED, ENGINE))
-    return out
+        if lasso is None:
+            return None
+        states = [graph.states[i] for i in lasso.states]
+        return Counterexample(explicit.make_steps(cm, states, lasso.iids), loop=lasso.loop)
+
+    return liveness.verdicts(cm.model, res, props, find)

@@ -44,7 +44,8 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     props = safety_properties(model, list(names))
     k = DEFAULT_DEPTH if depth is None else depth
     max_k = DEFAULT_MAX_K if depth is None else max(1, depth)
-    # all properties in one call: bmc and kind share one unrolling, pdr one set of clauses;
+    # all properties in one call: bmc and kind's base case share one unrolling (which never
+    # requires a path to go on past the depth asked about: bmc.Unroller), pdr one set of clauses;
     # each Result's detail says when it was decided ("seconds")
     if name == "bmc":
         out = bmc.run_bmc(model, props, depth=k, deadline=deadline)

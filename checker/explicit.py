@@ -17,6 +17,7 @@ from spec.errors import UsageError
 from gpmodel import CompiledModel, ModelError, State, truth
 from gpmodel.model import first_error
 from gpmodel.runtime import Fault
+from checker import budget
 from checker.verdict import Counterexample, Result, Step, Verdict
 
 ENGINE = "explicit"
@@ -119,12 +120,15 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
         nxt: list[State] = []
         for s in frontier:
             tick += 1
-            if tick & 0x3FFF == 0:
+            if tick & 0xFFF == 0:
                 elapsed = time.monotonic() - start
                 if progress is not None:
                     progress(len(parent), res.depth, len(frontier), elapsed)
                 if timeout is not None and elapsed > timeout:
                     res.stop_reason = f"timeout after {timeout:g} s (every state to depth {res.depth} checked)"
+                    return res
+                if budget.stopped():  # SIGINT/SIGTERM, --max-memory (checker/budget.py)
+                    res.stop_reason = f"{budget.stopped()} (every state to depth {res.depth} checked)"
                     return res
             try:
                 succs = succ(s)
@@ -152,10 +156,16 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
                     res.fault = first_error(step_checks, s, t)
                     if res.fault is not None:
                         res.fault_step = (s, iid, t)
-                if t not in parent:
+                if t not in parent:  # check_state(t), inlined: the hot path
                     parent[t] = s
-                    if check_state(t):
-                        nxt.append(t)
+                    if state_checks and res.fault is None:
+                        res.fault = first_error(state_checks, t)
+                    if invs:
+                        check_invariants(t)
+                    if constrained and not in_constraints(t):
+                        res.pruned = True
+                        continue
+                    nxt.append(t)
             if max_states is not None and len(parent) > max_states:
                 res.stop_reason = f"state limit {max_states} reached (every state to depth {res.depth} checked)"
                 return res

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol, Sequence
 
 import networkx as nx
 
 from spec import ir
 from gpmodel import CompiledModel, State, truth
+from checker.verdict import Counterexample, Result, Verdict
+
+ENGINE = "explicit"
 
 
 @dataclass
@@ -113,9 +116,33 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     if not starts:
         return None
     start = min(starts)  # states are in BFS order: the nearest start
+    return lasso_from(g, start, accepting, notq, enabled, fair)
 
+
+class AcceptingMap(Protocol):
+    """Accepting notq states: `i in m`; `m[i]` is i's fair SCC, or None where i may stutter."""
+
+    def __contains__(self, i: object) -> bool: ...
+    def __getitem__(self, i: int) -> frozenset[int] | None: ...
+
+
+class GraphLike(Protocol):
+    """What the lasso construction reads of a graph: per state its (instance, target) edges
+    and its BFS parent (-1 for an initial state)."""
+
+    @property
+    def edges(self) -> Sequence[list[tuple[int, int]]]: ...
+    @property
+    def parent(self) -> Sequence[int]: ...
+
+
+def lasso_from(g: GraphLike, start: int, accepting: AcceptingMap, notq: Sequence[bool | int],
+               enabled: Sequence[set[int]], fair: set[int]) -> Lasso:
+    """The counterexample lasso: BFS prefix to `start`, a shortest path inside notq to an
+    accepting state, then (for a fair SCC) a cycle through it discharging every obligation.
+    Shared by the Python and the compiled engine (checker/fast_explicit.py)."""
     prefix = _bfs_prefix(g, start)
-    path = _path_within(g, start, lambda i: i in accepting, lambda j: notq[j])
+    path = _path_within(g, start, lambda i: i in accepting, lambda j: bool(notq[j]))
     assert path is not None
     anchor = path[-1][1]
     comp = accepting[anchor]
@@ -141,7 +168,7 @@ def _fair_scc(comp: set[int], g: Graph, enabled: list[set[int]], fair: set[int])
     return always <= taken
 
 
-def _bfs_prefix(g: Graph, target: int) -> list[tuple[int | None, int]]:
+def _bfs_prefix(g: GraphLike, target: int) -> list[tuple[int | None, int]]:
     chain = [target]
     while g.parent[chain[-1]] != -1:
         chain.append(g.parent[chain[-1]])
@@ -154,7 +181,7 @@ def _bfs_prefix(g: Graph, target: int) -> list[tuple[int | None, int]]:
 
 
 def _path_within(
-    g: Graph, src: int, goal: Callable[[int], bool], allowed: Callable[[int], bool], first_edge: bool = False
+    g: GraphLike, src: int, goal: Callable[[int], bool], allowed: Callable[[int], bool], first_edge: bool = False
 ) -> list[tuple[int | None, int]] | None:
     """Shortest path src → a goal node through allowed nodes, as (instance, node) pairs.
     With `first_edge`, the path has at least one edge (src itself does not count as a goal)."""
@@ -185,7 +212,7 @@ def _path_within(
     return None
 
 
-def _fair_cycle(g: Graph, anchor: int, comp: frozenset[int], enabled: list[set[int]], fair: set[int]) -> list[tuple[int, int]]:
+def _fair_cycle(g: GraphLike, anchor: int, comp: frozenset[int], enabled: Sequence[set[int]], fair: set[int]) -> list[tuple[int, int]]:
     """A cycle anchor → ... → anchor inside comp that takes every fair instance enabled
     throughout comp and visits, for every other fair instance, a state where it is disabled."""
     inside = comp.__contains__
@@ -211,4 +238,33 @@ def _fair_cycle(g: Graph, anchor: int, comp: frozenset[int], enabled: list[set[i
     back = _path_within(g, cur, lambda i: i == anchor, inside, first_edge=not out and cur == anchor)
     assert back is not None
     out += [(iid, i) for iid, i in back[1:]]  # type: ignore[misc]
+    return out
+
+
+class _SearchOutcome(Protocol):
+    complete: bool
+    pruned: bool
+    depth: int
+    stop_reason: str | None
+
+
+def verdicts(model: ir.Model, res: _SearchOutcome, props: list[ir.Liveness],
+             find: Callable[[ir.Liveness], Counterexample | None]) -> list[Result]:
+    """One Result per liveness property after a search: unknown if it was incomplete, else
+    violated with the lasso `find` gives, proved, or holding inside the constraints."""
+    out = []
+    for p in props:
+        if not res.complete:
+            out.append(Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, bound=res.depth,
+                              reason=res.stop_reason or "incomplete search"))
+            continue
+        cex = find(p)
+        if cex is not None:
+            out.append(Result(p.name, "liveness", Verdict.VIOLATED, ENGINE, counterexample=cex))
+        elif res.pruned:
+            names = ", ".join(c.name for c in model.constraints)
+            out.append(Result(p.name, "liveness", Verdict.HOLDS_TO_BOUND, ENGINE, bound=res.depth,
+                              reason=f"explored only inside constraint {names}"))
+        else:
+            out.append(Result(p.name, "liveness", Verdict.PROVED, ENGINE))
     return out

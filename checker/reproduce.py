@@ -116,6 +116,8 @@ def check_command(
     max_inversion_ns: int | None = None,
     max_gap_ns: int | None = None,
     gap_threshold_ns: int | None = None,
+    max_delay_ns: int | None = None,
+    max_blocking_ns: int | None = None,
 ) -> str | None:
     """`gpcheck check TRACE [--property P]... [--max-inversion NS] ...` (the observation
     check), or None for events held in memory."""
@@ -125,7 +127,8 @@ def check_command(
     for p in properties or ():
         argv += ["--property", p]
     for flag, value in (("--max-inversion", max_inversion_ns), ("--max-gap", max_gap_ns),
-                        ("--gap-threshold", gap_threshold_ns)):
+                        ("--gap-threshold", gap_threshold_ns), ("--max-delay", max_delay_ns),
+                        ("--max-blocking", max_blocking_ns)):
         if value is not None:
             argv += [flag, str(value)]
     return _render(argv)

@@ -101,19 +101,23 @@ def check_trace(
     max_gap_ns: int | None = None,
     gap_threshold_ns: int | None = None,
     overlap_tolerance_ns: int | None = None,
+    max_delay_ns: int | None = None,
+    max_blocking_ns: int | None = None,
 ) -> ObservationReport:
     """Check the model-free observation properties of an observation trace (an imported or
     recorded kernel trace: `launch`/`start`/`end` events), as `gpcheck check TRACE`.
 
-    `properties` chooses among `exactly_once`, `stream_order`, `priority_inversion` and
-    `timeslice` (default all). Inversion windows and switched-out gaps are informational unless
-    `max_inversion_ns` / `max_gap_ns` is set; `gap_threshold_ns` is the shortest gap reported.
+    `properties` chooses among `exactly_once`, `stream_order`, `priority_inversion`,
+    `timeslice`, `launch_delay` and `blocking` (default all). Inversion windows, switched-out
+    gaps, delays and blocking are informational unless `max_inversion_ns` / `max_gap_ns` /
+    `max_delay_ns` / `max_blocking_ns` is set; `gap_threshold_ns` is the shortest gap reported.
     Returns a `traces.observe.ObservationReport` (`results`: one `PropertyResult` each, with
     `status` ok / violated / info / unknown, `summary`, `findings`; `exit_code`)."""
     from traces.observe import observe, observe_events
 
     opts = observe_options(max_inversion_ns=max_inversion_ns, max_gap_ns=max_gap_ns,
-                           gap_threshold_ns=gap_threshold_ns, overlap_tolerance_ns=overlap_tolerance_ns)
+                           gap_threshold_ns=gap_threshold_ns, overlap_tolerance_ns=overlap_tolerance_ns,
+                           max_delay_ns=max_delay_ns, max_blocking_ns=max_blocking_ns)
     props = list(properties) if properties is not None else None
     if isinstance(trace, tuple):
         header, events = trace

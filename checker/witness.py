@@ -5,8 +5,11 @@ is a real behaviour of the interpreter (STYLE "Cross-check engines", NOTE(honest
 initial, each step's action instance (found by name and arguments) takes the previous state to
 the next one under `cm.step`, and the last step shows the violation (an invariant false, a
 transition property false on the last step, no enabled instance and no terminal predicate, or
-the `range` result's failing instance raising a modelling error). Otherwise it returns what
-went wrong, for the message of an UNKNOWN verdict or a failing test."""
+the `range` result's failing instance raising a modelling error, or a predicate failing to
+evaluate in the last state or on the last step). A predicate that fails to evaluate counts as
+false for its own property, and an instance failing with a modelling error as disabled
+(NOTE(predicate-errors), NOTE(step-semantics)). Otherwise it returns what went wrong, for the
+message of an UNKNOWN verdict or a failing test."""
 
 from __future__ import annotations
 
@@ -129,24 +132,29 @@ def _check_lasso(cm: CompiledModel, r: Result, states: list[State]) -> str | Non
 
 
 def range_error(cm: CompiledModel, r: Result, states: list[State]) -> tuple[ModelError | None, str | None]:
-    """The modelling error the `range` counterexample `states` ends in: its failing instance
-    from `detail` first, else any instance, then a state predicate in the last state, then a
-    transition property on the last step (NOTE(predicate-errors)); or why there is none."""
+    """The modelling error the `range` counterexample `states` ends in: the failing instance
+    `detail` names; else, in the explicit search's order, a transition property on the last
+    step, a state predicate in the last state (NOTE(predicate-errors)), any instance there;
+    or why there is none."""
     last = states[-1]
     error = r.detail.get("error")
     named = error if isinstance(error, dict) else r.detail
     action, args = named.get("action"), named.get("args", {})
     first = cm.find_instance(action, args) if isinstance(action, str) else None
-    order = ([first] if first is not None else []) + [i for i in range(len(cm.instances)) if i != first]
-    if cm.in_constraints(last):
-        for iid in order:
+    expanded = cm.in_constraints(last)
+
+    def instance_error(iids: list[int]) -> ModelError | None:
+        for iid in iids if expanded else []:
             try:
                 cm.step(iid, last)
             except ModelError as e:
-                return e, None
-    e = cm.predicate_error(last)
+                return e
+        return None
+
+    e = instance_error([first]) if first is not None else None
     if e is None and len(states) >= 2:
         e = cm.predicate_error(states[-2], last)
+    e = e or cm.predicate_error(last) or instance_error(list(range(len(cm.instances))))
     if e is not None:
         return e, None
     return None, "no modelling error in the last state or on the last step"

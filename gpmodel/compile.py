@@ -65,6 +65,8 @@ class _Emitter:
 class Compiler:
     """Builds the generated module for one model instance."""
 
+    unroll_fold = _UNROLL_FOLD  # folds over larger domains become generator expressions
+
     def __init__(self, model: ir.Model):
         self.model = model
         self.offsets = model.var_offsets()
@@ -204,7 +206,7 @@ class Compiler:
     def _fold(self, e: ir.Fold, ctx: _Ctx) -> str:
         dom = ir.domain_values(e.binder.type)  # type: ignore[arg-type]
         kind = e.kind
-        if len(dom) <= _UNROLL_FOLD:
+        if len(dom) <= self.unroll_fold:
             parts = []
             for val in dom:
                 ctx.locals[e.binder.id] = str(val)

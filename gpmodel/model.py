@@ -39,17 +39,22 @@ class CompiledModel:
         self.source = self._compiler.successor_source()
         self._succ: Callable[[State], list[tuple[int, State]]] = build(self.source, ["succ"])["succ"]  # type: ignore[assignment]
         # NOTE(predicate-errors): the predicates whose evaluation can fail (the others compile
-        # to code without a fault site), each with the property it belongs to (None: a
-        # constraint, evaluated whatever is checked; "deadlock": a terminal predicate)
-        self.fallible_states: list[tuple[str | None, Callable[[State], bool]]] = []
+        # to code without a fault site), with the property each belongs to (Model.state_predicates)
+        compiled: dict[int, tuple[Callable[..., bool], bool]] = {}
+        for e in [e for _, e in model.state_predicates()]:
+            compiled.setdefault(id(e), self._compile_predicate(e))
+        self.fallible_states: list[tuple[str | None, Callable[[State], bool]]] = [
+            (owner, compiled[id(e)][0]) for owner, e in model.state_predicates() if compiled[id(e)][1]]
         self.fallible_steps: list[tuple[str, Callable[[State, State], bool]]] = []
-        self.invariants = [(inv, self._state_predicate(inv.expr, inv.name)) for inv in model.invariants]
-        self.transitions = [(tp, self._step_predicate(tp.expr, tp.name)) for tp in model.transitions]
-        self._terminals = [self._state_predicate(e, "deadlock") for e in model.terminals]
-        self._constraints = [self._state_predicate(c.expr, None) for c in model.constraints]
-        for p in model.liveness:
-            for e in ([p.p] if p.p is not None else []) + [p.q]:
-                self._state_predicate(e, p.name)
+        self.invariants = [(inv, compiled[id(inv.expr)][0]) for inv in model.invariants]
+        self._terminals = [compiled[id(e)][0] for e in model.terminals]
+        self._constraints = [compiled[id(c.expr)][0] for c in model.constraints]
+        self.transitions: list[tuple[ir.TransitionProperty, Callable[[State, State], bool]]] = []
+        for tp in model.transitions:
+            fn, fallible = self._compile_predicate(tp.expr, two_state=True)
+            self.transitions.append((tp, fn))
+            if fallible:
+                self.fallible_steps.append((tp.name, fn))
         self._steps: dict[int, Callable[[State], State | int]] = {}
 
     # ------------------------------------------------------------------ predicates
@@ -71,18 +76,6 @@ class CompiledModel:
                 raise ModelError(faults[f.site], f.value, s) from None
 
         return guarded, len(faults) > sites
-
-    def _state_predicate(self, expr: ir.Expr, owner: str | None) -> Callable[[State], bool]:
-        fn, fallible = self._compile_predicate(expr)
-        if fallible:
-            self.fallible_states.append((owner, fn))
-        return fn
-
-    def _step_predicate(self, expr: ir.Expr, owner: str) -> Callable[[State, State], bool]:
-        fn, fallible = self._compile_predicate(expr, two_state=True)
-        if fallible:
-            self.fallible_steps.append((owner, fn))
-        return fn
 
     def fallible(self, wanted: Collection[str] | None = None) -> tuple[list[Callable[[State], bool]], list[Callable[[State, State], bool]]]:
         """The state and the transition predicates whose evaluation can fail: all of them, or

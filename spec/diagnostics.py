@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from spec.errors import Diagnostic
+from spec.limits import source_lines
 from spec.span import Span
 
 
@@ -14,7 +15,7 @@ def _caret(span: Span, source: dict[str, str]) -> list[str]:
     text = source.get(span.file)
     if text is None or span.line < 1:
         return []
-    lines = text.splitlines()
+    lines = source_lines(text)
     if span.line > len(lines):
         return []
     line = lines[span.line - 1]

@@ -492,6 +492,7 @@ class Expectation:
 
 # `holds` accepts proved or holds_to_bound; the others must match exactly.
 EXPECTABLE_VERDICTS = ("proved", "holds", "holds_to_bound", "violated", "unknown")
+BUILTIN_PROPERTIES = ("deadlock", "range")  # results every engine reports; no user property may take these names
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,11 +546,14 @@ class Model:
                 return a
         return None
 
-    def state_predicates(self) -> list[Expr]:
-        """Every state predicate, each evaluated in every reachable state (NOTE(predicate-errors))."""
-        out = [p.expr for p in self.invariants] + [c.expr for c in self.constraints] + list(self.terminals)
+    def state_predicates(self) -> list[tuple[str | None, Expr]]:
+        """Every state predicate, each evaluated in every reachable state (NOTE(predicate-errors)),
+        with the property it belongs to: an invariant's or liveness property's name, None for a
+        constraint (needed whatever is checked), "deadlock" for a terminal predicate."""
+        out: list[tuple[str | None, Expr]] = [(p.name, p.expr) for p in self.invariants]
+        out += [(None, c.expr) for c in self.constraints] + [("deadlock", e) for e in self.terminals]
         for p in self.liveness:
-            out += ([p.p] if p.p is not None else []) + [p.q]
+            out += ([(p.name, p.p)] if p.p is not None else []) + [(p.name, p.q)]
         return out
 
     def property_names(self) -> list[str]:

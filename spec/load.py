@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Mapping
 
 from spec import ir
-from spec.errors import ConstantError, Diagnostic, Severity, UsageError
+from spec.errors import ConstantError, Diagnostic, Severity, SpecSyntaxError, UsageError
+from spec.limits import MAX_INT, normalize_newlines
 from spec.parser import parse_spec
+from spec.span import Span
 from spec.typecheck import check_spec
 
 
 def load_source(text: str, file: str = "<string>", consts: Mapping[str, int] | None = None) -> ir.Model:
     """Parse and type-check gpspec text; raises SpecSyntaxError / SpecTypeError / ConstantError."""
+    text = normalize_newlines(text)
     spec = parse_spec(text, file)
     return check_spec(spec, consts or {}, {file: text})
 
@@ -43,11 +47,31 @@ def resolve_spec_path(spec: str | Path) -> Path:
 def load_spec(spec: str | Path, consts: Mapping[str, int] | None = None) -> ir.Model:
     """Load a spec file or bundled model by name, with constant overrides."""
     path = resolve_spec_path(spec)
+    name = str(spec) if not Path(spec).exists() else str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {e}") from None
-    return load_source(text, str(spec) if not Path(spec).exists() else str(path), consts)
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    return load_source(decode_source(data, name), name, consts)
+
+
+def decode_source(data: bytes, file: str) -> str:
+    """UTF-8 source text; bytes that are not UTF-8 are a located SpecSyntaxError (line and
+    column of the first bad byte, CR/CRLF/LF line ends alike)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = normalize_newlines(data[: e.start].decode("utf-8", "replace"))
+        line = head.count("\n") + 1
+        col = len(head) - (head.rfind("\n") + 1) + 1
+        text = normalize_newlines(data.decode("utf-8", "replace"))
+        msg = f"not UTF-8 text: byte 0x{data[e.start]:02x} cannot start or continue a character here"
+        raise SpecSyntaxError([Diagnostic(Severity.ERROR, Span(file, line, col, line, col + 1), msg)],
+                              {file: text}) from None
+
+
+_CONST_VALUE = re.compile(r"[+-]?(0[xX][0-9a-fA-F]{1,64}|0[oO][0-7]{1,64}|0[bB][01]{1,256}|[0-9]{1,80})")
+_HEX_OCT_BIN = re.compile(r"[+-]?0[xXoObB]")
 
 
 def parse_const_overrides(items: list[str]) -> dict[str, int]:
@@ -61,10 +85,11 @@ def parse_const_overrides(items: list[str]) -> dict[str, int]:
         if value.lower() in ("true", "false"):
             out[name] = int(value.lower() == "true")
             continue
-        try:
-            out[name] = int(value, 0)
-        except ValueError:
+        # ASCII as typed: int() would also read other scripts' digits ('٣' as 3) and underscores
+        if not _CONST_VALUE.fullmatch(value):
             raise ConstantError(
-                [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer")]
-            ) from None
+                [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer "
+                                                  "(ASCII digits, e.g. 8, -1 or 0x10)")]
+            )
+        out[name] = int(value, 0) if _HEX_OCT_BIN.match(value) else int(value, 10)
     return out

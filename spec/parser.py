@@ -8,12 +8,13 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from spec import syntax as S
 from spec.errors import Diagnostic, Severity, SpecSyntaxError
 from spec.ir import BinOp, FoldKind, LivenessKind
+from spec.limits import MAX_INT, MAX_NESTING, MAX_SOURCE_CHARS, normalize_newlines, source_lines
 from spec.span import Span
 
 
@@ -65,7 +66,7 @@ def _syntax_error(err: UnexpectedInput, file: str, text: str) -> SpecSyntaxError
         tok = err.token
         if tok.type == "$END":
             msg = f"unexpected end of file; expected {_expected_words(err.expected)}"
-            lines = text.splitlines() or [""]
+            lines = source_lines(text.rstrip("\n"))
             line, col = len(lines), len(lines[-1]) + 1
         else:
             width = max(len(str(tok)), 1)
@@ -92,17 +93,50 @@ def _describe_token(tok: Token) -> str:
 
 
 def parse_spec(text: str, file: str = "<string>") -> S.Spec:
-    """Parse gpspec source into an AST; raises SpecSyntaxError on the first syntax error."""
+    """Parse gpspec source into an AST; raises SpecSyntaxError on the first syntax error, or
+    on nesting deeper than `MAX_NESTING` (spec/limits.py: every later stage recurses over the
+    tree). CR and CRLF line ends count as LF."""
+    text = normalize_newlines(text)
+    if len(text) > MAX_SOURCE_CHARS:
+        line = text.count("\n", 0, MAX_SOURCE_CHARS) + 1
+        col = MAX_SOURCE_CHARS - text.rfind("\n", 0, MAX_SOURCE_CHARS)
+        msg = f"spec too long: {len(text)} characters (the limit is {MAX_SOURCE_CHARS}); it goes past it here"
+        raise SpecSyntaxError([Diagnostic(Severity.ERROR, Span(file, line, col, line, col + 1), msg)], {file: text})
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as err:
         raise _syntax_error(err, file, text) from None
+    _check_depth(tree, file, text)
     try:
         return _Builder(file, text).transform(tree)  # type: ignore[no-any-return]
     except VisitError as err:
         if isinstance(err.orig_exc, SpecSyntaxError):
             raise err.orig_exc from None
         raise
+
+
+def _check_depth(tree: Tree[Token], file: str, text: str) -> None:
+    """Refuse a tree deeper than MAX_NESTING, located at the construct that crosses the limit
+    (walked with an explicit stack: the tree may be arbitrarily deep)."""
+    stack: list[tuple[Tree[Token], int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            line, col = _first_position(node)
+            span = Span(file, line, col, line, col + 1)
+            msg = (f"nested too deeply: more than {MAX_NESTING} levels of nested expressions, statements or "
+                   f"types (split it with 'let' or separate declarations)")
+            raise SpecSyntaxError([Diagnostic(Severity.ERROR, span, msg)], {file: text})
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
+
+
+def _first_position(node: Tree[Token]) -> tuple[int, int]:
+    meta = node.meta
+    if not getattr(meta, "empty", True):
+        return meta.line, meta.column
+    for tok in node.scan_values(lambda v: isinstance(v, Token)):
+        return tok.line or 1, tok.column or 1
+    return 1, 1
 
 
 def _trailing_comment(lines: list[str], line: int) -> str:
@@ -120,7 +154,7 @@ class _Builder(Transformer[Any, Any]):
     def __init__(self, file: str, text: str):
         super().__init__()
         self.file = file
-        self.lines = text.splitlines()
+        self.lines = source_lines(text)
 
     def _sp(self, meta: Any) -> Span:
         if getattr(meta, "empty", True):
@@ -256,6 +290,10 @@ class _Builder(Transformer[Any, Any]):
 
     # ----------------------------------------------------------------- expressions
     def int_lit(self, meta: Any, tok: Token) -> S.IntLit:
+        digits = str(tok).lstrip("0")
+        if len(digits) > len(str(MAX_INT)) or int(tok) > MAX_INT:
+            msg = f"integer literal too large ({len(digits)} digits; the limit is 2^62 = {MAX_INT})"
+            raise SpecSyntaxError([Diagnostic(Severity.ERROR, self._tok(tok), msg)], {self.file: "\n".join(self.lines)})
         return S.IntLit(int(tok), self._sp(meta))
 
     def true_lit(self, meta: Any) -> S.BoolLit:

@@ -15,6 +15,7 @@ from spec import ir
 from spec import syntax as S
 from spec.errors import ConstantError, Diagnostics, SpecTypeError
 from spec.ir import BOOL, INT, BinOp, FoldKind
+from spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
 from spec.span import Span
 
 
@@ -62,6 +63,10 @@ class _Checker:
         self.priming = False
         # Names whose declaration had an error: their uses fail silently (no cascades).
         self.poisoned: set[str] = set()
+        # Running totals checked against spec/limits.py as variables are declared.
+        self.slots = 0
+        self.initial_states = 1
+        self.unroll = 1  # iterations of the `for` loops and folds enclosing the current point
 
     # ------------------------------------------------------------------ top level
     def run(self) -> ir.Model:
@@ -164,7 +169,7 @@ class _Checker:
         out = []
         seen: set[str] = set()
         for e in expects:
-            if e.property not in props and e.property not in ("deadlock", "range"):
+            if e.property not in props and e.property not in ir.BUILTIN_PROPERTIES:
                 self.d.error(e.span, f"expect: no property named '{e.property}'")
                 continue
             if e.verdict not in ir.EXPECTABLE_VERDICTS:
@@ -186,6 +191,11 @@ class _Checker:
         return True
 
     def _prop_name(self, name: str, span: Span, seen: dict[str, Span]) -> bool:
+        if name in ir.BUILTIN_PROPERTIES:
+            # the engines report results of these names (and name output files after them)
+            self.d.error(span, f"property '{name}' is a built-in result name (deadlock and range are "
+                               "reported by every engine); choose another name")
+            return False
         if name in seen:
             self.d.error(span, f"property '{name}' is already declared", (seen[name], "first declared here"))
             return False
@@ -202,6 +212,11 @@ class _Checker:
             self.poisoned.add(decl.name)
             return
         value = self.overrides.get(decl.name, default)
+        if abs(value) > MAX_INT:
+            self.d.error(decl.span, f"--const {decl.name}={_digits(value)}: a constant is at most 2^62 = {MAX_INT} "
+                                    f"in magnitude")
+            self.poisoned.add(decl.name)
+            return
         self.consts[decl.name] = ir.Constant(
             decl.name, value, default, decl.doc, decl.name in self.overrides, decl.span
         )
@@ -223,7 +238,11 @@ class _Checker:
                 if op in (BinOp.DIV, BinOp.MOD) and b == 0:
                     self.d.error(sp, "division by zero in a constant expression")
                     raise _Poison
-                return _arith(op, a, b)
+                v = _arith(op, a, b)
+                if abs(v) > MAX_INT:
+                    self.d.error(sp, f"constant expression too large: {_digits(v)} is beyond 2^62 = {MAX_INT}")
+                    raise _Poison
+                return v
             case S.IteE(cond=c, then=t, else_=f):
                 return self._const_eval(t) if self._const_cond(c) else self._const_eval(f)
             case _:
@@ -308,7 +327,14 @@ class _Checker:
                 if not isinstance(it, (ir.IntType, ir.EnumType, ir.BoolType)):
                     self.d.error(i.span, f"an array index must be a range, an enum or bool, not {it}")
                     return None
-                return ir.ArrayType(it, et)
+                if not self._domain_ok(it, i.span, "an array index"):
+                    return None
+                arr = ir.ArrayType(it, et)
+                n = ir.slot_count(arr)
+                if n > MAX_SLOTS:
+                    self.d.error(sp, f"array too large: {n} slots (the limit is {MAX_SLOTS} slots per model)")
+                    return None
+                return arr
         raise AssertionError(t)
 
     def _bad_range(self, sp: Span, a: int, b: int, lo: S.Expr, hi: S.Expr) -> None:
@@ -339,16 +365,38 @@ class _Checker:
         range (they run zero times), a parameter may not."""
         if allow_empty and isinstance(t, S.RangeT):
             try:
-                return ir.IntType(self._const_eval(t.lo), self._const_eval(t.hi))
+                rt = ir.IntType(self._const_eval(t.lo), self._const_eval(t.hi))
             except _Poison:
                 return None
+            return rt if self._domain_ok(rt, t.span, "a binder") else None
         ty = self._type(t)
         if ty is None:
             return None
         if not isinstance(ty, (ir.IntType, ir.EnumType, ir.BoolType)):
             self.d.error(t.span, f"a parameter or binder ranges over a range, an enum or bool, not {ty}")
             return None
-        return ty
+        return ty if self._domain_ok(ty, t.span, "a parameter or binder") else None
+
+    def _enter_loop(self, d: ir.IntType | ir.EnumType | ir.BoolType, span: Span) -> int | None:
+        """Account for a `for` loop or fold over `d` (the Z3 encoding unrolls them, the
+        interpreter runs them on every step): the enclosing count before it, or None (reported)
+        when nested loops and folds would unroll past MAX_UNROLL."""
+        outer = self.unroll
+        n = outer * max(_domain_size(d), 1)
+        if n > MAX_UNROLL:
+            self.d.error(span, f"loops nested too wide: with this one the enclosing 'for' loops and folds run "
+                               f"{n} iterations (the limit is {MAX_UNROLL})")
+            return None
+        self.unroll = n
+        return outer
+
+    def _domain_ok(self, t: ir.IntType | ir.EnumType | ir.BoolType, span: Span, what: str) -> bool:
+        """Is an enumerated domain within MAX_DOMAIN values (spec/limits.py)? Reports it if not."""
+        n = _domain_size(t)
+        if n > MAX_DOMAIN:
+            self.d.error(span, f"domain too large: {t} has {n} values; {what} ranges over at most {MAX_DOMAIN}")
+            return False
+        return True
 
     # ------------------------------------------------------------------ variables
     def _var(self, decl: S.VarDecl) -> None:
@@ -358,9 +406,24 @@ class _Checker:
         if t is None:
             self.poisoned.add(decl.name)
             return
+        self.slots += ir.slot_count(t)
+        if self.slots > MAX_SLOTS:
+            self.d.error(decl.span, f"state too large: with '{decl.name}' the variables have {self.slots} slots "
+                                    f"(the limit is {MAX_SLOTS})")
+            self.poisoned.add(decl.name)
+            return
         try:
             init = tuple(self._init(decl.init, t))
         except _Poison:
+            self.poisoned.add(decl.name)
+            return
+        for (_, st), v in zip(ir.leaf_paths(t), init):
+            if v is None:
+                self.initial_states *= _domain_size(st)  # type: ignore[arg-type]
+        if self.initial_states > MAX_INITIAL_STATES:
+            self.d.error(decl.init.span, f"too many initial states: with the 'any' values of '{decl.name}' there are "
+                                         f"{_digits(self.initial_states)} (the limit is {MAX_INITIAL_STATES})")
+            self.initial_states = 1
             self.poisoned.add(decl.name)
             return
         v = ir.Var(len(self.var_list), decl.name, t, init, decl.doc, decl.span)
@@ -460,6 +523,13 @@ class _Checker:
                 continue
             self.scope.bind(sym)
             params.append(sym)
+        instances = 1
+        for sym in params:
+            instances *= _domain_size(sym.type)  # type: ignore[arg-type]
+        if instances > MAX_INSTANCES:
+            self.d.error(decl.span, f"action '{decl.name}' has {instances} instances (the product of its parameters' "
+                                    f"domains; the limit is {MAX_INSTANCES})")
+            ok = False
         counter = itertools.count()
         body = self._block(decl.body, counter)
         if not ok or body is None:
@@ -516,10 +586,16 @@ class _Checker:
                 sym = self._fresh(n, d, sp)
                 if sym is None:
                     return None
+                outer = self._enter_loop(d, sp)
+                if outer is None:
+                    return None
                 self.scope.push()
                 self.scope.bind(sym)
-                xb = self._block(body, counter)
-                self.scope.pop()
+                try:
+                    xb = self._block(body, counter)
+                finally:
+                    self.scope.pop()
+                    self.unroll = outer
                 if xb is None:
                     return None
                 assert d.lo is not None and d.hi is not None
@@ -653,12 +729,16 @@ class _Checker:
                 sym = self._fresh(n, d, sp)
                 if sym is None:
                     raise _Poison
+                outer = self._enter_loop(d, sp)
+                if outer is None:
+                    raise _Poison
                 self.scope.push()
                 self.scope.bind(sym)
                 try:
                     xb = self._expr(body)
                 finally:
                     self.scope.pop()
+                    self.unroll = outer
                 if kind in (FoldKind.ALL, FoldKind.ANY, FoldKind.COUNT):
                     self._want(body, xb, ir.BoolType, f"a bool body for '{kind.value}'")
                 else:
@@ -730,6 +810,24 @@ def _tname(t: ir.Type) -> str:
     if isinstance(t, ir.StructType):
         return f"struct {t.name}"
     return str(t)
+
+
+def _domain_size(t: ir.IntType | ir.EnumType | ir.BoolType) -> int:
+    """Values of a scalar domain, computed (never enumerated: the range may be huge)."""
+    if isinstance(t, ir.BoolType):
+        return 2
+    if isinstance(t, ir.EnumType):
+        return len(t.members)
+    assert t.lo is not None and t.hi is not None
+    return max(t.hi - t.lo + 1, 0)
+
+
+def _digits(v: int) -> str:
+    """An integer for a message: in full when short, else its size (str() of a huge int is slow
+    and refused past 4300 digits)."""
+    if abs(v) < 10**30:
+        return str(v)
+    return f"a {v.bit_length()}-bit integer"
 
 
 def _arith(op: BinOp, a: int, b: int) -> int:

@@ -1,15 +1,25 @@
-"""Output files written whole or not at all: a temporary file beside the target, renamed over it.
+"""Output files written whole or not at all: a temporary file beside the target, flushed to disk
+(fsync) and renamed over it (os.replace, atomic on POSIX).
+
+The temporary file is removed on every failure: `abort()` on an exception (including
+`checker.budget.Stop` after SIGINT/SIGTERM, which unwinds through every `with`), at interpreter
+exit for any file still open (atexit), and by `remove_temp_files()`, which the budget's watchdog
+calls before it ends a process that did not stop by itself.
 
 The temporary file gets the permissions a plain `open(path, "w")` would give (0666 less the
 umask), not mkstemp's private 0600, so the renamed output is readable like any other file."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import tempfile
 from typing import IO
 
 from spec.errors import TraceError
+
+TEMP_PREFIX, TEMP_SUFFIX = ".gpcheck-", ".tmp"
+_live: set[str] = set()  # temporary files created and not yet renamed or removed
 
 
 def _umask() -> int:
@@ -19,14 +29,40 @@ def _umask() -> int:
 
 
 def temp_beside(path: str) -> tuple[IO[bytes], str]:
-    """An open binary temporary file in `path`'s directory, and its name."""
+    """An open binary temporary file in `path`'s directory, and its name (registered for
+    removal at exit until `forget_temp` is called)."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpcheck-", suffix=".tmp", dir=directory)
-        os.fchmod(fd, 0o666 & ~_umask())
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=directory)
     except OSError as e:
         raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
+    _live.add(tmp)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+    except OSError as e:
+        os.close(fd)
+        os.unlink(tmp)
+        forget_temp(tmp)
+        raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
     return os.fdopen(fd, "wb"), tmp
+
+
+def forget_temp(tmp: str) -> None:
+    _live.discard(tmp)
+
+
+def remove_temp_files() -> None:
+    """Remove every temporary output file this process still has (at exit, or before a forced
+    exit: checker/budget.py)."""
+    for tmp in list(_live):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        _live.discard(tmp)
+
+
+atexit.register(remove_temp_files)
 
 
 class AtomicFile:
@@ -41,11 +77,17 @@ class AtomicFile:
         if self._done:
             return
         try:
+            self.file.flush()
+            os.fsync(self.file.fileno())
             self.file.close()
             os.replace(self._tmp, self.path)
         except OSError as e:
             self.abort()
             raise TraceError(f"{self.path}: cannot write: {e.strerror or e}") from None
+        except BaseException:  # a Stop (signal) between the write and the rename
+            self.abort()
+            raise
+        forget_temp(self._tmp)
         self._done = True
 
     def abort(self) -> None:
@@ -54,11 +96,14 @@ class AtomicFile:
         self._done = True
         try:
             self.file.close()
+        except OSError:
+            pass
         finally:
             try:
                 os.unlink(self._tmp)
             except OSError:
                 pass
+            forget_temp(self._tmp)
 
 
 def write_atomic(path: str, data: bytes) -> None:
@@ -69,4 +114,7 @@ def write_atomic(path: str, data: bytes) -> None:
     except OSError as e:
         out.abort()
         raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
+    except BaseException:
+        out.abort()
+        raise
     out.commit()

@@ -25,6 +25,16 @@ def counterexample_path(path: str, prop: str, several: bool) -> str:
     return os.path.join(d, f"{stem}.{prop}{dot}{ext}")
 
 
+def counterexample_paths(path: str, props: Iterable[str]) -> list[str]:
+    """Every file a counterexample of one of `props` may go to (with one or with several
+    counterexamples), so that a command can check them all before it runs."""
+    props = sorted(props)
+    out = {counterexample_path(path, p, True) for p in props}
+    if props:
+        out.add(counterexample_path(path, props[0], False))
+    return sorted(out)
+
+
 def export_counterexamples(
     results: Iterable[Result], model: ir.Model, itf: str | None = None, perfetto: str | None = None
 ) -> list[str]:

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator, Mapping, NamedTuple
 
 import orjson
 
 from spec.errors import TraceError
+from spec.limits import MAX_INT
 from traces.atomic import AtomicFile
 
 FORMAT_VERSION = 1
@@ -127,8 +129,14 @@ def _check_state(v: Any, where: str, name: str) -> dict[str, Any]:
         elif isinstance(x, list):
             stack.extend((f"{k}[{i}]", x2) for i, x2 in enumerate(x))
         elif not _is_scalar(x):
-            raise TraceError(f"{where}: \"{name}\" value at {k!r} must be an int, bool or string, got {x!r}")
+            raise TraceError(f"{where}: \"{name}\" value at {k!r} must be an int, bool or string, got {_short(x)}")
     return v
+
+
+def _short(v: Any) -> str:
+    """A value for an error message, cut to 80 characters."""
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def parse_header(obj: Any, where: str) -> TraceHeader:
@@ -140,17 +148,20 @@ def parse_header(obj: Any, where: str) -> TraceHeader:
         )
     version = obj[HEADER_KEY]
     if version != FORMAT_VERSION or isinstance(version, bool):
-        raise TraceError(f"{where}: unsupported trace format version {version!r} (this gpcheck reads {FORMAT_VERSION})")
+        raise TraceError(f"{where}: unsupported trace format version {_short(version)} (this gpcheck reads {FORMAT_VERSION})")
     model = obj.get("model")
     if model is not None and not isinstance(model, str):
-        raise TraceError(f"{where}: \"model\" must be a string or null, got {model!r}")
+        raise TraceError(f"{where}: \"model\" must be a string or null, got {_short(model)}")
     consts = obj.get("constants", {})
     if consts is None:
         consts = {}
     if not isinstance(consts, dict) or not all(
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in consts.items()
     ):
-        raise TraceError(f"{where}: \"constants\" must be an object of integers, got {consts!r}")
+        raise TraceError(f"{where}: \"constants\" must be an object of integers, got {_short(consts)}")
+    big = [k for k, v in consts.items() if abs(v) > MAX_INT]
+    if big:
+        raise TraceError(f"{where}: constant {big[0]} is too large (a constant is at most 2^62 = {MAX_INT} in magnitude)")
     init = obj.get("init")
     if init is not None:
         _check_state(init, where, "init")
@@ -181,7 +192,7 @@ def parse_event(obj: Any, where: str, line: int = 0, check_state: bool = True) -
     else:
         for k, v in args.items():
             if not _is_scalar(v):
-                raise TraceError(f"{where}: argument {k!r} must be an int, bool or string, got {v!r}")
+                raise TraceError(f"{where}: argument {k!r} must be an int, bool or string, got {_short(v)}")
     state = obj.get("state")
     if state is not None:
         if check_state:
@@ -190,23 +201,60 @@ def parse_event(obj: Any, where: str, line: int = 0, check_state: bool = True) -
             raise TraceError(f"{where}: \"state\" must be an object, got {type(state).__name__}")
     t = obj.get("t")
     if t is not None and (not isinstance(t, (int, float)) or isinstance(t, bool)):
-        raise TraceError(f"{where}: \"t\" must be a number (nanoseconds), got {t!r}")
+        raise TraceError(f"{where}: \"t\" must be a number (nanoseconds), got {_short(t)}")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise TraceError(f"{where}: \"meta\" must be an object, got {type(meta).__name__}")
     return Event(action, args, state, t, meta, line)
 
 
+def _cr_only(f: IO[bytes], path: str) -> bool:
+    """Do the first bytes of the stream end lines in CR alone (no LF at all)?"""
+    try:
+        head = f.peek(1 << 16) if hasattr(f, "peek") else b""
+    except (OSError, EOFError, zlib.error) as e:
+        raise TraceError(f"{path}:1: cannot read trace: {e}") from None
+    return b"\r" in head and b"\n" not in head
+
+
+class _CrLines:
+    """A binary stream whose lines end in CR alone, read as lines ending in LF."""
+
+    def __init__(self, f: IO[bytes]):
+        self._f = f
+        self._buf = b""
+
+    def readline(self) -> bytes:
+        while b"\r" not in self._buf:
+            chunk = self._f.read(1 << 16)
+            if not chunk:
+                line, self._buf = self._buf, b""
+                return line
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\r")
+        return line + b"\n"
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
+
+    def close(self) -> None:
+        self._f.close()
+
+
 class TraceReader:
     """A streaming reader: the header is read on open, events are decoded one line at a time.
 
     Use as a context manager (`with open_trace(path) as tr: for ev in tr: ...`). Memory is
-    constant in the trace length. Blank lines are skipped (they still count for line numbers)."""
+    constant in the trace length. Blank lines are skipped (they still count for line numbers).
+    Lines may end in LF, CRLF or CR alone: the line numbers are the same."""
 
     def __init__(self, path: str, stream: IO[bytes] | None = None):
         self.path = path
         self._f: IO[bytes] = stream if stream is not None else _open_binary(path)
         self._line = 0
+        if _cr_only(self._f, path):
+            self._f = _CrLines(self._f)  # type: ignore[assignment]
         self.header = self._read_header()
 
     def _where(self) -> str:
@@ -221,7 +269,7 @@ class TraceReader:
                 self._line += 1
                 if raw.strip():
                     return raw
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise TraceError(f"{self.path}:{self._line + 1}: cannot read trace: {e}") from None
 
     def _decode(self, raw: bytes) -> Any:
@@ -279,7 +327,7 @@ class TraceReader:
                         yield new_event(Event, (action, args if args is not None else {}, state, t, meta, line))
                         continue
                 yield parse_event(obj, f"{path}:{line}", line, check_state)
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise TraceError(f"{path}:{line + 1}: cannot read trace: {e}") from None
         finally:
             self._line = line

@@ -35,6 +35,7 @@ import orjson
 from checker.verdict import Counterexample, Step
 from spec import ir
 from spec.errors import TraceError
+from spec.limits import MAX_INT
 from traces.atomic import write_atomic
 from traces.format import Event, TraceHeader
 
@@ -82,21 +83,37 @@ def type_string(t: ir.Type) -> str:
     return f"({type_string(t.index)} -> {type_string(t.elem)})"
 
 
+def _preview(x: Any) -> str:
+    """A value for an error message, at most 80 characters (orjson refuses deep nesting)."""
+    try:
+        text = orjson.dumps(x).decode()
+    except TypeError:
+        return "a value nested too deeply"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _bad(where: str, t: ir.Type, x: Any) -> TraceError:
-    text = orjson.dumps(x).decode()
-    if len(text) > 80:
-        text = text[:77] + "..."
-    return TraceError(f"{where}: expected a value of type {t}, got {text}")
+    return TraceError(f"{where}: expected a value of type {t}, got {_preview(x)}")
+
+
+def _bigint(s: str, where: str) -> int:
+    """The integer of a `#bigint` string, within +-2^62 (MAX_INT: no model value is larger)."""
+    s = s.strip()
+    if not s.lstrip("-").isdigit():
+        raise TraceError(f"{where}: malformed #bigint {_preview(s)}")
+    if len(s) > 20:
+        raise TraceError(f"{where}: #bigint of {len(s)} digits out of range (at most 2^62 in magnitude)")
+    v = int(s)
+    if abs(v) > MAX_INT:
+        raise TraceError(f"{where}: #bigint {s} out of range (at most 2^62 in magnitude)")
+    return v
 
 
 def _scalar_in(x: Any, where: str) -> Any:
     """An ITF scalar as a Python value: #bigint → int, variants → tag, plain values as is."""
     if isinstance(x, dict):
         if set(x) == {"#bigint"} and isinstance(x["#bigint"], str):
-            try:
-                return int(x["#bigint"])
-            except ValueError:
-                raise TraceError(f"{where}: malformed #bigint {x['#bigint']!r}") from None
+            return _bigint(x["#bigint"], where)
         if set(x) == {"tag", "value"} and isinstance(x["tag"], str):
             return x["tag"]
     return x
@@ -162,25 +179,40 @@ def _index_in(t: ir.Type, x: Any, where: str) -> int:
         return t.members.index(v)
     if isinstance(t, ir.IntType) and isinstance(v, int) and not isinstance(v, bool):
         return v
-    raise TraceError(f"{where}: bad #map key {x!r} for index type {t}")
+    raise TraceError(f"{where}: bad #map key {_preview(x)} for index type {t}")
 
 
-def plain_value(x: Any) -> Any:
+_MAX_PLAIN_DEPTH = 64
+
+
+def plain_value(x: Any, where: str = "", depth: int = 0) -> Any:
     """An ITF value without type information: #bigint → int, #tup/#set → list, #map → dict
-    (keys as strings) or a list of pairs, variants → {"tag", "value"} kept as is."""
+    (keys as strings) or a list of pairs, variants → {"tag", "value"} kept as is. Malformed
+    encodings and nesting past 64 levels are TraceErrors at `where`."""
+    if depth > _MAX_PLAIN_DEPTH:
+        raise TraceError(f"{where}: value nested too deeply (more than {_MAX_PLAIN_DEPTH} levels)")
+    d = depth + 1
     if isinstance(x, list):
-        return [plain_value(y) for y in x]
+        return [plain_value(y, where, d) for y in x]
     if isinstance(x, dict):
         if set(x) == {"#bigint"}:
-            return int(x["#bigint"])
+            if not isinstance(x["#bigint"], str):
+                raise TraceError(f"{where}: malformed #bigint {_preview(x)}")
+            return _bigint(x["#bigint"], where)
         if set(x) == {"#tup"} or set(x) == {"#set"}:
-            return [plain_value(y) for y in next(iter(x.values()))]
+            items = next(iter(x.values()))
+            if not isinstance(items, list):
+                raise TraceError(f"{where}: malformed {next(iter(x))} {_preview(x)}: expected a list")
+            return [plain_value(y, where, d) for y in items]
         if set(x) == {"#map"}:
-            pairs = [(plain_value(k), plain_value(v)) for k, v in x["#map"]]
+            entries = x["#map"]
+            if not isinstance(entries, list) or not all(isinstance(p, list) and len(p) == 2 for p in entries):
+                raise TraceError(f"{where}: malformed #map {_preview(x)}: expected a list of [key, value] pairs")
+            pairs = [(plain_value(k, where, d), plain_value(v, where, d)) for k, v in entries]
             if all(isinstance(k, (int, str, bool)) for k, _ in pairs):
                 return {(str(k).lower() if isinstance(k, bool) else str(k)): v for k, v in pairs}
             return [list(p) for p in pairs]
-        return {k: plain_value(v) for k, v in x.items()}
+        return {k: plain_value(v, where, d) for k, v in x.items()}
     return x
 
 
@@ -270,9 +302,10 @@ def load_itf_object(path: str) -> dict[str, Any]:
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        raise TraceError(f"{path}: invalid JSON: {e}") from None
+        what = "JSON nested too deeply (more than 1024 levels)" if "depth limit" in e.msg else f"invalid JSON: {e.msg}"
+        raise TraceError(f"{path}:{e.lineno}:{e.colno}: {what}") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("states"), list):
-        raise TraceError(f"{path}: not an ITF trace: expected an object with \"vars\" and \"states\"")
+        raise TraceError(f"{path}:1:1: not an ITF trace: expected an object with \"vars\" and \"states\"")
     if "vars" in obj and (not isinstance(obj["vars"], list) or not all(isinstance(v, str) for v in obj["vars"])):
         raise TraceError(f"{path}: \"vars\" must be a list of strings")
     if "loop" in obj and obj["loop"] is not None and (not isinstance(obj["loop"], int) or isinstance(obj["loop"], bool)):
@@ -322,7 +355,7 @@ def _step_of(raw: dict[str, Any], where: str) -> tuple[str | None, dict[str, Any
         args = smeta.get("args") or {}
         if not isinstance(args, dict):
             raise TraceError(f"{where}: #meta.args must be an object")
-        return smeta["action"], {k: plain_value(v) for k, v in args.items()}
+        return smeta["action"], {k: plain_value(v, f"{where}.#meta.args.{k}") for k, v in args.items()}
     act = raw.get("mbt::actionTaken")
     if isinstance(act, str) and act and act not in ("init", "q::init"):
         picks = raw.get("mbt::nondetPicks")
@@ -330,7 +363,7 @@ def _step_of(raw: dict[str, Any], where: str) -> tuple[str | None, dict[str, Any
         if isinstance(picks, dict):
             for k, v in picks.items():
                 if isinstance(v, dict) and v.get("tag") == "Some":
-                    args[k] = plain_value(v.get("value"))
+                    args[k] = plain_value(v.get("value"), f"{where}.mbt::nondetPicks.{k}")
         return act, args
     return None, {}
 

@@ -37,8 +37,10 @@ from typing import Any, Iterable
 
 from spec.errors import TraceError, UsageError
 from traces.format import Event, TraceHeader, open_trace
+from traces.latency import check_blocking, check_launch_delay, render_stats, short_label, timeslice_stats
+from traces.names import PriorityNames, short_kernel_name
 
-PROPERTIES = ("exactly_once", "stream_order", "priority_inversion", "timeslice")
+PROPERTIES = ("exactly_once", "stream_order", "priority_inversion", "timeslice", "launch_delay", "blocking")
 OK, VIOLATED, INFO, UNKNOWN = "ok", "violated", "info", "unknown"
 SHOW = 50  # findings listed per property (all are counted)
 
@@ -49,6 +51,8 @@ class ObserveOptions:
     gap_threshold_ns: int = 500_000
     max_gap_ns: int | None = None
     overlap_tolerance_ns: int = 0
+    max_delay_ns: int | None = None     # launch_delay (traces/latency.py)
+    max_blocking_ns: int | None = None  # blocking (traces/latency.py)
 
 
 @dataclass
@@ -92,10 +96,14 @@ class PropertyResult:
     findings: list[dict[str, Any]] = field(default_factory=list)
     count: int = 0
     worst: dict[str, Any] | None = None
+    stats: dict[str, Any] | None = None  # distributions per stream and priority level (traces/latency.py)
 
     def to_json(self) -> dict[str, Any]:
-        return {"property": self.name, "status": self.status, "summary": self.summary, "count": self.count,
-                "worst": self.worst, "findings": self.findings}
+        out = {"property": self.name, "status": self.status, "summary": self.summary, "count": self.count,
+               "worst": self.worst, "findings": self.findings}
+        if self.stats is not None:
+            out["stats"] = self.stats
+        return out
 
 
 @dataclass
@@ -106,6 +114,7 @@ class ObservationReport:
     kernels: int
     streams: int
     results: list[PropertyResult]
+    names: PriorityNames | None = None
 
     @property
     def exit_code(self) -> int:
@@ -202,22 +211,22 @@ def check_exactly_once(c: _Collected) -> PropertyResult:
         where = {"kernel": L.label(), "stream": L.stream}
         if L.launch is None:
             found.append({**where, "kind": "unlogged_launch", "line": _line((L.starts or L.ends)[0]),
-                          "message": f"{L.label()}: started/completed, but its launch was never logged"})
+                          "message": f"{short_label(L)}: started/completed, but its launch was never logged"})
         for ln in L.meta.get("_dup_launch", []):
             found.append({**where, "kind": "duplicate_launch", "line": ln,
-                          "message": f"{L.label()}: launched again (line {ln}) with the same correlation id"})
+                          "message": f"{short_label(L)}: launched again (line {ln}) with the same correlation id"})
         if len(L.starts) > 1:
             found.append({**where, "kind": "duplicate_start", "line": L.starts[1][1],
-                          "message": f"{L.label()}: started {len(L.starts)} times (lines {[s[1] for s in L.starts]})"})
+                          "message": f"{short_label(L)}: started {len(L.starts)} times (lines {[s[1] for s in L.starts]})"})
         if len(L.ends) > 1:
             found.append({**where, "kind": "duplicate_completion", "line": L.ends[1][1],
-                          "message": f"{L.label()}: completed {len(L.ends)} times (lines {[e[1] for e in L.ends]})"})
+                          "message": f"{short_label(L)}: completed {len(L.ends)} times (lines {[e[1] for e in L.ends]})"})
         if L.ends and not L.starts:
             found.append({**where, "kind": "end_without_start", "line": L.ends[0][1],
-                          "message": f"{L.label()}: completed without a start"})
+                          "message": f"{short_label(L)}: completed without a start"})
         if L.launch is not None and not L.ends:
             found.append({**where, "kind": "missing_completion", "line": L.launch[1],
-                          "message": f"{L.label()}: launched (line {L.launch[1]}) but never completed"
+                          "message": f"{short_label(L)}: launched (line {L.launch[1]}) but never completed"
                                      + ("" if L.starts else ", never started")})
     # logical kernels (relaunches share meta.kernel)
     logical: dict[Any, list[Launch]] = {}
@@ -274,7 +283,7 @@ def check_stream_order(c: _Collected, opts: ObserveOptions) -> PropertyResult:
         for L in launched:
             if _pos(L.starts[0], timed) < _pos(L.launch, timed):  # type: ignore[arg-type]
                 found.append({"kind": "start_before_launch", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
-                              "message": f"stream {s}: {L.label()} starts before its launch"})
+                              "message": f"stream {s}: {short_label(L)} starts before its launch"})
         started = sorted((L for L in ls if L.starts), key=lambda L: (_pos(L.starts[0], timed), L.starts[0][1]))
         rank = {id(L): i for i, L in enumerate(launched)}
         prev: Launch | None = None
@@ -282,19 +291,19 @@ def check_stream_order(c: _Collected, opts: ObserveOptions) -> PropertyResult:
             if prev is not None:
                 if id(L) in rank and id(prev) in rank and rank[id(L)] < rank[id(prev)]:
                     found.append({"kind": "out_of_order", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
-                                  "message": f"stream {s}: {L.label()} was launched before {prev.label()} "
+                                  "message": f"stream {s}: {short_label(L)} was launched before {short_label(prev)} "
                                              f"but started after it"})
                 if prev.ends:
                     overlap = _pos(prev.ends[0], timed) - _pos(L.starts[0], timed)
                     if overlap > (opts.overlap_tolerance_ns if timed else 0):
                         found.append({"kind": "overlap", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
                                       "overlap_ns": overlap if timed else None,
-                                      "message": f"stream {s}: {L.label()} starts "
+                                      "message": f"stream {s}: {short_label(L)} starts "
                                                  + (f"{overlap} ns " if timed else "") +
-                                                 f"before {prev.label()} ends"})
+                                                 f"before {short_label(prev)} ends"})
                 elif prev.starts:
                     found.append({"kind": "overlap", "stream": s, "kernel": L.label(), "line": L.starts[0][1],
-                                  "message": f"stream {s}: {L.label()} starts while {prev.label()} never ended"})
+                                  "message": f"stream {s}: {short_label(L)} starts while {short_label(prev)} never ended"})
             prev = L
     n = len(_by_stream(c))
     summary = f"{n} stream(s): kernels started in launch order, none overlapping" if not found else \
@@ -319,6 +328,7 @@ def check_priority_inversion(c: _Collected, opts: ObserveOptions) -> PropertyRes
         for a, b in zip(sl, sl[1:]):
             pred_end[id(b)] = a.t_end
     windows = []
+    names = PriorityNames(c.header)
     for h in ls:
         if h.priority is None or h.launch is None or not h.starts or h.t_launch is None:
             continue
@@ -335,18 +345,21 @@ def check_priority_inversion(c: _Collected, opts: ObserveOptions) -> PropertyRes
         windows.append({"kind": "inversion", "kernel": h.label(), "stream": h.stream, "priority": h.priority,
                         "line": h.starts[0][1], "start": w0, "end": h.t_start, "duration_ns": dur,
                         "queued_ns": h.t_start - h.t_launch,  # type: ignore[operator]
+                        "source_priority": names.source(h.stream, h.priority),
                         "lower_started": [f"{L.label()} @stream {L.stream} prio {L.priority}" for L in lower[:5]],
                         "lower_count": len(lower),
-                        "message": f"{h.label()} (stream {h.stream}, priority {h.priority}) waited {dur / 1e3:.1f} us "
-                                   f"after {len(lower)} lower-priority kernel(s) started ahead of it, first "
-                                   f"{lower[0].label()} (stream {lower[0].stream}, priority {lower[0].priority})"})
+                        "message": f"{short_label(h)} (stream {h.stream}, {names.label(h.stream, h.priority)}) waited "
+                                   f"{dur / 1e3:.1f} us after {len(lower)} lower-priority kernel(s) started ahead of it, "
+                                   f"first {short_label(lower[0])} (stream {lower[0].stream}, "
+                                   f"{names.label(lower[0].stream, lower[0].priority)})"})
     worst = max(windows, key=lambda w: w["duration_ns"]) if windows else None
     total = sum(w["duration_ns"] for w in windows)
+    short = short_label(next(h for h in ls if h.label() == worst["kernel"])) if worst else ""
     status = OK if not windows else INFO
     if worst is not None and opts.max_inversion_ns is not None and worst["duration_ns"] > opts.max_inversion_ns:
         status = VIOLATED
     summary = "no inversion window" if not windows else \
-        f"{len(windows)} window(s), worst {worst['duration_ns'] / 1e3:.1f} us ({worst['kernel']}), " \
+        f"{len(windows)} window(s), worst {worst['duration_ns'] / 1e3:.1f} us ({short}), " \
         f"total {total / 1e3:.1f} us" + (f"; bound {opts.max_inversion_ns / 1e3:.1f} us"  # type: ignore[index]
                                          if opts.max_inversion_ns is not None else "")
     return PropertyResult("priority_inversion", status, summary, windows[:SHOW], len(windows), worst)
@@ -370,6 +383,8 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
     thr = opts.gap_threshold_ns
     found: list[dict[str, Any]] = []
     periods_all: list[int] = []
+    period_items: list[tuple[int, Launch | None]] = []
+    spans: list[tuple[int, int, Launch | None]] = []
     # (a) in-kernel gaps, merged across blocks of one launch
     per_launch: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     for t, length, meta in c.gaps:
@@ -382,12 +397,14 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
         lens = [b - a for a, b, _ in periods]
         periods_all += lens
         slices = [b2 - a1 for (_, a1, _), (b2, _, _) in zip(periods, periods[1:])]
+        period_items += [(x, L) for x in lens]
+        spans += [(a, b, L) for a, b, _ in periods]
         first_run = periods[0][0] - (L.t_start or periods[0][0]) if L else None
         found.append({"kind": "switched_out", "kernel": L.label() if L else str(key), "stream": L.stream if L else None,
                       "periods": len(periods), "total_ns": sum(lens), "max_ns": max(lens),
                       "median_slice_ns": int(statistics.median(slices)) if slices else first_run,
                       "blocks_seeing_gaps": len({m.get("block") for _, _, m in c.gaps if (m.get("pid"), m.get("corr")) == key}),
-                      "message": f"{L.label() if L else key}: switched out {len(periods)} time(s), "
+                      "message": f"{short_label(L) if L else key}: switched out {len(periods)} time(s), "
                                  f"{sum(lens) / 1e6:.2f} ms in all (longest {max(lens) / 1e6:.2f} ms), running in "
                                  f"slices of ~{(statistics.median(slices) if slices else first_run or 0) / 1e6:.2f} ms"})
     # (b) context-switch records
@@ -413,7 +430,7 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
                 ov = min(A.t_end, L.t_end) - L.t_start  # type: ignore[type-var,operator]
                 found.append({"kind": "cross_context_overlap", "kernel": L.label(), "other": A.label(),
                               "overlap_ns": ov,
-                              "message": f"{A.label()} and {L.label()} (different processes/contexts) overlap "
+                              "message": f"{short_label(A)} and {short_label(L)} (different processes/contexts) overlap "
                                          f"for {ov / 1e6:.2f} ms: without MPS they were time-sliced, not concurrent"})
         active.append(L)
     # (d) kernels stretched past the median duration of their name and grid size
@@ -429,7 +446,7 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
             if d > 1.5 * med and d - med >= thr:
                 found.append({"kind": "stretched", "kernel": L.label(), "stream": L.stream, "duration_ns": d,
                               "median_ns": int(med), "excess_ns": int(d - med),
-                              "message": f"{L.label()}: ran {d / 1e6:.2f} ms against a median of {med / 1e6:.2f} ms "
+                              "message": f"{short_label(L)}: ran {d / 1e6:.2f} ms against a median of {med / 1e6:.2f} ms "
                                          f"for {name!r} (+{(d - med) / 1e6:.2f} ms: preempted or starved of slots)"})
     status = INFO if found else OK
     worst = None
@@ -443,7 +460,8 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
     summary = "no sign of preemption or time slicing" if not found else \
         ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in kinds.items()) + \
         (f"; longest switched-out period {max(periods_all) / 1e6:.2f} ms" if periods_all else "")
-    return PropertyResult("timeslice", status, summary, found[:SHOW], len(found), worst)
+    stats = timeslice_stats(period_items, spans, PriorityNames(c.header)) if period_items else None
+    return PropertyResult("timeslice", status, summary, found[:SHOW], len(found), worst, stats=stats)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,6 +476,7 @@ def observe_events(header: TraceHeader, events: Iterable[Event], path: str = "<t
         if p not in PROPERTIES:
             raise UsageError(f"unknown observation property {p!r} (known: {', '.join(PROPERTIES)})")
     c = collect(header, events, path)
+    names = PriorityNames(header)
     results = []
     for p in PROPERTIES:
         if p not in props:
@@ -468,10 +487,14 @@ def observe_events(header: TraceHeader, events: Iterable[Event], path: str = "<t
             results.append(check_stream_order(c, opts))
         elif p == "priority_inversion":
             results.append(check_priority_inversion(c, opts))
-        else:
+        elif p == "timeslice":
             results.append(check_timeslice(c, opts))
+        elif p == "launch_delay":
+            results.append(check_launch_delay(c, opts, names))
+        else:
+            results.append(check_blocking(c, opts, names))
     streams = len({L.stream for L in c.launches.values() if L.stream is not None})
-    return ObservationReport(path, header.model, c.events, len(c.launches), streams, results)
+    return ObservationReport(path, header.model, c.events, len(c.launches), streams, results, names)
 
 
 def observe(path: str, properties: Iterable[str] | None = None,
@@ -498,4 +521,5 @@ def render_text(r: ObservationReport, details: int = 10) -> str:
             out.append(f"  - {f['message']}{line}")
         if p.count > min(details, len(p.findings)):
             out.append(f"  ... {p.count - min(details, len(p.findings))} more (--json lists up to {SHOW})")
+    out += render_stats(r.results, r.names or PriorityNames(TraceHeader()))
     return "\n".join(out)

@@ -10,6 +10,11 @@ gives one candidate per value), and advance it event by event:
 2. the logged event must then be one instance of the named action, with the logged argument
    values, that is enabled and whose next state agrees with every observed slot.
 
+Step 1 is the exhaustive search (`_advance`, used with `--max-hidden K` and for traces that log
+their internal actions). By default the hidden steps are searched lazily instead
+(`_advance_lazy`, traces/hidden.py, NOTE(lazy-replay)): any number may precede an event, and a
+step that commutes with the event is postponed rather than multiplied into the candidate set.
+
 The trace conforms when some candidate survives every event. NOTE(replay-masks): each
 candidate also carries a bit mask of the properties (invariants, then transition properties)
 violated along the behaviour that reached it, and a candidate is the pair (state, mask): all
@@ -33,15 +38,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from checker import budget
 from checker.verdict import Counterexample, Result, Step, Verdict
 from gpmodel import CompiledModel, ModelError
 from spec import ir
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
+from traces.hidden import HiddenSearch
 from traces.observation import Match, Observer
 from traces.replay_report import Attempt, Candidate, Divergence, ReplayReport
 
 DEFAULT_MAX_HIDDEN = 32
+UNBOUNDED = 1 << 30  # "any number of hidden steps": the exhaustive closure stops at its fixpoint
 DEFAULT_MAX_CANDIDATES = 100_000
 CACHE_LIMIT = 1 << 18  # entries per cache before it is cleared (bounded memory)
 DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
@@ -63,6 +71,8 @@ class ReplayOptions:
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     show_candidates: int = SHOW_CANDIDATES
     counterexamples: bool = True
+    engine: str = "auto"  # "lazy", "exhaustive", or "auto": lazy unless K is given or internals are logged
+    progress: Callable[[int, int, int], None] | None = None  # (events, candidates, peak), traces/progress.py
 
 
 EventSource = Callable[[], tuple[TraceHeader, Iterator[Event]]]
@@ -148,6 +158,8 @@ class Replayer:
         self._actions = {a.name: a for a in self.model.actions}
         self._var_names = {v.name for v in self.model.vars}
         self._reset_caches()
+        self.hidden = HiddenSearch(cm, self._stepc, self._inv_mask, self._trans_mask, self.internal)
+        self.retries = 0  # events the lazy search matched only with the whole hidden closure
         self.warnings: list[str] = []
         self._source_lines: list[str] | None = None
 
@@ -317,6 +329,16 @@ class Replayer:
             frontier[key] = _Node(s, None, None, 1, 0) if history else None
         return frontier
 
+    def is_lazy(self, header: TraceHeader) -> bool:
+        """NOTE(lazy-replay): the lazy hidden-step search (traces/hidden.py) replaces the
+        exhaustive one unless a bound K was given, the trace logs its internal actions, or the
+        model has none."""
+        if not self.internal:
+            return False
+        if self.opt.engine != "auto":
+            return self.opt.engine == "lazy"
+        return self.opt.max_hidden is None and header.extra.get("logs_internal") is not True
+
     def _max_hidden(self, header: TraceHeader) -> int:
         if self.opt.max_hidden is not None:
             return self.opt.max_hidden
@@ -336,12 +358,14 @@ class Replayer:
             return f"{path}: states[{line}]" if unit == "state" else f"{path}:{line}"
 
         k = self._max_hidden(header)
+        lazy = self.is_lazy(header)
+        advance = self._advance_lazy if lazy else self._advance
         init = self._initial(header, loc(0 if unit == "state" else 1), history)
         if isinstance(init, str):
             if init.startswith("__too_many__"):
                 n = int(init[len("__too_many__"):])
                 p = _Pass({}, undecided=self._fallback_reason(1, n))
-                p.symbolic = SymbolicRequest(self.model, header, source, None, 1, k)
+                p.symbolic = SymbolicRequest(self.model, header, source, None, 1, k) if k < UNBOUNDED else None
             else:
                 p = _Pass({}, divergence=Divergence(1, {"action": "(initial state)", "args": {}, "state": header.init}, init, (), 0))
             return p, header
@@ -360,12 +384,16 @@ class Replayer:
         max_cand = self.opt.max_candidates
         stop = stop_line if stop_line is not None else -1
         n_events, peak = 0, p.peak
+        progress = None if history else self.opt.progress
         for ev in events:
             action, args, obs, _, _, line = ev
+            if not n_events & 0xFF and stop < 0 and budget.stopped():  # checker/budget.py: signal, timeout, memory
+                p.undecided = f"{budget.stopped()} at line {line}, after {n_events} events"
+                break
             hit = event_cache.get((action, *args.items()) if args else action)
             iids = hit[0] if hit is not None else self._event_instances(ev, lambda: loc(line))[0]
             match: Match | None = None
-            if fast_ok and len(frontier) == 1 and (not obs or obs.keys() == var_names):
+            if fast_ok and not lazy and len(frontier) == 1 and (not obs or obs.keys() == var_names):
                 # Hot path of a fully observed trace (one candidate, no hidden steps), inlined:
                 # a whole-state observation in decoded form is compared with the decoded next
                 # state (dict equality in C). Exact except that 1/0 pass for true/false and 3.0
@@ -396,16 +424,24 @@ class Replayer:
                         new[(ent[0], m | ent[2])] = None
                 if not new and obs:
                     match = self.obs.fast(obs, lambda: loc(line))
-                    new = self._advance(frontier, iids, k, history, line, match)
+                    new = advance(frontier, iids, k, history, line, match)
             elif not obs:
-                new = self._advance(frontier, iids, k, history, line, None)
+                new = advance(frontier, iids, k, history, line, None)
             else:
                 match = self.obs.fast(obs, lambda: loc(line))
-                new = self._advance(frontier, iids, k, history, line, match)
+                new = advance(frontier, iids, k, history, line, match)
+            if not new and lazy:
+                # NOTE(lazy-replay): before reporting a divergence, the event is tried from the whole
+                # hidden closure of every candidate (what the exhaustive search would try)
+                if obs and match is None:
+                    match = self.obs.fast(obs, lambda: loc(line))
+                new = self._advance(frontier, iids, UNBOUNDED, history, line, match)
+                if new:
+                    self.retries += 1
             if not new:
                 if obs and match is None:
                     match = self.obs.fast(obs, lambda: loc(line))
-                p.divergence = self._diagnose(ev, line, frontier, iids, match, k, loc(line))
+                p.divergence = self._diagnose(ev, line, frontier, iids, match, UNBOUNDED if lazy else k, loc(line))
                 p.frontier, p.events, p.peak = frontier, n_events, peak
                 return p, header
             n_events += 1
@@ -417,6 +453,8 @@ class Replayer:
                     if key[1]:
                         self._note_bits(p, key[1], line, nbits)
             frontier = new
+            if progress is not None and not n_events & 255:
+                progress(n_events, len(frontier), peak)
             if history and window and n_events % window == 0:
                 _cut_history(frontier, n_events - window)
             if line == stop or (stop > 0 and line > stop):
@@ -424,7 +462,8 @@ class Replayer:
                 break
             if len(frontier) > max_cand:
                 p.undecided = self._fallback_reason(line, len(frontier))
-                p.symbolic = SymbolicRequest(self.model, header, source, tuple(sorted({s for s, _ in previous})), line, k)
+                p.symbolic = (SymbolicRequest(self.model, header, source, tuple(sorted({s for s, _ in previous})), line, k)
+                              if k < UNBOUNDED else None)
                 break
         p.frontier, p.events, p.peak = frontier, n_events, peak
         return p, header
@@ -485,6 +524,47 @@ class Replayer:
             for t, mm, iid, hpath in outs:
                 if ok is not None and not ok(t):
                     continue
+                key = (t, m | mm)
+                if key in new:
+                    continue
+                if history:
+                    prev = node
+                    for hid, hs in hpath:
+                        prev = _Node(hs, hid, prev, line, prev.depth if prev else 0)
+                    new[key] = _Node(t, iid, prev, line, (prev.depth if prev else 0) + 1)
+                else:
+                    new[key] = None
+        return new
+
+    def _advance_lazy(
+        self,
+        frontier: dict[Key, _Node | None],
+        iids: list[int],
+        k: int,
+        history: bool,
+        line: int,
+        obs: Match | None,
+    ) -> dict[Key, _Node | None]:
+        """Like `_advance`, with the hidden steps fired lazily (NOTE(lazy-replay), traces/hidden.py;
+        `k` is not used: postponed steps happen in a later gap)."""
+        new: dict[Key, _Node | None] = {}
+        check: Callable[[State], bool] | None = None
+        okey: Any = None
+        if obs is not None:
+            getter = self.obs.slot_getter(obs.slots)
+            vals = obs.values
+            check = lambda t: getter(t) == vals  # noqa: E731
+            okey = (obs.slots, vals)
+        succ_cache = self._succ_cache
+        for (s, m), node in frontier.items():
+            ck = ("lazy", s, id(iids), okey)
+            outs = succ_cache.get(ck)
+            if outs is None:
+                outs = self.hidden.outcomes(s, iids, check)
+                if len(succ_cache) > SUCC_CACHE_LIMIT:
+                    succ_cache.clear()
+                succ_cache[ck] = outs
+            for t, mm, iid, hpath in outs:
                 key = (t, m | mm)
                 if key in new:
                     continue
@@ -610,7 +690,9 @@ class Replayer:
             reason = f"'{ev.action}' hits a modelling error in every candidate state"
         else:
             reason = f"'{ev.action}' is not enabled in any candidate state"
-        if k:
+        if k >= UNBOUNDED:
+            reason += " (also after any number of internal steps)"
+        elif k:
             reason += f" (also after up to {k} internal steps)"
         event = {"action": ev.action, "args": ev.args}
         if ev.state:
@@ -622,6 +704,7 @@ class Replayer:
         """Replay the trace that `source` opens; see module doc."""
         t0 = time.perf_counter()
         p, header = self._pass(source, history=False)
+        lazy = self.is_lazy(header)
         rep = ReplayReport(
             trace=trace_name,
             model=self.model.name,
@@ -630,7 +713,7 @@ class Replayer:
             events=p.events,
             candidates=len(p.frontier),
             peak_candidates=p.peak,
-            max_hidden=self._max_hidden(header),
+            max_hidden=None if lazy else self._max_hidden(header),
             unit=getattr(self, "unit", "line"),
         )
         if header.extra.get("loop") is not None:

@@ -110,7 +110,7 @@ class ReplayReport:
     skipped: list[str] = field(default_factory=list)
     candidates: int = 0  # candidate states after the last event replayed
     peak_candidates: int = 0
-    max_hidden: int = 0
+    max_hidden: int | None = 0  # None: any number (the lazy search, NOTE(lazy-replay))
     reason: str | None = None
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -145,6 +145,7 @@ class ReplayReport:
             "candidates": self.candidates,
             "peak_candidates": self.peak_candidates,
             "max_hidden": self.max_hidden,
+            "engine": "lazy" if self.max_hidden is None else "exhaustive",
             "seconds": round(self.seconds, 4),
             "divergence": self.divergence.to_json() if self.divergence else None,
             "results": [r.to_json() for r in self.results],
@@ -155,6 +156,12 @@ class ReplayReport:
         if self.warnings:
             out["warnings"] = self.warnings
         return out
+
+
+def _hidden_words(k: int | None) -> str:
+    if k is None:
+        return "any number of hidden internal steps per event, fired lazily"
+    return f"up to {k} hidden internal steps per event"
 
 
 def render_text(rep: ReplayReport) -> str:
@@ -168,7 +175,7 @@ def render_text(rep: ReplayReport) -> str:
         lines.append(
             f"conforms: the trace is a behaviour of the model "
             f"({rep.candidates} candidate state{'s' if rep.candidates != 1 else ''} at the end, "
-            f"peak {rep.peak_candidates}, up to {rep.max_hidden} hidden internal steps per event)"
+            f"peak {rep.peak_candidates}, {_hidden_words(rep.max_hidden)})"
         )
         if rep.reason:  # e.g. the rest of the trace was matched by the Z3 fallback (NOTE(replay-z3))
             lines.append(f"  {rep.reason}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
 from spec import ir, load_spec
-from spec.errors import TraceError, UsageError
+from spec.errors import SpecError, TraceError, UsageError
 from spec.load import bundled_models
 from traces.format import Event, TraceHeader, open_trace
 from traces.replay import EventSource, file_source
@@ -60,8 +60,9 @@ def model_for(info: TraceInfo, spec: str | None, cli_consts: Mapping[str, int]) 
         if info.model and info.model in bundled_models():
             spec = info.model
         else:
-            named = f" (it names model '{info.model}', which is not bundled)" if info.model else ""
-            raise UsageError(f"{info.path}: give the model to check the trace against with --model SPEC{named}")
+            named = f"it names model '{info.model}', which is not bundled" if info.model else "it names no model"
+            where = f"{info.path}:1" if info.format == "gpcheck" else f"{info.path}: #meta"
+            raise UsageError(f"{where}: {named}: give the model to check the trace against with --model SPEC")
     first = load_spec(spec, dict(cli_consts))
     declared = {c.name: c.value for c in first.constants}
     unknown = sorted(k for k in info.constants if k not in declared)
@@ -69,7 +70,14 @@ def model_for(info: TraceInfo, spec: str | None, cli_consts: Mapping[str, int]) 
         warnings.append(f"the trace sets constant(s) {', '.join(unknown)} that {first.name} does not declare (ignored)")
     merged = {k: v for k, v in info.constants.items() if k in declared and k not in cli_consts}
     if any(declared[k] != v for k, v in merged.items()):
-        return load_spec(spec, {**merged, **cli_consts}), warnings
+        try:
+            return load_spec(spec, {**merged, **cli_consts}), warnings
+        except SpecError as e:
+            where = f"{info.path}:1" if info.format == "gpcheck" else f"{info.path}: #meta"
+            vals = ", ".join(f"{k}={v}" for k, v in merged.items())
+            msg = e.first.message.replace("--const ", "")
+            raise TraceError(f"{where}: the trace's constants ({vals}) make no valid instance of {first.name}: "
+                             f"{e.first.span or spec}: {msg}") from None
     return first, warnings
 
 

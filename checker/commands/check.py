@@ -7,6 +7,8 @@ import argparse
 
 from spec import load_spec
 from checker.commands.observe_cmd import add_observation_flags, options_of, run_observation_check
+from checker import budget
+from checker.commands.flags import add_timeout_flag
 from checker.commands.common import add_const_flag, consts_of, write_out
 from checker.report import to_json_bytes
 
@@ -20,10 +22,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help="(traces) check only this observation property")
     add_observation_flags(p)
+    add_timeout_flag(p, "the trace check")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    budget.limit_time(args.timeout)
     if _is_trace(args.file):
         return run_observation_check(args.file, args.property, args.json, options_of(args))
     model = load_spec(args.file, consts_of(args))

@@ -8,6 +8,8 @@ import argparse
 
 from checker.api import ENGINES
 from checker.claims import Outcome, check_claims
+from checker import budget
+from checker.commands.flags import add_timeout_flag
 from checker.commands.common import write_out
 from checker.report import to_json_bytes
 
@@ -16,10 +18,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("claims", parents=[common], help="check the seeds' comparison tables against the models",
                        description="Check seed 002 part 4 (tables 4.1 and 4.2) row by row against the model library.")
     p.add_argument("--engine", choices=ENGINES, default="explicit")
+    add_timeout_flag(p, "the checks")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    budget.limit_time(args.timeout)
     rows = check_claims(args.engine)
     changed = [r for r in rows if r.outcome is Outcome.CHANGED]
     if args.json:

@@ -9,6 +9,8 @@ import argparse
 from typing import Any
 
 from checker.api import ENGINES, load, verify
+from checker import budget
+from checker.commands.flags import add_timeout_flag
 from checker.commands.common import add_const_flag, consts_of, write_out
 from checker.narrative import StoryStep, story
 from checker.report import fmt, to_json_bytes, verdict_text
@@ -26,6 +28,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_const_flag(p)
     p.add_argument("--engine", choices=ENGINES, default="explicit")
     p.add_argument("--no-blame", action="store_true", help="skip the parameter analysis (faster)")
+    add_timeout_flag(p, "the check")
     p.set_defaults(run=run)
 
 
@@ -80,6 +83,7 @@ def render(model: ir.Model, r: Result, steps: list[StoryStep], source: str) -> s
 
 
 def run(args: argparse.Namespace) -> int:
+    budget.limit_time(args.timeout)
     model = load(args.model, consts_of(args))
     if args.property not in model.property_names() and args.property not in ("deadlock", "range"):
         raise UsageError(f"{args.property}: no such property of {model.name} "

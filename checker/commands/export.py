@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 
+from checker import budget
 from checker.commands.common import add_const_flag, consts_of, write_out
+from checker.commands.flags import add_timeout_flag, non_negative
+from checker.outputs import plan_outputs
 from gpmodel import compile_model
 from spec.errors import UsageError
 from traces.replay import ReplayOptions, Replayer
@@ -27,7 +30,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--format", choices=FORMATS, default=None, help="input format (default: by extension)")
     p.add_argument("--perfetto", metavar="FILE", default=None)
     p.add_argument("--itf", metavar="FILE", default=None)
-    p.add_argument("--max-hidden", type=int, default=None, metavar="K")
+    p.add_argument("--max-hidden", type=non_negative, default=None, metavar="K")
+    add_timeout_flag(p, "the export")
     p.set_defaults(run=run)
 
 
@@ -43,7 +47,9 @@ def _maybe_model(info: TraceInfo, args: argparse.Namespace, needed: bool):  # ty
 def run(args: argparse.Namespace) -> int:
     if not args.perfetto and not args.itf:
         raise UsageError("export: give --perfetto FILE and/or --itf FILE")
+    budget.limit_time(args.timeout)
     info = peek(args.trace, args.format)
+    plan_outputs(args, info, [("--perfetto", args.perfetto), ("--itf", args.itf)])
     model, warnings = _maybe_model(info, args, needed=bool(args.itf) or info.format == "itf")
     out: dict[str, object] = {"trace": args.trace}
     if args.perfetto:

@@ -7,9 +7,11 @@ only read. Prints what was imported (or one JSON object with --json); exit 0, or
 from __future__ import annotations
 
 import argparse
-import os
 
+from checker import budget
 from checker.commands.common import write_out
+from checker.commands.flags import add_timeout_flag, ascii_int
+from checker.outputs import OutputPlan
 from spec.errors import UsageError
 from traces.format import TraceWriter
 from traces.importers import FORMATS, detect_format, import_trace
@@ -30,6 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--stream-priority", action="append", default=[], metavar="STREAM=PRIORITY",
                    help="CUDA priority of a stream whose source does not record it (Kineto, Chrome): the raw "
                         "stream id, e.g. 14=-5 (repeatable; other streams get CUDA's default 0)")
+    add_timeout_flag(p, "the import")
     p.set_defaults(run=run)
 
 
@@ -38,8 +41,8 @@ def _priorities(items: list[str]) -> dict[str, int]:
     for it in items:
         k, sep, v = it.partition("=")
         try:
-            out[k.strip()] = int(v)
-        except ValueError:
+            out[k.strip()] = ascii_int(v.strip())
+        except argparse.ArgumentTypeError:
             raise UsageError(f"--stream-priority {it!r}: expected STREAM=PRIORITY, e.g. 14=-5") from None
         if not sep or not k.strip():
             raise UsageError(f"--stream-priority {it!r}: expected STREAM=PRIORITY, e.g. 14=-5")
@@ -47,8 +50,8 @@ def _priorities(items: list[str]) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if os.path.exists(args.out) and os.path.exists(args.file) and os.path.samefile(args.out, args.file):
-        raise UsageError(f"--out {args.out} is the input file: importing never overwrites its input")
+    budget.limit_time(args.timeout)
+    OutputPlan().read("input", args.file).claim("--out", args.out)
     fmt = detect_format(args.file) if args.format == "auto" else args.format
     header, events = import_trace(args.file, fmt, _priorities(args.stream_priority))
     with TraceWriter(args.out, header) as w:

@@ -11,6 +11,7 @@ import sys
 from typing import Sequence
 
 from checker.commands.common import write_out
+from checker.commands.flags import non_negative
 from spec.errors import GpcheckError
 from traces.observe import PROPERTIES, ObserveOptions, observe, render_text
 
@@ -19,18 +20,25 @@ EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
 
 def add_observation_flags(p: argparse.ArgumentParser) -> None:
     """Thresholds of the observation properties (all in nanoseconds)."""
-    p.add_argument("--max-inversion", type=int, default=None, metavar="NS",
+    p.add_argument("--max-inversion", type=non_negative, default=None, metavar="NS",
                    help="(traces) a priority-inversion window longer than this is a violation")
-    p.add_argument("--gap-threshold", type=int, default=ObserveOptions.gap_threshold_ns, metavar="NS",
+    p.add_argument("--gap-threshold", type=non_negative, default=ObserveOptions.gap_threshold_ns, metavar="NS",
                    help="(traces) shortest switched-out period or stretch reported (default %(default)s)")
-    p.add_argument("--max-gap", type=int, default=None, metavar="NS",
+    p.add_argument("--max-gap", type=non_negative, default=None, metavar="NS",
                    help="(traces) a switched-out period longer than this is a violation")
+    p.add_argument("--max-delay", type=int, default=None, metavar="NS",
+                   help="(traces) a launch-to-start delay longer than this is a violation (launch_delay)")
+    p.add_argument("--max-blocking", type=int, default=None, metavar="NS",
+                   help="(traces) a higher-priority kernel blocked longer than this by lower-priority kernels "
+                        "already running is a violation (blocking)")
 
 
 def options_of(args: argparse.Namespace) -> ObserveOptions:
     return ObserveOptions(max_inversion_ns=getattr(args, "max_inversion", None),
                           gap_threshold_ns=getattr(args, "gap_threshold", ObserveOptions.gap_threshold_ns),
-                          max_gap_ns=getattr(args, "max_gap", None))
+                          max_gap_ns=getattr(args, "max_gap", None),
+                          max_delay_ns=getattr(args, "max_delay", None),
+                          max_blocking_ns=getattr(args, "max_blocking", None))
 
 
 def run_observation_check(path: str, properties: Sequence[str] | None, as_json: bool,

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import argparse
 
+from checker import budget
 from checker.commands.common import add_const_flag, consts_of, write_out
+from checker.commands.flags import add_timeout_flag, count, non_negative
+from checker.outputs import plan_outputs
 from gpmodel import compile_model
-from spec.errors import UsageError
-from traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, ReplayOptions, Replayer
-from traces.replay_report import render_text
+from spec import ir
+from traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, EventSource, ReplayOptions, Replayer
+from traces.replay_report import ReplayReport, render_text
 from traces.sources import FORMATS, model_for, open_source, peek
 
 
@@ -24,11 +27,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--model", metavar="SPEC", default=None,
                    help="the .gpspec file or bundled model (default: the bundled model the trace names)")
     add_const_flag(p)
-    p.add_argument("--max-hidden", type=int, default=None, metavar="K",
-                   help=f"internal steps that may precede each event (default {DEFAULT_MAX_HIDDEN}, "
-                        "or 0 when the trace logs internal actions)")
-    p.add_argument("--max-candidates", type=int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
+    p.add_argument("--max-hidden", type=non_negative, default=None, metavar="K",
+                   help=f"at most K internal steps before each event, searched exhaustively (default: "
+                        f"any number, searched lazily; 0 when the trace logs internal actions; "
+                        f"--engine exhaustive alone uses {DEFAULT_MAX_HIDDEN})")
+    p.add_argument("--max-candidates", type=count, default=DEFAULT_MAX_CANDIDATES, metavar="N",
                    help="candidate states beyond which replay stops undecided (default %(default)s)")
+    p.add_argument("--engine", choices=("auto", "lazy", "exhaustive"), default="auto",
+                   help="how hidden internal steps are searched: lazy (any number per event, fired only "
+                        "where the next event needs them), exhaustive (every split, up to K); auto: "
+                        "lazy unless --max-hidden is given or the trace logs internal actions")
+    p.add_argument("--no-progress", action="store_true",
+                   help="print no progress on stderr (by default a long replay shows a live bar on a "
+                        "terminal, else a line every few seconds)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="trace format (default: itf for *.itf.json, else gpcheck)")
     p.add_argument("--perfetto", metavar="FILE", default=None,
@@ -36,21 +47,46 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                         "conforms: the reconstructed behaviour, every variable and the hidden steps)")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="also write the reconstructed behaviour (hidden steps filled in) as ITF")
+    add_timeout_flag(p, "the replay")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_hidden is not None and args.max_hidden < 0:
-        raise UsageError("--max-hidden must be >= 0")
-    if args.max_candidates < 1:
-        raise UsageError("--max-candidates must be >= 1")
+    budget.limit_time(args.timeout)
     info = peek(args.trace, args.format)
+    plan_outputs(args, info, [("--perfetto", args.perfetto), ("--itf", args.itf)])
     model, warnings = model_for(info, args.model, consts_of(args))
     cm = compile_model(model)
     source = open_source(info, model)
-    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates))
-    report = replayer.replay(source, args.trace)
-    report.warnings = warnings + report.warnings
+    progress = None
+    if not args.no_progress:
+        import sys
+
+        from traces.progress import ReplayProgress, count_events
+
+        live = sys.stderr.isatty()
+        progress = ReplayProgress(count_events(args.trace) if live and info.format == "gpcheck" else None, live=live)
+    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
+                                          engine=args.engine, progress=progress))
+    # a stop (signal, --timeout, --max-memory) ends the replay undecided and still prints the report
+    with budget.cooperative():
+        try:
+            report = replayer.replay(source, args.trace)
+        finally:
+            if progress is not None:
+                progress.close()
+        report.warnings = warnings + report.warnings
+        if budget.stopped():
+            if args.perfetto or args.itf:
+                report.warnings.append(f"{budget.stopped()}: no output file written")
+        else:
+            _write_outputs(args, report, replayer, source, model)
+        _print(args, report)
+    return report.exit_code
+
+
+def _write_outputs(args: argparse.Namespace, report: ReplayReport, replayer: Replayer,
+                   source: EventSource, model: ir.Model) -> None:
     if args.perfetto:
         from traces.perfetto import export_trace
 
@@ -64,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
             report.warnings.append(f"--itf {args.itf}: not written, no behaviour was reconstructed")
         else:
             write_itf(behaviour, model, args.itf, description=f"behaviour reconstructed from {args.trace}")
+
+
+def _print(args: argparse.Namespace, report: ReplayReport) -> None:
     if args.json:
         import orjson
 
@@ -77,4 +116,3 @@ def run(args: argparse.Namespace) -> int:
                 text += f"\ncounterexample of {r.property} (a behaviour of the model matching the trace up to the violation):\n"
                 text += "\n".join(counterexample_lines(r.counterexample))
         write_out(text + "\n")
-    return report.exit_code

@@ -11,12 +11,17 @@ import random
 
 import orjson
 
+from checker import budget
 from checker.commands.common import add_const_flag, consts_of, write_out
+from checker.commands.flags import add_timeout_flag, count, non_negative
+from checker.outputs import OutputPlan
 from gpmodel import ModelError, compile_model
 from gpmodel.simulate import simulate
-from spec import load_spec
+from spec import load_spec, resolve_spec_path
 from spec.errors import UsageError
 from traces.emit import OBSERVE_LEVELS, write_behaviour
+
+MAX_RUNS = 100_000  # behaviours (files) one command may write
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -25,17 +30,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                                    "(docs/trace-format.md). The same seed gives the same file.")
     p.add_argument("spec", metavar="SPEC", help="a .gpspec file or a bundled model name")
     add_const_flag(p)
-    p.add_argument("--steps", type=int, required=True, metavar="N",
+    p.add_argument("--steps", type=non_negative, required=True, metavar="N",
                    help="model steps per behaviour (internal ones included); a behaviour ends early "
                         "where no action is enabled")
-    p.add_argument("--seed", type=int, required=True, metavar="S")
-    p.add_argument("--runs", type=int, default=1, metavar="R",
+    p.add_argument("--seed", type=non_negative, required=True, metavar="S")
+    p.add_argument("--runs", type=count, default=1, metavar="R",
                    help="write R behaviours; FILE gets a -0, -1, ... suffix (or put {run} in FILE)")
     p.add_argument("--no-internal", action="store_true",
                    help="leave internal actions out of the trace (replay then inserts them)")
     p.add_argument("--observe", choices=OBSERVE_LEVELS, default="full",
                    help="state written with each event: the whole state (default), the changed slots, or none")
     p.add_argument("--out", required=True, metavar="FILE", help="trace file to write (.jsonl, or .jsonl.gz)")
+    add_timeout_flag(p)
     p.set_defaults(run=run)
 
 
@@ -52,10 +58,11 @@ def run_path(out: str, run: int, runs: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.steps < 0:
-        raise UsageError("--steps must be >= 0")
-    if args.runs < 1:
-        raise UsageError("--runs must be >= 1")
+    if args.runs > MAX_RUNS:
+        raise UsageError(f"--runs {args.runs}: at most {MAX_RUNS} behaviours per command")
+    budget.limit_time(args.timeout)
+    plan = OutputPlan().read("spec", resolve_spec_path(args.spec))
+    plan.claim_all("--out", [run_path(args.out, r, args.runs) for r in range(args.runs)])
     model = load_spec(args.spec, consts_of(args))
     cm = compile_model(model)
     written = []
@@ -70,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
             it = simulate(cm, args.steps, random.Random(seed))
             try:
                 for item in it:
+                    budget.check()  # SIGINT/SIGTERM/--timeout: the file being written is dropped
                     if item[0] is not None:
                         steps[0] += 1
                     yield item

@@ -6,8 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker.api import ENGINES, load, verify
+from checker import budget
+from checker.api import CORES, ENGINES, load, verify
 from checker.commands.common import Progress, add_const_flag, consts_of, write_out
+from checker.commands.flags import add_timeout_flag, count, non_negative
+from checker.explicit import select_properties
+from checker.outputs import OutputPlan
+from spec import resolve_spec_path
+from spec.errors import UsageError
 from checker.report import render_text, to_json_bytes
 
 
@@ -21,9 +27,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="check only this property (repeatable; 'deadlock' and 'range' included)")
     p.add_argument("--engine", choices=ENGINES, default=None,
                    help="explicit (default for a spec), bmc, kind, pdr or auto")
-    p.add_argument("--max-states", type=int, default=None, metavar="N")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
-    p.add_argument("--depth", type=int, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--core", choices=CORES, default="auto",
+                   help="how the explicit engine runs: python (the reference), compiled (bit-packed states, "
+                        "numba; compiles once per model and constants, cached in ~/.cache/gpcheck/jit), or auto "
+                        "(default: python for small models, compiled past 200,000 states)")
+    p.add_argument("--max-states", type=count, default=None, metavar="N")
+    add_timeout_flag(p, "the check (per model for the whole library)")
+    p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="write each counterexample as ITF (several: FILE gets the property name)")
@@ -36,18 +46,34 @@ def run(args: argparse.Namespace) -> int:
     if args.spec is None:
         from checker.library import run_library_command
 
+        if args.itf or args.perfetto:
+            raise UsageError("--itf and --perfetto need a SPEC or MODEL (the library writes no counterexamples)")
         return run_library_command(args)
+    budget.limit_time(args.timeout)
+    plan = OutputPlan().read("spec", resolve_spec_path(args.spec))
+    for flag, path in (("--itf", args.itf), ("--perfetto", args.perfetto)):
+        if path:
+            plan.claim(flag, path)
     model = load(args.spec, consts_of(args))
-    progress = Progress(not args.no_progress and not args.json)
-    try:
-        report = verify(model, None, args.property, args.engine or "explicit",
-                        args.max_states, args.timeout, args.depth, progress)
-    finally:
-        progress.close()
-    write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
     if args.itf or args.perfetto:
-        from traces.export import export_counterexamples
+        from traces.export import counterexample_paths
 
-        for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
-            sys.stderr.write(f"wrote {path}\n")
+        wanted = select_properties(model, args.property)
+        for flag, path in (("--itf", args.itf), ("--perfetto", args.perfetto)):
+            if path:
+                plan.claim_all(flag, counterexample_paths(path, wanted))
+    progress = Progress(not args.no_progress and not args.json)
+    # a stop (signal, --timeout, --max-memory) ends the engines with a partial report, printed here
+    with budget.cooperative():
+        try:
+            report = verify(model, None, args.property, args.engine or "explicit",
+                            args.max_states, args.timeout, args.depth, progress, core=args.core)
+        finally:
+            progress.close()
+        write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
+        if args.itf or args.perfetto:
+            from traces.export import export_counterexamples
+
+            for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
+                sys.stderr.write(f"wrote {path}\n")
     return report.exit_code

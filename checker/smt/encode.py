@@ -285,7 +285,7 @@ class Encoder:
         """Evaluating some state predicate in `s` fails with a modelling error: a `range`
         violation (NOTE(predicate-errors))."""
         return self._instantiate(
-            ("property_errors",), lambda ts, _: mk_or(*(self.predicate(e, ts)[1] for e in self.model.state_predicates())), s)
+            ("property_errors",), lambda ts, _: mk_or(*(self.predicate(e, ts)[1] for _, e in self.model.state_predicates())), s)
 
     def step_errors(self, s: State, t: State) -> z3.BoolRef:
         """Evaluating some transition property on the step `s -> t` fails with a modelling

@@ -12,7 +12,8 @@ unrolling s_0 .. s_k of `bmc.Unroller` is closed into a lasso in a frame, in one
 
 and ¬q holds where the property needs it: on every state (`eventually q`), on the loop
 (`always eventually q`), or from some p-state s_i on, the loop included (`p leads_to q`).
-Depths are tried in order, so the lasso found is one with the fewest states. No lasso up to the
+Depths are tried in order, on an unrolling of its own per property, so the lasso found is one
+with the fewest states. No lasso up to the
 bound gives `holds_to_bound`: BMC never proves a liveness property."""
 
 from __future__ import annotations

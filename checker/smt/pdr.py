@@ -209,6 +209,9 @@ def run_pdr(
     out = []
     for p in props:
         started = time.monotonic()
+        if deadline.expired:  # out of time or stopped (checker/budget.py): no encoding work
+            out.append(unknown_result(p, ENGINE, "timeout", None))
+            continue
         r = _pdr_one(system, p, deadline, seed, split)
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         out.append(r)

@@ -13,7 +13,16 @@ from typing import Iterator, Union
 
 import z3
 
+from checker import budget
+
 DEFAULT_SEED = 0
+
+# a stopped budget (SIGINT, SIGTERM, --max-memory, the command's --timeout) interrupts the
+# running Z3 call at once instead of waiting for it (checker/budget.py). Z3's own Ctrl-C handler
+# is off: it would take SIGINT from Python during a call, cancel that one call only, and the
+# engine would go on with the next
+z3.set_param("ctrl_c", False)
+budget.on_stop(lambda: z3.main_ctx().interrupt())
 
 
 @dataclass(frozen=True)
@@ -35,13 +44,16 @@ Answer = Union[Sat, Unsat, Unknown]
 
 
 class Deadline:
-    """Wall-clock budget shared by every check of one engine run (None = unlimited)."""
+    """Wall-clock budget shared by every check of one engine run (None = unlimited), never
+    beyond the command's budget (checker/budget.py): a stopped budget has no time left."""
 
     def __init__(self, timeout: float | None) -> None:
         self.end = None if timeout is None else time.monotonic() + timeout
 
     def remaining(self) -> float | None:
-        return None if self.end is None else max(0.0, self.end - time.monotonic())
+        outer = budget.remaining()
+        own = None if self.end is None else max(0.0, self.end - time.monotonic())
+        return own if outer is None else outer if own is None else min(own, outer)
 
     @property
     def expired(self) -> bool:

@@ -34,7 +34,7 @@ def run(events, props=None, **opts):
 def test_clean_trace_holds_everything():
     res, r = run(k(1, 0, 0, 10, 20) + k(2, 0, 1, 20, 30) + k(3, 1, 2, 5, 15))
     assert {n: p.status for n, p in res.items()} == {"exactly_once": "ok", "stream_order": "ok",
-                                                     "priority_inversion": "ok", "timeslice": "ok"}
+                                                     "priority_inversion": "ok", "timeslice": "ok", "launch_delay": "ok", "blocking": "ok"}
     assert r.exit_code == 0 and r.kernels == 3 and r.streams == 2
     assert "exactly_once" in render_text(r)
 
@@ -173,7 +173,8 @@ def test_untimed_trace():
            Event("end", a, None, None, {"corr": 1})]
     r = observe_events(H, evs, "t")
     st = {p.name: p.status for p in r.results}
-    assert st == {"exactly_once": "ok", "stream_order": "ok", "priority_inversion": "unknown", "timeslice": "unknown"}
+    assert st == {"exactly_once": "ok", "stream_order": "ok", "priority_inversion": "unknown", "timeslice": "unknown",
+                  "launch_delay": "unknown", "blocking": "unknown"}
 
 
 def test_bad_input():

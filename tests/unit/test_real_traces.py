@@ -18,14 +18,16 @@ from traces.observe import observe
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "traces", "corpus", "real")
 TRACES = ["priority_high_vs_low", "priority_equal", "kineto_priority", "rewind_mid_reef", "rewind_mid_port",
           "rewind_after_finish", "timeslice_two_processes", "cupti_probe_records"]
-OVERRIDES = {"kineto_priority": {"14": -5}}
+LARGE = ["kineto_train_infer_priority", "kineto_train_infer_equal", "timeslice_many_kernels"]
+OVERRIDES = {"kineto_priority": {"14": -5}, "kineto_train_infer_priority": {"14": -5},
+             "kineto_train_infer_equal": {"14": 0}}
 
 
 def path(name: str, raw: bool = False) -> str:
     return os.path.join(REAL, "raw", f"{name}.json.gz") if raw else os.path.join(REAL, f"{name}.jsonl.gz")
 
 
-@pytest.mark.parametrize("name", TRACES)
+@pytest.mark.parametrize("name", TRACES + LARGE)
 def test_raw_imports_to_the_committed_trace(tmp_path, name):
     header, events = import_trace(path(name, raw=True), "auto", OVERRIDES.get(name))
     out = str(tmp_path / f"{name}.jsonl.gz")
@@ -46,7 +48,7 @@ def test_priority_traces():
     pi = st["priority_inversion"]
     assert pi.count == 3 and all(990_000 < w["duration_ns"] < 1_010_000 for w in pi.findings)
     assert statuses("priority_equal") == {"exactly_once": "ok", "stream_order": "ok", "priority_inversion": "ok",
-                                          "timeslice": "ok"}
+                                          "timeslice": "ok", "launch_delay": "ok", "blocking": "ok"}
 
 
 def test_kineto_agrees_with_the_in_kernel_record_of_the_same_run():
@@ -96,7 +98,12 @@ def test_timeslice_trace():
 
 def test_cupti_probe_trace():
     assert statuses("cupti_probe_records") == {"exactly_once": "ok", "stream_order": "ok",
-                                               "priority_inversion": "ok", "timeslice": "ok"}
+                                               "priority_inversion": "ok", "timeslice": "ok", "launch_delay": "ok",
+                                               "blocking": "info"}
+    # no lower kernel started while it was queued, but the running one held the GPU until its
+    # first wave ended: blocking by running work, ~7 ms (launched 3 ms into a 10 ms wave)
+    b = {p.name: p for p in observe(path("cupti_probe_records")).results}["blocking"]
+    assert b.count == 1 and 6_500_000 < b.worst["blocking_ns"] < 7_500_000
     header, events = read_trace(path("cupti_probe_records"))
     assert [s["cuda_priority"] for s in header.extra["source"]["streams"]] == [0, 0, -5]
 
@@ -125,6 +132,37 @@ def test_a_trace_with_a_lost_completion_does_not_replay(tmp_path, capsys):
     # the model sees the stream's next kernel start while the previous one never ended
     assert main(["replay", bad, "--max-hidden", "4"]) == 1
     assert "diverges at" in capsys.readouterr().out
+
+
+def test_training_with_inference_traces():
+    """The realistic-size Kineto recordings (README): thousands of kernels, two streams; at CUDA
+    priority -5 the inference kernels are sometimes passed by training kernels that started while
+    they were queued, at equal priority no inversion is defined."""
+    r = {p.name: p for p in observe(path("kineto_train_infer_priority")).results}
+    assert r["exactly_once"].status == "ok" and r["stream_order"].status == "ok"
+    assert r["priority_inversion"].count > 100
+    assert all(w["duration_ns"] < 1_000_000 for w in r["priority_inversion"].findings)
+    header, events = read_trace(path("kineto_train_infer_priority"))
+    assert sum(1 for e in events if e.action == "launch") == 6497
+    assert [s.get("cuda_priority") for s in header.extra["source"]["streams"]] == [None, -5]
+    assert statuses("kineto_train_infer_equal") == {"exactly_once": "ok", "stream_order": "ok",
+                                                    "priority_inversion": "ok", "timeslice": "ok", "launch_delay": "ok", "blocking": "ok"}
+
+
+def test_timeslice_many_kernels_trace():
+    ts = {p.name: p for p in observe(path("timeslice_many_kernels")).results}
+    assert ts["exactly_once"].status == "ok" and ts["stream_order"].status == "ok"
+    out = [f for f in ts["timeslice"].findings if f["kind"] == "switched_out"]
+    assert len(out) > 20 and all(2_000_000 < f["max_ns"] < 3_000_000 for f in out)
+    st = ts["timeslice"].stats  # the slices each process ran for between its switched-out periods
+    assert all(1_800_000 < s["running_slices"]["median_ns"] < 2_400_000 for s in st["streams"])
+    assert 2_000_000 < st["switched_out"]["median_ns"] < 3_000_000
+
+
+def test_large_recordings_are_gzip_and_bounded():
+    for name in LARGE:
+        for p in (path(name), path(name, raw=True)):
+            assert open(p, "rb").read(2) == b"\x1f\x8b" and os.path.getsize(p) < 600_000
 
 
 def test_raw_recordings_are_small_and_gzip():

@@ -165,7 +165,11 @@ def test_unobserved_initial_value_makes_property_unknown() -> None:
     r = {x.property: x for x in rep.results}
     assert r["x_zero"].verdict is Verdict.UNKNOWN and "1 of 2" in (r["x_zero"].reason or "")
     assert r["n_grows"].verdict is Verdict.HOLDS_TO_BOUND
-    rep = _replay(cm, TraceHeader(init={"x": 1}), [Event("tick", {})])
+    lazy = _replay(cm, TraceHeader(init={"x": 1}), [Event("tick", {})])
+    # lazy: n = 2 and 3 (hidden bumps before the tick) are bumps after n = 1, kept once
+    assert lazy.candidates == 1 and lazy.exit_code == 1 and lazy.max_hidden is None
+    assert [r.verdict for r in lazy.results] == [Verdict.VIOLATED, Verdict.HOLDS_TO_BOUND]
+    rep = _replay(cm, TraceHeader(init={"x": 1}), [Event("tick", {})], engine="exhaustive")
     assert rep.candidates == 3 and rep.exit_code == 1  # n = 1, 2 or 3 (hidden bumps) and rep.results[0].verdict is Verdict.VIOLATED
     cx = rep.results[0].counterexample
     assert cx is not None and len(cx.steps) == 1 and cx.steps[0].state["x"] == 1
@@ -263,7 +267,8 @@ def test_symbolic_fallback_hook(monkeypatch) -> None:
     mod.replay_symbolic = replay_symbolic  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "fake_tracefill", mod)
     monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "fake_tracefill")
-    rep = _replay(cm, TraceHeader(init={"x": 0}), [Event("tick", {}), Event("tick", {})], max_candidates=2)
+    rep = _replay(cm, TraceHeader(init={"x": 0}), [Event("tick", {}), Event("tick", {})], max_candidates=2,
+                  engine="exhaustive")
     (req,) = seen
     assert req.from_line == 2 and req.start is not None and len(req.start) == 1 and req.max_hidden == 32
     assert rep.conforms is False and rep.divergence.line == 3 and rep.exit_code == 1  # type: ignore[union-attr]

@@ -216,3 +216,24 @@ liveness never: eventually x == 3
     report = verify(m, engine=engine, depth=6, **kw)
     assert_violated(m, report.result("never"))
     assert_violated(m, report.result("range"), 2)
+
+
+@pytest.mark.parametrize("engine", SAFETY_ENGINES)
+def test_the_range_counterexample_is_shortest_when_a_predicate_fails_first_in_bfs_order(engine):
+    # expanding B (depth 1) reaches C, where p fails to evaluate (depth 2); A (depth 1, expanded
+    # after B) has an action failing: the shortest range violation
+    m = model("""
+var x: 0..3 = 0
+var a: [0..1] -> 0..1 = 0
+action toB   { require x == 0; x = 1 }
+action toA   { require x == 0; x = 2 }
+action fromB { require x == 1; x = 3 }
+action boom  { require x == 2; a[x] = 1 }
+allow deadlock
+invariant p: x < 3 or a[x] == 0
+""")
+    report = verify(m, engine=engine, depth=8, timeout=60)
+    rng = report.result("range")
+    assert_violated(m, rng, 1)
+    assert rng.detail["action"] == "boom"
+    assert_violated(m, report.result("p"), 2)

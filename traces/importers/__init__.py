@@ -66,11 +66,11 @@ def detect_format(path: str) -> str:
             return "nsys"
         if looks_like_rocpd(tables):
             return "rocpd"
-        raise TraceError(f"{path}: an SQLite database with neither CUPTI_ACTIVITY_KIND_KERNEL (nsys) nor "
+        raise TraceError(f"{path}: table sqlite_master: an SQLite database with neither CUPTI_ACTIVITY_KIND_KERNEL (nsys) nor "
                          f"rocpd_kernel_dispatch (rocpd) tables")
     head = sniff(path).lstrip()
     if head.startswith(b'{"gpcheck_trace"'):
-        raise TraceError(f"{path}: already a gpcheck trace (nothing to import)")
+        raise TraceError(f"{path}:1: already a gpcheck trace (nothing to import)")
     if head[:1] in (b"[", b"{"):
         from traces.importers.cupti import looks_like_cupti
         from traces.importers.kineto import looks_like_kineto
@@ -86,12 +86,13 @@ def detect_format(path: str) -> str:
         if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list) or \
                 isinstance(doc, list) and any(isinstance(e, dict) and "ph" in e for e in doc[:1000]):
             return "chrome"
-        raise TraceError(f"{path}: JSON, but neither a Chrome/Kineto trace, cupti records nor a gpcheck recording")
+        raise TraceError(f"{path}:1:1: JSON, but neither a Chrome/Kineto trace, cupti records nor a gpcheck recording")
     from traces.importers.rocprof import looks_like_rocprof
 
     if looks_like_rocprof(head):
         return "rocprof"
-    raise TraceError(f"{path}: unrecognised input format (try --format {{{','.join(FORMATS)}}})")
+    raise TraceError(f"{path}:1: unrecognised input format: the first line is neither JSON, a kernel-trace CSV header "
+                     f"nor an SQLite header (try --format {{{','.join(FORMATS)}}})")
 
 
 def import_trace(path: str, fmt: str = "auto",

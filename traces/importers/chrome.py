@@ -18,7 +18,7 @@ from typing import Any
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, cuda_level, file_info, signed32, us_to_ns
+from traces.importers.common import Kernel, build_trace, cuda_level, file_info, key, signed32, us_to_ns
 from traces.importers.jsonload import load_json
 
 
@@ -28,7 +28,7 @@ def trace_events(doc: Any, path: str) -> tuple[list[Any], dict[str, Any]]:
         return doc, {}
     if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list):
         return doc["traceEvents"], {k: v for k, v in doc.items() if k != "traceEvents"}
-    raise TraceError(f"{path}: not a Chrome trace: expected a JSON array of events or an object with "
+    raise TraceError(f"{path}:1:1: not a Chrome trace: expected a JSON array of events or an object with "
                      f"a \"traceEvents\" array")
 
 
@@ -58,9 +58,9 @@ def names(events: list[Any]) -> dict[tuple[Any, Any], str]:
     for e in events:
         if isinstance(e, dict) and e.get("ph") == "M" and isinstance(e.get("args"), dict):
             if e.get("name") == "thread_name":
-                out[(e.get("pid"), e.get("tid"))] = str(e["args"].get("name"))
+                out[(key(e.get("pid")), key(e.get("tid")))] = str(e["args"].get("name"))
             elif e.get("name") == "process_name":
-                out[(e.get("pid"), None)] = str(e["args"].get("name"))
+                out[(key(e.get("pid")), None)] = str(e["args"].get("name"))
     return out
 
 
@@ -77,7 +77,7 @@ def slices(events: list[Any], path: str) -> list[tuple[int, dict[str, Any], int,
         if "ts" not in e:
             raise TraceError(f"{_where(path, i)}: a \"{ph}\" event needs \"ts\"")
         ts = us_to_ns(e["ts"], f"{_where(path, i)} field ts")
-        track = (e.get("pid"), e.get("tid"))
+        track = (key(e.get("pid")), key(e.get("tid")))
         if ph == "X":
             if "dur" not in e:
                 raise TraceError(f"{_where(path, i)}: an \"X\" event needs \"dur\"")
@@ -105,7 +105,7 @@ def flow_starts(events: list[Any], path: str) -> dict[Any, int]:
     out: dict[Any, int] = {}
     for i, e in enumerate(events):
         if isinstance(e, dict) and e.get("ph") == "s" and "id" in e and "ts" in e:
-            out.setdefault(e["id"], us_to_ns(e["ts"], f"{_where(path, i)} field ts"))
+            out.setdefault(key(e["id"]), us_to_ns(e["ts"], f"{_where(path, i)} field ts"))
     return out
 
 
@@ -120,10 +120,10 @@ def import_chrome(path: str) -> tuple[TraceHeader, list[Event]]:
     kernels = []
     for i, e, start, end in chosen:
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        pid, tid = e.get("pid"), e.get("tid")
+        pid, tid = key(e.get("pid")), key(e.get("tid"))
         corr = _corr(args)
         prio = args.get("priority")
-        cuda_p = signed32(prio) if isinstance(prio, int) and not isinstance(prio, bool) else None
+        cuda_p = signed32(prio) if isinstance(prio, int) and not isinstance(prio, bool) and abs(prio) < 1 << 33 else None
         launch = flows.get(corr) if corr is not None else None
         info = {"pid": pid, "tid": tid}
         if (pid, tid) in tnames:
@@ -134,7 +134,7 @@ def import_chrome(path: str) -> tuple[TraceHeader, list[Event]]:
                    end=end, corr=corr,
                    launch=launch, launch_from="api" if launch is not None else "kernel",
                    level=cuda_level(cuda_p), grid_dims=_dims(args.get("grid")), block_dims=_dims(args.get("block")),
-                   stream_info=info, meta={"track": f"{pid}/{tid}", "event_index": i})
+                   stream_info=info, meta={"track": f"{pid}/{tid}", "event_index": i}, where=_where(path, i))
         if end is None:
             k.meta["unfinished"] = True
         kernels.append(k)

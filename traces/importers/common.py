@@ -26,12 +26,15 @@ NOTE(observation-events): every importer emits, per kernel launch, three events
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
+
+MAX_NS = 1 << 62  # bound of every time and integer read from an input (|t| < 146 years in ns)
 
 MODEL = "nvidia_streams"
 KERNEL_ACTIONS = ("launch", "start", "end")
@@ -73,6 +76,7 @@ class Kernel:
     block_dims: tuple[int, ...] | None = None
     stream_info: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    where: str = ""                     # its place in the input (file:line, table row, record), for errors
 
     @property
     def grid(self) -> int | None:
@@ -92,6 +96,7 @@ class Extra:
     action: str
     args: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    where: str = ""  # its place in the input, for errors
 
 
 def file_info(path: str) -> dict[str, Any]:
@@ -107,29 +112,91 @@ def file_info(path: str) -> dict[str, Any]:
     return {"file": os.path.basename(path), "bytes": size, "sha256": h.hexdigest()}
 
 
-def ns(value: Any, where: str) -> int:
-    """An integer nanosecond timestamp from an int, float or numeric string."""
-    if isinstance(value, bool):
-        raise TraceError(f"{where}: expected a timestamp, got {value!r}")
-    if isinstance(value, int):
-        return value
+def short(v: Any) -> str:
+    """A value for an error message, cut to 60 characters."""
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def key(v: Any) -> Any:
+    """A value usable as a dict key or stream-key part: scalars as they are, anything else
+    (a list or object where a scalar was expected) as its repr."""
+    return v if v is None or isinstance(v, (int, float, str, bytes)) else repr(v)
+
+
+def _number(value: Any, where: str, what: str, scale: float = 1) -> int:
+    t = type(value)
+    n: int | None = None
+    if scale == 1 and (t is int or (t is str and len(value) <= 40)):  # the common cases, fast
+        try:
+            n = int(value)
+        except ValueError:
+            pass
+    if n is None:
+        n = _parse_number(value, where, what, scale)
+    if not -MAX_NS <= n <= MAX_NS:
+        raise TraceError(f"{where}: {what} out of range: {short(value)} (at most 2^62 in magnitude)")
+    return n
+
+
+def _parse_number(value: Any, where: str, what: str, scale: float) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, bytes)):
+        raise TraceError(f"{where}: expected {what}, got {short(value)}")
     try:
-        if isinstance(value, float):
-            return round(value)
-        s = str(value).strip()
-        return int(s) if s.lstrip("-").isdigit() else round(float(s))
-    except (TypeError, ValueError):
-        raise TraceError(f"{where}: expected a timestamp, got {value!r}") from None
+        if isinstance(value, (str, bytes)):
+            s = value.strip()
+            if len(s) > 40:
+                raise ValueError
+            value = int(s) if scale == 1 and s.lstrip(b"-" if isinstance(s, bytes) else "-").isdigit() else float(s)
+        if isinstance(value, float) and not math.isfinite(value * scale):
+            raise ValueError
+        return value if isinstance(value, int) and scale == 1 else round(value * scale)
+    except (TypeError, ValueError, OverflowError):
+        raise TraceError(f"{where}: expected {what}, got {short(value)}") from None
+
+
+def int_value(value: Any, where: str) -> int:
+    """An integer field (int, integral float or numeric string), within +-2^62."""
+    if value is None:
+        raise TraceError(f"{where}: missing value")
+    return _number(value, where, "an integer")
+
+
+def ns(value: Any, where: str) -> int:
+    """An integer nanosecond timestamp from an int, float or numeric string, within +-2^62."""
+    return _number(value, where, "a timestamp")
 
 
 def us_to_ns(value: Any, where: str) -> int:
     """Chrome-trace microseconds (float, Kineto writes 3 decimals) to integer nanoseconds."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TraceError(f"{where}: expected a time in microseconds, got {value!r}")
-    try:
-        return round(float(value) * 1000)
-    except ValueError:
-        raise TraceError(f"{where}: expected a time in microseconds, got {value!r}") from None
+    return _number(value, where, "a time in microseconds", 1000)
+
+
+def _jsonable(v: Any) -> Any:
+    """A metadata value the trace writer can encode: bytes as hex, non-finite floats and
+    integers beyond 64 bits as text (database columns can hold anything)."""
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is int:
+        return v if -(1 << 63) <= v < (1 << 64) else str(v)
+    if t is float:
+        return v if math.isfinite(v) else str(v)
+    if t is bytes:
+        return v.hex()
+    if t is list or t is tuple:
+        return [_jsonable(x) for x in v]
+    if t is dict:
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v if isinstance(v, (str, int, float)) else str(v)
+
+
+def _dims_ok(d: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """Launch dimensions as recorded, or None where they are not small non-negative integers
+    (they are metadata: a nonsense grid is dropped rather than written)."""
+    if d and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < (1 << 32) for x in d):
+        return d
+    return None
 
 
 def _sort_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -146,8 +213,19 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     once, at least 1). `model` is dropped to null when extras add actions the model lacks."""
     ks = list(kernels)
     for k in ks:
+        for t in (k.start, k.end, k.launch):
+            if t is not None and not -MAX_NS <= t <= MAX_NS:
+                raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): time {t} "
+                                 f"out of range (at most 2^62 ns in magnitude)")
+        if k.level is not None and abs(k.level) > 1 << 32:
+            raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
+                             f"out of range (a CUDA priority fits 32 bits)")
+        k.meta = _jsonable(k.meta)
+        k.stream_info = _jsonable(k.stream_info)
+        k.grid_dims = _dims_ok(k.grid_dims)
+        k.block_dims = _dims_ok(k.block_dims)
         if k.end is not None and k.end < k.start:
-            raise TraceError(f"{source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}) ends "
+            raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}) ends "
                              f"before it starts ({k.start} > {k.end})")
     keys = sorted({k.stream_key for k in ks}, key=_sort_key)
     index = {key: i for i, key in enumerate(keys)}
@@ -158,7 +236,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         infos.setdefault(s, dict(k.stream_info))
         if k.level is not None:
             if levels.get(s) is not None and levels[s] != k.level:
-                raise TraceError(f"{source.get('file', '?')}: stream {k.stream_info or k.stream_key} has kernels "
+                raise TraceError(f"{k.where or source.get('file', '?')}: stream {k.stream_info or k.stream_key} has kernels "
                                  f"with priorities {levels[s]} and {k.level}")
             levels[s] = k.level
         else:
@@ -208,6 +286,10 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         seq += 3
     extra_actions = set()
     for x in extras:
+        if not -MAX_NS <= x.t <= MAX_NS:
+            raise TraceError(f"{x.where or source.get('file', '?')}: a '{x.action}' event at time {x.t}: out of range "
+                             f"(at most 2^62 ns in magnitude)")
+        x.meta = _jsonable(x.meta)
         extra_actions.add(x.action)
         rows.append((x.t, 1, seq, Event(x.action, x.args, None, x.t, x.meta or None)))
         seq += 1

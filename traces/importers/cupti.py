@@ -20,7 +20,7 @@ from typing import Any
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, cuda_level, file_info, ns, signed32
+from traces.importers.common import MAX_NS, Kernel, build_trace, cuda_level, file_info, key, ns, short, signed32
 from traces.importers.jsonload import load_json
 
 KERNEL_KINDS = {"kernel", "concurrent_kernel"}
@@ -32,7 +32,7 @@ def records_of(doc: Any, path: str) -> list[Any]:
     if isinstance(doc, dict) and isinstance(doc.get("records"), list):
         doc = doc["records"]
     if not isinstance(doc, list):
-        raise TraceError(f"{path}: not cupti records: expected a JSON array of record objects "
+        raise TraceError(f"{path}:1:1: not cupti records: expected a JSON array of record objects "
                          f"(or {{\"records\": [...]}})")
     return doc
 
@@ -42,7 +42,7 @@ def looks_like_cupti(doc: Any) -> bool:
         recs = records_of(doc, "")
     except TraceError:
         return False
-    kinds = {str(r.get("kind", "")).lower() for r in recs[:1000] if isinstance(r, dict)}
+    kinds = {str(r.get("kind", "")).lower()[:40] for r in recs[:1000] if isinstance(r, dict)}
     return bool(kinds & KERNEL_KINDS) and all(isinstance(r, dict) and "ph" not in r for r in recs[:1000])
 
 
@@ -52,9 +52,9 @@ def _int(r: dict[str, Any], key: str, where: str, required: bool = True) -> int 
         if required:
             raise TraceError(f"{where}: missing field {key!r}")
         return None
-    if isinstance(v, bool) or not isinstance(v, int):
+    if isinstance(v, bool) or not isinstance(v, int) or not -MAX_NS <= v <= MAX_NS:
         if required:
-            raise TraceError(f"{where}: field {key!r} must be an integer, got {v!r}")
+            raise TraceError(f"{where}: field {key!r} must be an integer within +-2^62, got {short(v)}")
         return None
     return v
 
@@ -83,7 +83,7 @@ def import_cupti(path: str) -> tuple[TraceHeader, list[Event]]:
             sid = _int(r, "stream_id", where)
             p = _int(r, "priority", where, required=False)
             if p is not None and sid is not None:
-                prios[(r.get("context_id"), sid)] = signed32(p)
+                prios[(key(r.get("context_id")), sid)] = signed32(p)
         elif kind in API_KINDS:
             corr = _int(r, "correlation_id", where)
             name = str(r.get("name", ""))
@@ -98,7 +98,7 @@ def import_cupti(path: str) -> tuple[TraceHeader, list[Event]]:
         end = ns(r.get("end"), f"{where} field end")
         sid = _int(r, "stream_id", where)
         corr = _int(r, "correlation_id", where)
-        ctx, dev = r.get("context_id"), r.get("device_id")
+        ctx, dev = key(r.get("context_id")), key(r.get("device_id"))
         assert sid is not None and corr is not None
         kp = _int(r, "priority", where, required=False)  # CUDA 13.1+: per-kernel launch priority
         cuda_p = signed32(kp) if kp is not None else prios.get((ctx, sid))
@@ -121,7 +121,7 @@ def import_cupti(path: str) -> tuple[TraceHeader, list[Event]]:
                                                      ctx if isinstance(ctx, int) else -1, sid),
             start=start, end=end, corr=corr, launch=launch, launch_from=how, level=cuda_level(cuda_p),
             grid_dims=_dims(r, "grid"), block_dims=_dims(r, "block"),
-            stream_info={k: v for k, v in info.items() if v is not None}, meta=meta))
+            stream_info={k: v for k, v in info.items() if v is not None}, meta=meta, where=where))
     src = {"format": "cupti", **file_info(path), "clock": "ns, CUPTI timestamps",
            "stream_records": len(prios), "launch_records": len(apis)}
     return build_trace(kernels, src)

@@ -19,7 +19,7 @@ from typing import Any
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
 from traces.importers.chrome import _dims, names, slices, trace_events
-from traces.importers.common import Kernel, build_trace, file_info
+from traces.importers.common import MAX_NS, Kernel, build_trace, file_info, key
 from traces.importers.jsonload import load_json
 
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
@@ -47,8 +47,8 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
     doc = load_json(path)
     events, top = trace_events(doc, path)
     base = top.get("baseTimeNanoseconds", 0)
-    if not isinstance(base, int) or isinstance(base, bool):
-        raise TraceError(f"{path}: baseTimeNanoseconds must be an integer, got {base!r}")
+    if not isinstance(base, int) or isinstance(base, bool) or not 0 <= base <= MAX_NS:
+        raise TraceError(f"{path}: top-level baseTimeNanoseconds must be an integer in 0..2^62, got {str(base)[:40]}")
     cats = ("kernel", "gpu_memcpy", "gpu_memset") if include_copies else ("kernel",)
     all_slices = slices(events, path)
     launches: dict[int, tuple[int, str, Any]] = {}
@@ -56,7 +56,7 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
         if e.get("cat") in LAUNCH_CATS and isinstance(e.get("args"), dict):
             corr = e["args"].get("correlation")
             name = str(e.get("name", ""))
-            if isinstance(corr, int) and "aunch" in name:
+            if isinstance(corr, int) and not isinstance(corr, bool) and "aunch" in name:
                 launches.setdefault(corr, (start + base, name, e.get("pid")))
     tnames = names(events)
     kernels = []
@@ -69,16 +69,16 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
         corr = args.get("correlation")
         if not isinstance(corr, int) or isinstance(corr, bool):
             raise TraceError(f"{path}: traceEvents[{i}]: kernel {e.get('name')!r} has no integer args.correlation")
-        stream = args.get("stream", e.get("tid"))
-        dev = args.get("device", e.get("pid"))
-        ctx = args.get("context")
+        stream = key(args.get("stream", e.get("tid")))
+        dev = key(args.get("device", e.get("pid")))
+        ctx = key(args.get("context"))
         launch = launches.get(corr)
         queued = args.get("queued")
         t_launch: int | None = None
         how = "kernel"
         if launch is not None:
             t_launch, how = launch[0], "api"
-        elif isinstance(queued, int) and queued > 0:
+        elif isinstance(queued, int) and not isinstance(queued, bool) and 0 < queued <= MAX_NS:
             t_launch, how = queued, "queued"  # CUPTI latency timestamps: absolute ns
         meta: dict[str, Any] = {"stream_id": stream, "device": dev, "context": ctx, "event_index": i}
         if launch is not None:
@@ -86,15 +86,15 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
         if e.get("cat") != "kernel":
             meta["kind"] = e.get("cat")
         info = {"device": dev, "context": ctx, "stream_id": stream}
-        if (e.get("pid"), e.get("tid")) in tnames:
-            info["track"] = tnames[(e.get("pid"), e.get("tid"))].strip()
+        if (key(e.get("pid")), key(e.get("tid"))) in tnames:
+            info["track"] = tnames[(key(e.get("pid")), key(e.get("tid")))].strip()
         kernels.append(Kernel(
             name=str(e.get("name", "?")), stream_key=(str(dev), str(ctx), str(stream)), start=start + base,
             end=None if end is None else end + base, corr=corr,
             pid=launch[2] if launch is not None and isinstance(launch[2], int) else None,
             launch=t_launch, launch_from=how, level=None, grid_dims=_dims(args.get("grid")),
             block_dims=_dims(args.get("block")), stream_info={k: v for k, v in info.items() if v is not None},
-            meta=meta))
+            meta=meta, where=f"{path}: traceEvents[{i}]"))
     device = top.get("deviceProperties")
     src = {"format": "kineto", **file_info(path),
            "clock": "ns = baseTimeNanoseconds + ts (us) x 1000 (CUPTI GPU timestamps)",

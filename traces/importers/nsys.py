@@ -20,7 +20,7 @@ from typing import Any
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
-from traces.importers.common import Extra, Kernel, build_trace, cuda_level, file_info, signed32
+from traces.importers.common import Extra, Kernel, build_trace, cuda_level, file_info, int_value, key, signed32
 from traces.importers.sqlite import Database
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -29,27 +29,22 @@ OPTIONAL = ("deviceId", "contextId", "globalPid", "shortName", "demangledName", 
             "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "launchType", "gridId")
 
 
-def pid_of(global_id: Any) -> int | None:
+def pid_of(global_id: Any, where: str = "globalPid") -> int | None:
     """The process id packed into an nsys globalPid/globalTid."""
     if global_id is None:
         return None
-    return (int(global_id) >> 24) & 0xFFFFFF
+    return (int_value(global_id, where) >> 24) & 0xFFFFFF
 
 
-def _int(v: Any, where: str) -> int:
-    if v is None or isinstance(v, bool):
-        raise TraceError(f"{where}: missing value")
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        raise TraceError(f"{where}: expected an integer, got {v!r}") from None
+_int = int_value
 
 
 def _strings(db: Database) -> dict[int, str]:
     if not db.has("StringIds"):
         return {}
     db.require("StringIds", ("id", "value"))
-    return {int(i): str(v) for _, i, v in db.rows("StringIds", ("id", "value"))}
+    return {_int(i, f"{db.path}: table StringIds row {r} column id"): str(v)
+            for r, i, v in db.rows("StringIds", ("id", "value"))}
 
 
 def _launches(db: Database, strings: dict[int, str]) -> dict[tuple[int | None, int], tuple[int, str]]:
@@ -64,10 +59,11 @@ def _launches(db: Database, strings: dict[int, str]) -> dict[tuple[int | None, i
             rowid, vals = row[0], dict(zip(sel, row[1:]))
             where = f"{db.path}: table {table} row {rowid}"
             corr = _int(vals["correlationId"], f"{where} column correlationId")
-            name = strings.get(int(vals["nameId"]), "") if vals.get("nameId") is not None else ""
+            name = strings.get(_int(vals["nameId"], f"{where} column nameId"), "") \
+                if vals.get("nameId") is not None else ""
             if name and "aunch" not in name:  # only launch calls (cudaLaunchKernel, cuLaunchKernelEx, ...)
                 continue
-            out[(pid_of(vals.get("globalTid")), corr)] = (_int(vals["start"], f"{where} column start"), name)
+            out[(pid_of(vals.get("globalTid"), f"{where} column globalTid"), corr)] = (_int(vals["start"], f"{where} column start"), name)
     return out
 
 
@@ -82,7 +78,7 @@ def _priorities(db: Database) -> dict[tuple[int | None, int | None, int], int]:
     for row in db.rows(table, sel):
         vals = dict(zip(sel, row[1:]))
         where = f"{db.path}: table {table} row {row[0]}"
-        out[(vals.get("processId"), vals.get("contextId"), _int(vals["streamId"], f"{where} column streamId"))] = \
+        out[(key(vals.get("processId")), key(vals.get("contextId")), _int(vals["streamId"], f"{where} column streamId"))] = \
             signed32(_int(vals["priority"], f"{where} column priority"))
     return out
 
@@ -95,16 +91,18 @@ def _ctx_switches(db: Database) -> list[Extra]:
     sel = ["timestamp"] + [c for c in ("tag", "contextId", "globalPid", "gpuId", "vmId", "seqNo") if c in cols]
     tags: dict[int, str] = {}
     if db.has("ENUM_GPU_CTX_SWITCH") and {"id", "name"} <= set(db.columns("ENUM_GPU_CTX_SWITCH")):
-        tags = {int(k): str(v) for k, v in db.scalar_map("ENUM_GPU_CTX_SWITCH", "id", "name").items()}
+        tags = {_int(k, f"{db.path}: table ENUM_GPU_CTX_SWITCH column id"): str(v)
+                for k, v in db.scalar_map("ENUM_GPU_CTX_SWITCH", "id", "name").items()}
     out = []
     for row in db.rows(table, sel):
         vals = dict(zip(sel, row[1:]))
         t = _int(vals["timestamp"], f"{db.path}: table {table} row {row[0]} column timestamp")
         meta: dict[str, Any] = {k: vals[k] for k in sel[1:] if vals.get(k) is not None}
+        where = f"{db.path}: table {table} row {row[0]}"
         if "globalPid" in meta:
-            meta["pid"] = pid_of(meta.pop("globalPid"))
+            meta["pid"] = pid_of(meta.pop("globalPid"), f"{where} column globalPid")
         if "tag" in meta:
-            meta["tag_name"] = tags.get(int(meta["tag"]), str(meta["tag"]))
+            meta["tag_name"] = tags.get(_int(meta["tag"], f"{where} column tag"), str(meta["tag"]))
         out.append(Extra(t, "ctx_switch", {}, meta))
     return out
 
@@ -131,8 +129,8 @@ def import_nsys(path: str) -> tuple[TraceHeader, list[Event]]:
             end = _int(v["end"], f"{where} column end")
             corr = _int(v["correlationId"], f"{where} column correlationId")
             stream = _int(v["streamId"], f"{where} column streamId")
-            pid = pid_of(v.get("globalPid"))
-            ctx, dev = v.get("contextId"), v.get("deviceId")
+            pid = pid_of(v.get("globalPid"), f"{where} column globalPid")
+            ctx, dev = key(v.get("contextId")), key(v.get("deviceId"))
             name = "?"
             for c in ("shortName", "demangledName", "mangledName"):
                 if v.get(c) is not None:
@@ -156,7 +154,7 @@ def import_nsys(path: str) -> tuple[TraceHeader, list[Event]]:
                 start=start, end=end, corr=corr, pid=pid,
                 launch=launch[0] if launch else None, launch_from="api" if launch else "kernel",
                 level=cuda_level(cuda_p), grid_dims=dims or None, block_dims=bdims or None,
-                stream_info={k: x for k, x in info.items() if x is not None}, meta=meta))
+                stream_info={k: x for k, x in info.items() if x is not None}, meta=meta, where=where))
         extras = _ctx_switches(db)
     src = {"format": "nsys", **file_info(path), "schema_version": schema,
            "clock": "ns, nsys session timeline (CUPTI GPU timestamps)",

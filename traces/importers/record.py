@@ -20,7 +20,7 @@ from typing import Any
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
-from traces.importers.common import Extra, Kernel, build_trace, cuda_level, file_info
+from traces.importers.common import MAX_NS, Extra, Kernel, build_trace, cuda_level, file_info, key, short
 from traces.importers.jsonload import load_json
 
 STATUS = {0: "completed", 1: "exited", 2: "killed"}
@@ -30,57 +30,91 @@ def looks_like_record(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("gpcheck_record") == 1
 
 
-def _part(rec: dict[str, Any], path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
-    try:
-        base = int(rec["clock"]["base_ns"])
-        pid = rec["device"].get("pid")
-        prio = {s["name"]: s.get("cuda_priority") for s in rec["streams"]}
-        cols = rec["blocks"]["columns"]
-        rows = rec["blocks"]["rows"]
-        launches = rec["launches"]
-    except (KeyError, TypeError, AttributeError) as e:
-        raise TraceError(f"{path}: {where}: not a gpcheck raw recording: missing {e}") from None
+def _fields(obj: Any, where: str, **types: Any) -> dict[str, Any]:
+    """`obj` as an object whose named fields have the given types (a TraceError naming the
+    place otherwise); integers must be within +-2^62."""
+    if not isinstance(obj, dict):
+        raise TraceError(f"{where}: expected an object, got {short(obj)}")
+    for name, t in types.items():
+        v = obj.get(name)
+        ok = isinstance(v, t) and not (isinstance(v, bool) and t is int)
+        if ok and isinstance(v, int) and not isinstance(v, bool):
+            ok = -MAX_NS <= v <= MAX_NS
+        if not ok:
+            raise TraceError(f"{where}: field {name!r} must be {getattr(t, '__name__', t)}, got {short(v)}")
+    return obj
+
+
+def _table(obj: Any, where: str, need: tuple[str, ...]) -> tuple[dict[str, int], list[list[int]]]:
+    """A `{columns, rows}` table whose rows are integer lists: column index by name, rows."""
+    _fields(obj, where, columns=list, rows=list)
+    cols = obj["columns"]
+    missing = [c for c in need if c not in cols]
+    if missing:
+        raise TraceError(f"{where}.columns lacks {missing}")
+    for n, r in enumerate(obj["rows"]):
+        if not isinstance(r, list) or len(r) != len(cols) or \
+                not all(isinstance(x, int) and not isinstance(x, bool) and -MAX_NS <= x <= MAX_NS for x in r):
+            raise TraceError(f"{where}.rows[{n}]: expected {len(cols)} integers, got {short(r)}")
+    return {c: cols.index(c) for c in need}, obj["rows"]
+
+
+def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
+    where = f"{path}: {where}"
+    _fields(rec, where, clock=dict, device=dict, streams=list, blocks=dict, launches=list)
+    base = _fields(rec["clock"], f"{where}.clock", base_ns=int)["base_ns"]
+    pid = rec["device"].get("pid")
+    pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+    prio: dict[Any, Any] = {}
+    for n, st in enumerate(rec["streams"]):
+        _fields(st, f"{where}.streams[{n}]")
+        p = st.get("cuda_priority")
+        prio[key(st.get("name"))] = p if isinstance(p, int) and not isinstance(p, bool) and abs(p) < 1 << 32 else None
     need = ("launch", "t_entry", "t_exit", "sm_entry", "sm_exit", "status", "max_gap_ns")
-    if any(c not in cols for c in need):
-        raise TraceError(f"{path}: {where}: blocks.columns lacks {[c for c in need if c not in cols]}")
-    ix = {c: cols.index(c) for c in need}
+    ix, rows = _table(rec["blocks"], f"{where}.blocks", need)
     per: dict[int, list[list[int]]] = defaultdict(list)
-    for n, r in enumerate(rows):
-        if not isinstance(r, list) or len(r) != len(cols):
-            raise TraceError(f"{path}: {where}: blocks.rows[{n}] has {len(r) if isinstance(r, list) else '?'} "
-                             f"values, expected {len(cols)}")
+    for r in rows:
         per[r[ix["launch"]]].append(r)
     kernels = []
-    for n, ln in enumerate(launches):
-        seq = ln.get("seq")
+    for n, ln in enumerate(rec["launches"]):
+        lw = f"{where}.launches[{n}]"
+        _fields(ln, lw, seq=int, t_launch=int, grid=int)
+        seq = ln["seq"]
         blocks = per.get(seq, [])
         if not blocks:
-            raise TraceError(f"{path}: {where}: launches[{n}] (seq {seq}) has no block records")
+            raise TraceError(f"{lw}: (seq {seq}) has no block records")
         status = [b[ix["status"]] for b in blocks]
+        stream = key(ln.get("stream"))
         meta: dict[str, Any] = {
-            "kernel": ln["kernel"], "stream_id": ln["stream"],
+            "kernel": key(ln.get("kernel")), "stream_id": stream,
             "work": status.count(0), "exited": status.count(1), "killed": status.count(2),
             "blocks_recorded": len(blocks),
             "sm_changed": sum(1 for b in blocks if b[ix["sm_entry"]] != b[ix["sm_exit"]]),
             "max_gap_ns": max(b[ix["max_gap_ns"]] for b in blocks)}
-        stream = ln["stream"]
+        kname = str(ln.get("kernel"))
         kernels.append(Kernel(
-            name=str(ln["kernel"]).split(":")[0] if ":" in str(ln["kernel"]) else str(ln["kernel"]),
-            stream_key=(pid if isinstance(pid, int) else -1, stream),
+            name=kname.split(":")[0] if ":" in kname else kname,
+            stream_key=(pid if pid is not None else -1, str(stream)),
             start=base + min(b[ix["t_entry"]] for b in blocks), end=base + max(b[ix["t_exit"]] for b in blocks),
-            corr=int(seq) + 1, pid=pid, launch=base + int(ln["t_launch"]), launch_from="api",
-            level=cuda_level(prio.get(stream)), grid_dims=(int(ln["grid"]),), block_dims=(1024,),
-            stream_info={"name": stream, "pid": pid, "cuda_priority": prio.get(stream)}, meta=meta))
-    extras = [Extra(base + int(e["t"]), str(e["action"]), {}, dict(e.get("meta") or {}))
-              for e in rec.get("host_events", [])]
+            corr=seq + 1, pid=pid, launch=base + ln["t_launch"], launch_from="api",
+            level=cuda_level(prio.get(stream)), grid_dims=(ln["grid"],), block_dims=(1024,),
+            stream_info={"name": stream, "pid": pid, "cuda_priority": prio.get(stream)}, meta=meta, where=lw))
+    extras = []
+    host = rec.get("host_events", [])
+    if not isinstance(host, list):
+        raise TraceError(f"{where}.host_events: expected a list, got {short(host)}")
+    for n, e in enumerate(host):
+        _fields(e, f"{where}.host_events[{n}]", t=int, action=str)
+        m = e.get("meta")
+        extras.append(Extra(base + e["t"], e["action"], {}, dict(m) if isinstance(m, dict) else {},
+                            f"{where}.host_events[{n}]"))
     gaps = rec.get("gaps")
     if gaps:
-        gc = gaps["columns"]
-        gi = {c: gc.index(c) for c in ("launch", "block", "t", "length_ns")}
-        for g in gaps["rows"]:
-            extras.append(Extra(base + int(g[gi["t"]]), "gap", {},
-                                {"corr": int(g[gi["launch"]]) + 1, "pid": pid, "block": g[gi["block"]],
-                                 "length_ns": int(g[gi["length_ns"]])}))
+        gi, grows = _table(gaps, f"{where}.gaps", ("launch", "block", "t", "length_ns"))
+        for n, g in enumerate(grows):
+            extras.append(Extra(base + g[gi["t"]], "gap", {},
+                                {"corr": g[gi["launch"]] + 1, "pid": pid, "block": g[gi["block"]],
+                                 "length_ns": g[gi["length_ns"]]}, f"{where}.gaps.rows[{n}]"))
     return kernels, extras
 
 
@@ -88,7 +122,7 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
     """Import a raw recording (see module doc)."""
     doc = load_json(path)
     if not looks_like_record(doc):
-        raise TraceError(f"{path}: not a gpcheck raw recording (no \"gpcheck_record\": 1)")
+        raise TraceError(f"{path}:1:1: not a gpcheck raw recording (no \"gpcheck_record\": 1)")
     parts = doc["parts"] if isinstance(doc.get("parts"), list) else [doc]
     kernels: list[Kernel] = []
     extras: list[Extra] = []
@@ -96,7 +130,9 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
         k, x = _part(p, path, f"parts[{i}]" if "parts" in doc else "recording")
         kernels += k
         extras += x
-    first = parts[0]
+    if not parts:
+        raise TraceError(f"{path}: parts[0]: missing (an empty list: no recording)")
+    first = parts[0] if isinstance(parts[0], dict) else {}
     src: dict[str, Any] = {"format": "record", **file_info(path), "workload": doc.get("workload"),
                            "variant": doc.get("variant"), "device": first.get("device"),
                            "clock": "ns, GPU %globaltimer (launch times moved from the host clock by calibration)",
@@ -106,6 +142,6 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
         if first.get("counters"):
             src["counters"] = first["counters"]
     else:
-        src["params"] = [p.get("params") for p in parts]
+        src["params"] = [p.get("params") if isinstance(p, dict) else None for p in parts]
         src["note"] = doc.get("note")
     return build_trace(kernels, src, extras=extras)

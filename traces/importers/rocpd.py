@@ -18,7 +18,7 @@ from typing import Any
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, file_info
+from traces.importers.common import Kernel, build_trace, file_info, int_value, key
 from traces.importers.sqlite import Database
 
 DISPATCH = "rocpd_kernel_dispatch"
@@ -36,23 +36,17 @@ def looks_like_rocpd(tables: set[str]) -> bool:
     return any(t.startswith(DISPATCH) for t in tables)
 
 
-def _map(db: Database, table: str, key: str, cols: tuple[str, ...]) -> dict[Any, dict[str, Any]]:
+def _map(db: Database, table: str, key_col: str, cols: tuple[str, ...]) -> dict[Any, dict[str, Any]]:
     if not db.has(table):
         return {}
     have = db.columns(table)
-    if key not in have:
+    if key_col not in have:
         return {}
-    sel = [key] + [c for c in cols if c in have]
-    return {r[1]: dict(zip(sel[1:], r[2:])) for r in db.rows(table, sel)}
+    sel = [key_col] + [c for c in cols if c in have]
+    return {key(r[1]): dict(zip(sel[1:], r[2:])) for r in db.rows(table, sel)}
 
 
-def _int(v: Any, where: str) -> int:
-    if v is None or isinstance(v, bool):
-        raise TraceError(f"{where}: missing value")
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        raise TraceError(f"{where}: expected an integer, got {v!r}") from None
+_int = int_value
 
 
 def import_rocpd(path: str) -> tuple[TraceHeader, list[Event]]:
@@ -75,11 +69,13 @@ def import_rocpd(path: str) -> tuple[TraceHeader, list[Event]]:
             strings = {k: v.get("string") for k, v in _map(db, "rocpd_string" + suf, "id", ("string",)).items()}
             launches: dict[int, int] = {}
             for rid, r in _map(db, "rocpd_region" + suf, "id", ("start", "event_id", "name_id")).items():
-                name = str(strings.get(r.get("name_id"), ""))
-                ev = events.get(r.get("event_id"), {})
+                name = str(strings.get(key(r.get("name_id")), ""))
+                ev = events.get(key(r.get("event_id")), {})
                 corr = ev.get("correlation_id")
+                where = f"{path}: table rocpd_region{suf} id {rid}"
                 if corr is not None and "aunch" in name and r.get("start") is not None:
-                    launches.setdefault(int(corr), int(r["start"]))
+                    launches.setdefault(_int(corr, f"{where} (its event's correlation_id)"),
+                                        _int(r["start"], f"{where} column start"))
             for row in db.rows(table, sel):
                 v = dict(zip(sel, row[1:]))
                 where = f"{path}: table {table} row {row[0]}"
@@ -88,19 +84,22 @@ def import_rocpd(path: str) -> tuple[TraceHeader, list[Event]]:
                 queue = _int(v["queue_id"], f"{where} column queue_id")
                 agent_id = _int(v["agent_id"], f"{where} column agent_id")
                 agent = agents.get(agent_id, {}).get("absolute_index", agent_id)
-                stream = int(v["stream_id"]) if v.get("stream_id") is not None else 0
-                sym = symbols.get(v.get("kernel_id"), {})
+                stream = _int(v["stream_id"], f"{where} column stream_id") if v.get("stream_id") is not None else 0
+                sym = symbols.get(key(v.get("kernel_id")), {})
                 name = sym.get("display_name") or sym.get("kernel_name") or f"kernel_{v.get('kernel_id')}"
-                ev = events.get(v.get("event_id"), {})
+                ev = events.get(key(v.get("event_id")), {})
                 corr = ev.get("correlation_id")
                 if corr is None:
                     corr = v.get("dispatch_id")
-                pid = procs.get(v.get("pid"), {}).get("pid", v.get("pid"))
-                gi = tuple(int(v[c]) for c in ("grid_size_x", "grid_size_y", "grid_size_z") if v.get(c) is not None)
-                wg = tuple(int(v[c]) for c in ("workgroup_size_x", "workgroup_size_y", "workgroup_size_z")
+                if corr is not None:
+                    corr = _int(corr, f"{where} (correlation id of its event, else dispatch_id)")
+                pid = procs.get(key(v.get("pid")), {}).get("pid", v.get("pid"))
+                gi = tuple(_int(v[c], f"{where} column {c}") for c in ("grid_size_x", "grid_size_y", "grid_size_z")
                            if v.get(c) is not None)
+                wg = tuple(_int(v[c], f"{where} column {c}") for c in ("workgroup_size_x", "workgroup_size_y",
+                                                                       "workgroup_size_z") if v.get(c) is not None)
                 grid = tuple(-(-g // max(w, 1)) for g, w in zip(gi, wg)) if gi and len(gi) == len(wg) else None
-                launch = launches.get(int(corr)) if corr is not None else None
+                launch = launches.get(corr) if corr is not None else None
                 meta: dict[str, Any] = {"agent": agent, "queue_id": queue, "stream_id": stream}
                 if gi:
                     meta["grid_items"] = list(gi)
@@ -108,9 +107,9 @@ def import_rocpd(path: str) -> tuple[TraceHeader, list[Event]]:
                     meta["dispatch"] = v["dispatch_id"]
                 kernels.append(Kernel(
                     name=str(name), stream_key=(suf, int(pid) if isinstance(pid, int) else -1, agent_id, queue, stream),
-                    start=start, end=end, corr=int(corr) if corr is not None else None,
+                    start=start, end=end, corr=corr,
                     pid=pid if isinstance(pid, int) else None, launch=launch,
                     launch_from="api" if launch is not None else "kernel", grid_dims=grid, block_dims=wg or None,
-                    stream_info={"agent": agent, "queue_id": queue, "stream_id": stream}, meta=meta))
+                    stream_info={"agent": agent, "queue_id": queue, "stream_id": stream}, meta=meta, where=where))
     src = {"format": "rocpd", **file_info(path), "clock": "ns, ROCprofiler timestamps", "table_sets": len(sufs)}
     return build_trace(kernels, src, model=None)

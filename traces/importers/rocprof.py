@@ -27,14 +27,14 @@ from rocpd) is kept in meta.
 from __future__ import annotations
 
 import csv
-import io
 import re
-from typing import Any
+import zlib
+from typing import Any, Iterator
 
 from spec.errors import TraceError
 from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, file_info, ns
-from traces.importers.jsonload import read_bytes
+from traces.importers.common import Kernel, build_trace, file_info, int_value, ns
+from traces.importers.jsonload import TextLines
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("kernelname",),
@@ -82,50 +82,48 @@ def looks_like_rocprof(head: bytes) -> bool:
 
 
 def _agent(v: str) -> Any:
-    m = re.search(r"(-?\d+)\s*$", v)
+    m = re.search(r"(?<!\d)(-?\d{1,18})\s*$", v)
     return int(m.group(1)) if m else v
 
 
 def _num(v: str, where: str) -> int:
-    try:
-        return int(v)
-    except ValueError:
-        try:
-            return int(float(v))
-        except ValueError:
-            raise TraceError(f"{where}: expected a number, got {v!r}") from None
+    return int_value(v, where)
+
+
+def _rows(path: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, fields) of each CSV row, read a row at a time (bounded memory: csv's field size
+    limit caps one row); a decoding, gzip or CSV error is a TraceError at its line."""
+    with TextLines(path) as lines:
+        reader = csv.reader(lines)
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                raise TraceError(f"{path}:{reader.line_num}: bad CSV: {e}") from None
+            except (UnicodeDecodeError, OSError, EOFError, zlib.error):
+                raise lines.located_error() from None
+            yield reader.line_num, row
 
 
 def import_rocprof(path: str) -> tuple[TraceHeader, list[Event]]:
-    """Import a rocprof kernel-trace CSV (see module doc)."""
-    data = read_bytes(path)
+    """Import a rocprof kernel-trace CSV (see module doc), streamed a row at a time."""
+    rows = _rows(path)
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise TraceError(f"{path}: not UTF-8 text: {e}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
+        _, header = next(rows)
     except StopIteration:
         raise TraceError(f"{path}:1: empty file (expected a kernel-trace CSV header)") from None
-    except csv.Error as e:
-        raise TraceError(f"{path}:1: bad CSV: {e}") from None
     cols = header_map(header)
     missing = [f for f in REQUIRED if f not in cols]
     if missing:
         want = {f: ALIASES[f][0] for f in missing}
+        got = ", ".join(header)
         raise TraceError(f"{path}:1: header lacks the column(s) {', '.join(want.values())} "
-                         f"(got: {', '.join(header)})")
+                         f"(got: {got if len(got) < 300 else got[:297] + '...'})")
     kernels = []
     n_cols = len(header)
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            raise TraceError(f"{path}:{reader.line_num}: bad CSV: {e}") from None
-        line = reader.line_num
+    for line, row in rows:
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
         where = f"{path}:{line}"
@@ -175,7 +173,7 @@ def import_rocprof(path: str) -> tuple[TraceHeader, list[Event]]:
             info["stream_id"] = stream
         kernels.append(Kernel(name=get("name") or "?", stream_key=(str(agent), queue, stream), start=start, end=end,
                               corr=corr, pid=pid, launch=launch, launch_from="api" if launch is not None else "kernel",
-                              grid_dims=grid, block_dims=wg or None, stream_info=info, meta=meta))
+                              grid_dims=grid, block_dims=wg or None, stream_info=info, meta=meta, where=where))
     src = {"format": "rocprof", **file_info(path), "clock": "ns, ROCprofiler timestamps",
            "columns": header, "has_stream_id": "stream" in cols}
     return build_trace(kernels, src, model=None)

@@ -34,7 +34,7 @@ class Database:
         if not os.path.isfile(path):
             raise TraceError(f"{path}: no such file")
         if not is_sqlite(path):
-            raise TraceError(f"{path}: not an SQLite database (bad header)")
+            raise TraceError(f"{path}: byte 0: not an SQLite database (its first 16 bytes are not \"SQLite format 3\")")
         uri = pathlib.Path(path).resolve().as_uri() + "?mode=ro"
         try:
             self.conn = sqlite3.connect(uri, uri=True)

@@ -1,0 +1,110 @@
+"""Benchmark: `gpcheck replay` of importer-shaped traces (launch, start, end per kernel only, two
+streams at CUDA priorities 0 and -5) against `nvidia_streams`, with the lazy hidden-step search
+(NOTE(lazy-replay)), next to `gpcheck check` on the same file in the same run.
+
+    python tests/bench/bench_replay_real.py [--kernels 5000,10000,100000] [--keep DIR]
+
+The traces are the recorded PyTorch training-with-inference trace
+(traces/corpus/real/kineto_train_infer_priority.jsonl.gz, 6,497 kernels, the training stream up
+to 689 kernels ahead of the GPU) cut to its first N launches, or tiled end to end (times and
+correlation ids shifted; every kernel has ended at the end of a copy, so a copy starts from an
+idle GPU) for N past 6,497; each copy after the first leaves out a random 5% of the inference
+kernels (seeded), so the copies do not repeat the same states (which replay's caches would
+recognise) and stay behaviours of the model. Each command is its own process, timed by wall clock, with its peak
+RSS from wait4. Goals (issue 12): 5,000 kernels replay within 10x `check` and under 300 MB;
+100,000 kernels under 60 s with the same peak memory as 10,000.
+
+Measured 2026-11-23 (Python 3.12, a 2-CPU machine shared with up to 7 other jobs, hence wall
+time 2-4x the CPU time; one run):
+
+     kernels   events   check wall (CPU)  MiB   replay wall (CPU)  MiB   x check wall (CPU)
+        5000    15000      2.82 (0.68)     53       6.74 (1.51)     75      2.4 (2.2)
+       10000    30000      4.24 (1.06)     66       9.18 (2.17)     88      2.2 (2.0)
+      100000   300000     37.61 (8.59)    289      17.15 (4.40)     99      0.5 (0.5)
+
+Replay memory is bounded by its caches (not by the trace): 88 MiB at 10,000 kernels, 99 at
+100,000; `check` keeps a record per kernel. The training loop repeats itself, so at 100,000
+kernels most (state, event) pairs hit replay's successor cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from traces.format import Event, read_trace, write_trace  # noqa: E402
+from traces.progress import count_events  # noqa: E402
+
+SOURCE = ROOT / "traces" / "corpus" / "real" / "kineto_train_infer_priority.jsonl.gz"
+
+
+def make_trace(path: Path, kernels: int) -> None:
+    """The source trace cut or tiled to `kernels` launches (see module doc)."""
+    header, events = read_trace(str(SOURCE))
+    n_src = sum(1 for e in events if e.action == "launch")
+    span = events[-1].t - events[0].t + 1_000_000
+    corr_step = max(e.meta["corr"] for e in events) + 1
+    out: list[Event] = []
+    copy = 0
+    while len(out) < 3 * kernels:
+        take = kernels - len(out) // 3
+        keep: set[int] = set()
+        rng = random.Random(copy)
+        for e in events:
+            if e.action == "launch" and len(keep) < take and not (copy and e.args["stream"] == 1 and rng.random() < 0.05):
+                keep.add(e.meta["corr"])
+        for e in events:
+            if e.meta["corr"] in keep:
+                meta = dict(e.meta, corr=e.meta["corr"] + copy * corr_step)
+                out.append(e._replace(t=e.t + copy * span, meta=meta, line=0))
+        copy += 1
+    write_trace(str(path), header, out)
+
+
+def run(args: list[str]) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds, peak RSS (MiB) and exit code of `gpcheck ARGS` in a fresh
+    process. (This process holds no trace in memory, so the child's RSS is its own.)"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    t = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "checker.cli", *args], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", default="5000,10000,100000")
+    ap.add_argument("--keep", default=None, help="keep the generated traces in this folder")
+    ap.add_argument("--make", nargs=2, metavar=("KERNELS", "FILE"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.make:
+        make_trace(Path(a.make[1]), int(a.make[0]))
+        return
+    d = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench_replay_real_"))
+    d.mkdir(parents=True, exist_ok=True)
+    print("wall and CPU seconds; x check: replay/check on wall (and CPU) time")
+    print(f"{'kernels':>8} {'events':>8} {'check':>14} {'MiB':>5} {'replay':>16} {'MiB':>5} {'x check':>12} {'ev/s':>7}  exit")
+    for n in [int(x) for x in a.kernels.split(",")]:
+        f = d / f"train_infer_{n}.jsonl.gz"
+        if not f.exists():
+            subprocess.run([sys.executable, __file__, "--make", str(n), str(f)], check=True)
+        events = count_events(str(f)) or 0
+        cw, cc, cm, _ = run(["check", str(f)])
+        rw, rc, rm, code = run(["replay", str(f), "--no-progress"])
+        print(f"{n:>8} {events:>8} {cw:>6.2f} ({cc:>5.2f}) {cm:>5} {rw:>7.2f} ({rc:>6.2f}) {rm:>5} "
+              f"{rw / cw:>5.1f} ({rc / cc:>4.1f}) {events / rw:>7.0f}  {code}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Long commands stop on SIGINT and SIGTERM (exit 130 / 143) with a partial report where they
+have one (`unknown`, reason interrupted), honour --timeout and --max-memory (`unknown`, exit 3),
+and leave no temporary file behind (issue 20; checker/budget.py).
+
+The subprocess tests start a real `gpcheck` on a run that lasts far longer than the test (a PDR
+proof, an explicit search of about a million states, a replay that must infer hidden steps),
+signal it once it is at work and check the exit code, the report and the directory. They assert
+only a generous bound on the time to stop (a hang), not a speed: tests/bench/bench_interrupts.py
+measures that."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from checker import budget, verify
+from checker.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+STREAMS_BIG = ["nvidia_streams", "--const", "S=3", "--const", "Q=4", "--const", "SLOTS=3"]  # > 20 s explicit
+HANG = 10.0  # seconds after the signal past which the command is taken to hang
+
+
+def _gpcheck(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "checker.cli", *argv], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _signal_after(argv: list[str], cwd: Path, sig: int, delay: float) -> tuple[int, bytes, str, float]:
+    """Run gpcheck, send `sig` after `delay` seconds; (exit code, stdout, stderr, seconds to stop)."""
+    p = _gpcheck(argv, cwd)
+    time.sleep(delay)
+    assert p.poll() is None, f"finished before the signal: {p.communicate()}"
+    p.send_signal(sig)
+    sent = time.monotonic()
+    try:
+        out, err = p.communicate(timeout=HANG)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail(f"gpcheck {' '.join(argv)} still running {HANG} s after {signal.Signals(sig).name}")
+    return p.returncode, out, err.decode(), time.monotonic() - sent
+
+
+def _leftovers(d: Path) -> list[str]:
+    return sorted(n for n in os.listdir(d) if n.startswith(".gpcheck-") or n.endswith(".tmp"))
+
+
+SIGS = [signal.SIGINT, signal.SIGTERM]
+
+
+@pytest.fixture(scope="module")
+def hidden_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A trace without internal actions or state: replay infers hidden steps (tens of seconds)."""
+    path = tmp_path_factory.mktemp("trace") / "hidden.jsonl"
+    assert main(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "20000", "--seed", "1", "--observe", "none",
+                 "--no-internal", "--out", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
+def test_pdr_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
+    code, out, err, took = _signal_after(["verify", "cwsr", "--engine", "pdr", "--json", "--itf", "cx.itf.json"],
+                                         tmp_path, sig, 3.0)
+    assert code == 128 + sig, err
+    assert "Traceback" not in err
+    why = f"interrupted ({signal.Signals(sig).name})"
+    if out:  # the partial report (a stop inside a Z3 call is interrupted at once)
+        results = orjson.loads(out)["results"]
+        assert any(r["verdict"] == "unknown" and r["reason"] == why for r in results)
+    else:  # the engine did not return within the grace period: stopped without a report
+        assert why in err
+    assert _leftovers(tmp_path) == []
+    assert not (tmp_path / "cx.itf.json").exists()
+    assert took < HANG
+
+
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
+def test_explicit_search_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
+    code, out, err, _ = _signal_after(["verify", *STREAMS_BIG, "--json", "--perfetto", "cx.json"], tmp_path, sig, 2.5)
+    assert code == 128 + sig, err
+    report = orjson.loads(out)
+    assert report["states"] is None  # the search did not complete
+    why = f"interrupted ({signal.Signals(sig).name})"
+    assert all(r["verdict"] == "unknown" and r["reason"].startswith(why) for r in report["results"]
+               if r["kind"] != "liveness"), report["results"]
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "cx.json").exists()
+
+
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
+def test_replay_stops_on_signal_with_a_partial_report(tmp_path: Path, hidden_trace: Path, sig: int) -> None:
+    code, out, err, _ = _signal_after(["replay", str(hidden_trace), "--json", "--itf", "rebuilt.itf.json",
+                                       "--perfetto", "rebuilt.json"], tmp_path, sig, 2.5)
+    assert code == 128 + sig, err
+    report = orjson.loads(out)
+    assert report["verdict"] == "unknown"
+    assert report["reason"].startswith(f"interrupted ({signal.Signals(sig).name}) at line ")
+    assert 0 < report["events"] < 11428
+    assert os.listdir(tmp_path) == []  # neither output written, no temporary file
+
+
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
+def test_simulate_stops_on_signal_and_leaves_no_file(tmp_path: Path, sig: int) -> None:
+    code, _, err, _ = _signal_after(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "50000000", "--seed", "1",
+                                     "--out", "long.jsonl.gz"], tmp_path, sig, 2.5)
+    assert code == 128 + sig
+    assert f"gpcheck: interrupted ({signal.Signals(sig).name})" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_replay_honours_timeout(hidden_trace: Path, capsys) -> None:
+    assert main(["replay", str(hidden_trace), "--timeout", "1", "--json"]) == 3
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["verdict"] == "unknown" and report["reason"].startswith("timeout after 1 s at line ")
+
+
+def test_explicit_search_honours_max_memory(capsys) -> None:
+    rss = budget.resident_memory()
+    if rss is None:
+        pytest.skip("no /proc/self/statm")
+    limit = (rss >> 20) + 40  # MiB: the search passes it within seconds
+    assert main(["verify", *STREAMS_BIG, "--max-memory", f"{limit}M", "--json"]) == 3
+    results = orjson.loads(capsys.readouterr().out)["results"]
+    assert all(r["verdict"] == "unknown" and r["reason"].startswith(f"memory limit {limit:.1f} MiB reached")
+               for r in results if r["kind"] != "liveness")
+
+
+def test_simulate_honours_timeout(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "t.jsonl"
+    assert main(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "50000000", "--seed", "1", "--out", str(out),
+                 "--timeout", "0.5"]) == 3
+    assert "timeout after 0.5 s" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+
+
+def test_stop_outside_an_engine_raises() -> None:
+    """Code that polls nothing (parsing, compiling) gets `Stop` raised by the watchdog."""
+    started = time.monotonic()
+    with pytest.raises(budget.Stop) as e:
+        with budget.activate(timeout=0.2):
+            while time.monotonic() - started < HANG:
+                pass
+    assert e.value.reason == budget.TIMEOUT and e.value.exit_code == 3
+    assert budget.stopped() is None  # the budget of the run is gone with it
+
+
+def test_z3_call_is_interrupted_in_process() -> None:
+    """A stop during a PDR query interrupts Z3 (a Python handler alone would wait for it)."""
+    with budget.activate():
+        threading.Timer(1.0, budget.request_stop, (budget.INTERRUPTED, "interrupted (test)")).start()
+        with budget.cooperative():
+            report = verify("cwsr", engine="pdr")
+    assert any(r.reason == "interrupted (test)" for r in report.results)
+    assert report.seconds < HANG
