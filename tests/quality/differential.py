@@ -1,0 +1,217 @@
+"""Differential testing: every engine against the reference semantics (tests/reference/).
+
+For one spec, `compare` runs the reference's exhaustive search, then each engine through the
+public API (`checker.verify`, the JSON shape of `--json`), and lists every disagreement:
+- a crash or a bad-input error (exit 2) on a well-formed spec;
+- a missing result, or a state count (explicit, complete search) different from the reference's;
+- `proved` for a property the reference finds violated, or under a constraint that cut the
+  reachable states; `holds_to_bound` for a violated property when the bound reaches the
+  reference's shortest counterexample (or, for liveness, the length of a violating lasso the
+  reference constructs: an upper bound on the shortest);
+- `violated` with a counterexample that the reference replay (tests/reference/replay.py) rejects,
+  or, where the engine claims a shortest counterexample, one longer than the reference's.
+`unknown` is accepted (it must carry a reason) and counted.
+
+Long run (figures: specs, engine runs, verdicts by kind, disagreements; each disagreement is
+shrunk by hypothesis and appended to --findings):
+
+    python -m tests.quality.differential --specs 20000 [--seed 1] [--findings FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hseed
+
+from checker import verify
+from spec import load_source
+from tests.reference.explore import Exploration, explore
+from tests.reference.replay import check_counterexample
+from tests.reference.semantics import Model, load
+
+ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
+# Engines whose violations of safety properties (invariant, transition, deadlock, range) are
+# shortest counterexamples, by their own documentation (checker/explicit.py, checker/smt/*.py).
+SHORTEST = {"explicit", "bmc", "kind", "pdr"}
+SAFETY = {"invariant", "transition", "deadlock", "range"}
+ENGINE_TIMEOUT = 20.0
+
+
+@dataclass
+class Tally:
+    """Figures of a differential run."""
+
+    specs: int = 0
+    engine_runs: int = 0
+    verdicts: collections.Counter = field(default_factory=collections.Counter)
+    disagreements: int = 0
+
+    def line(self) -> str:
+        v = ", ".join(f"{k}={n}" for k, n in sorted(self.verdicts.items()))
+        return f"specs={self.specs} engine_runs={self.engine_runs} disagreements={self.disagreements} verdicts: {v}"
+
+
+def reference(text: str) -> tuple[Model, Exploration]:
+    m = load(text)
+    return m, explore(m)
+
+
+def _kinds(m: Model) -> dict[str, str]:
+    out = {n: "invariant" for n, _ in m.invariants}
+    out |= {n: "transition" for n, _ in m.transitions}
+    out |= {n: "liveness" for n, *_ in m.liveness}
+    if not m.allow_deadlock:  # with `allow deadlock` there is no deadlock result at all
+        out["deadlock"] = "deadlock"
+    return out | {"range": "range"}
+
+
+def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None = None,
+            timeout: float = ENGINE_TIMEOUT) -> list[str]:
+    """Every disagreement between the reference and `engines` on spec `text`."""
+    m, ex = reference(text)
+    tally = tally if tally is not None else Tally()
+    tally.specs += 1
+    problems: list[str] = []
+    model = load_source(text, "rnd.gpspec")
+    depth = ex.diameter + 2
+    for engine in engines:
+        tally.engine_runs += 1
+        try:
+            report = verify(model, engine=engine, depth=depth if engine == "bmc" else None,
+                            timeout=None if engine == "explicit" else timeout).to_json()
+        except Exception as err:  # noqa: BLE001 - any exception is a finding on a well-formed spec
+            tb = traceback.format_exception_only(type(err), err)[-1].strip()
+            problems.append(f"{engine}: raised {tb}")
+            continue
+        problems += [f"{engine}: {p}" for p in _judge(m, ex, engine, report, tally)]
+    tally.disagreements += len(problems)
+    return problems
+
+
+def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally: Tally) -> list[str]:
+    problems: list[str] = []
+    kinds = _kinds(m)
+    results = {r["property"]: r for r in report["results"]}
+    if set(results) != set(kinds):
+        problems.append(f"results for {sorted(results)}, expected {sorted(kinds)}")
+    if engine == "explicit" and report.get("states") is not None and report["states"] != len(ex.states):
+        problems.append(f"{report['states']} states, reference {len(ex.states)}")
+    for name, r in results.items():
+        kind = kinds.get(name)
+        if kind is None:
+            continue
+        ref = ex.outcomes[name]
+        verdict = r["verdict"]
+        tally.verdicts[f"{kind}:{verdict}"] += 1
+        said = f"{name} ({kind}) {verdict}"
+        if ref is None:  # left open by the description: only the counterexample is judged
+            why = check_counterexample(m, kind, name, r.get("counterexample")) if verdict == "violated" else None
+            if why:
+                problems.append(f"{said}: invalid counterexample: {why}")
+            continue
+        where = f"reference: {'violated' if ref.violated else 'holds'}" + (
+            f" in {ref.shortest} steps" if ref.shortest is not None else "")
+        if r["kind"] != kind:
+            problems.append(f"{name}: kind {r['kind']}, expected {kind}")
+        if verdict == "violated":
+            why = check_counterexample(m, kind, name, r.get("counterexample"))
+            if why:
+                problems.append(f"{said}: invalid counterexample: {why}; {where}")
+            elif kind in SAFETY and r.get("engine") in SHORTEST and ref.shortest is not None:
+                length = len(r["counterexample"]["steps"]) - 1
+                if length != ref.shortest:
+                    problems.append(f"{said} in {length} steps, claimed shortest; {where}")
+        elif verdict == "proved":
+            if ref.violated:
+                problems.append(f"{said} ({r.get('reason')}); {where}")
+            elif ex.constrained:
+                problems.append(f"{said} although the constraint cut the reachable states")
+        elif verdict == "holds_to_bound":
+            bound = r.get("bound")
+            if ref.violated:
+                reach = ref.lasso_within if kind == "liveness" else ref.shortest
+                if bound is None or reach is None or bound >= reach:
+                    problems.append(f"{said} to bound {bound} ({r.get('reason')}); {where}")
+        elif verdict == "unknown":
+            if not r.get("reason"):
+                problems.append(f"{said} without a reason")
+        else:
+            problems.append(f"{said}: not a verdict")
+    return problems
+
+
+# --------------------------------------------------------------------------- long run
+def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tuple[str, list[str]]],
+               engines: tuple[str, ...]) -> None:
+    from richgen import rich_spec  # tests/quality is on sys.path (see main)
+
+    failing: dict[str, Any] = {}
+    quiet = Tally()
+
+    @hseed(chunk_seed)
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+              print_blob=False)
+    @given(text=rich_spec())
+    def run(text: str) -> None:
+        if failing:  # shrinking: only the engines that disagreed, and not counted
+            problems = compare(text, failing["engines"], quiet)
+        else:
+            problems = compare(text, engines, tally)
+        if problems:
+            if not failing:
+                failing["engines"] = tuple(e for e in engines if any(p.startswith(e + ":") for p in problems))
+            failing["text"], failing["problems"] = text, problems
+            raise AssertionError("\n".join(problems))
+
+    try:
+        run()
+    except AssertionError:
+        findings.append((failing["text"], failing["problems"]))  # the last failing run: the shrunk one
+
+
+def record_finding(path: Path, text: str, problems: list[str]) -> None:
+    """Append a shrunk disagreement to the shared findings file."""
+    with path.open("a") as fh:
+        fh.write("\n## differential disagreement (tests/quality/differential.py, shrunk by hypothesis)\n\n")
+        fh.write("```\n" + text + "```\n\n")
+        fh.writelines(f"- {p}\n" for p in problems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--specs", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--chunk", type=int, default=250, help="specs per hypothesis run (a disagreement ends a chunk)")
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--findings", type=Path, default=None, help="append shrunk disagreements here")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).parent))
+    engines = tuple(args.engines.split(","))
+    tally = Tally()
+    findings: list[tuple[str, list[str]]] = []
+    started = time.monotonic()
+    chunk_seed = args.seed
+    while tally.specs < args.specs:
+        before = len(findings)
+        _run_chunk(min(args.chunk, args.specs - tally.specs), chunk_seed, tally, findings, engines)
+        chunk_seed += 1
+        for text, problems in findings[before:]:
+            print("\n--- shrunk disagreement ---\n" + text + "\n".join(problems), flush=True)
+            if args.findings:
+                record_finding(args.findings, text, problems)
+        print(f"[{time.monotonic() - started:7.0f}s] {tally.line()} shrunk_findings={len(findings)}", flush=True)
+    print(f"\nfinal: {tally.line()} shrunk_findings={len(findings)} seconds={time.monotonic() - started:.0f}")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

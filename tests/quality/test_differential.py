@@ -1,0 +1,64 @@
+"""The CI slice of the differential test (tests/quality/differential.py): random models of
+tests/quality/richgen.py, every engine against the independent reference semantics
+(tests/reference/), and the shrunk disagreements found so far as regression tests.
+
+The explicit engine is cheap and runs on every spec; each Z3 engine runs on a smaller sample of
+its own (the long run, `python -m tests.quality.differential`, runs all of them on every spec)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from differential import compare
+from differential_regressions import REGRESSIONS
+from richgen import Features, rich_spec
+
+SLICE = settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+# Constructs left out of the CI slice while their engine bug is open (/work/diff-findings.md);
+# the long run keeps every construct. Empty when every listed finding is fixed.
+CI_FEATURES = Features()
+
+
+def _check(text: str, engines: tuple[str, ...], timeout: float = 20.0) -> None:
+    problems = compare(text, engines, timeout=timeout)
+    assert not problems, text + "\n" + "\n".join(problems)
+
+
+@settings(SLICE, max_examples=200)
+@given(text=rich_spec(CI_FEATURES))
+def test_explicit_agrees_with_reference(text):
+    _check(text, ("explicit",))
+
+
+@settings(SLICE, max_examples=40)
+@given(text=rich_spec(CI_FEATURES))
+def test_bmc_agrees_with_reference(text):
+    _check(text, ("bmc",))
+
+
+@settings(SLICE, max_examples=30)
+@given(text=rich_spec(CI_FEATURES))
+def test_kind_agrees_with_reference(text):
+    _check(text, ("kind",))
+
+
+@settings(SLICE, max_examples=15)
+@given(text=rich_spec(CI_FEATURES))
+def test_pdr_agrees_with_reference(text):
+    _check(text, ("pdr",), timeout=5.0)
+
+
+@settings(SLICE, max_examples=10)
+@given(text=rich_spec(CI_FEATURES))
+def test_auto_agrees_with_reference(text):
+    _check(text, ("auto",), timeout=5.0)
+
+
+@pytest.mark.parametrize("case", REGRESSIONS, ids=[c.name for c in REGRESSIONS])
+def test_shrunk_disagreements_stay_fixed(case):
+    problems = compare(case.text, case.engines)
+    if case.open_finding:  # a strict expected failure: fixing the engine makes this fail
+        assert problems, f"fixed now ({case.open_finding}): clear `open_finding` of {case.name}"
+        pytest.xfail(f"open engine bug: {case.open_finding}")
+    assert not problems, case.text + "\n" + "\n".join(problems)
