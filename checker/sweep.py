@@ -24,7 +24,7 @@ from checker.cluster import Cluster
 from checker.explicit import select_properties
 from checker.verdict import Result, Verdict
 from spec.errors import ConstantError, Diagnostic, Severity, UsageError
-from spec.load import resolve_spec_path
+from spec.load import parse_const_value, resolve_spec_path
 from spec.parser import parse_spec
 from spec.typecheck import check_spec
 
@@ -42,24 +42,13 @@ def parse_values(item: str) -> tuple[str, list[int]]:
     for part in text.split(","):
         lo, dots, hi = part.strip().partition("..")
         if dots:
-            a, b = _integer(item, lo), _integer(item, hi)
+            a, b = parse_const_value(item, lo), parse_const_value(item, hi)
             if a > b:
                 _bad(item, f"empty range {a}..{b}")
             values.extend(range(a, b + 1))
         else:
-            values.append(_integer(item, part))
+            values.append(parse_const_value(item, part))
     return name, list(dict.fromkeys(values))
-
-
-def _integer(item: str, text: str) -> int:
-    t = text.strip().lower()
-    if t in ("true", "false"):
-        return int(t == "true")
-    try:
-        return int(t, 0)
-    except ValueError:
-        _bad(item, f"{text.strip()!r} is not an integer")
-        raise AssertionError("unreachable")
 
 
 def _bad(item: str, message: str) -> None:

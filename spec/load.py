@@ -82,14 +82,20 @@ def parse_const_overrides(items: list[str]) -> dict[str, int]:
         name, value = name.strip(), value.strip()
         if not sep or not name.isidentifier():
             raise ConstantError([Diagnostic(Severity.ERROR, None, f"--const {item!r}: expected NAME=INTEGER")])
-        if value.lower() in ("true", "false"):
-            out[name] = int(value.lower() == "true")
-            continue
-        # ASCII as typed: int() would also read other scripts' digits ('٣' as 3) and underscores
-        if not _CONST_VALUE.fullmatch(value):
-            raise ConstantError(
-                [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer "
-                                                  "(ASCII digits, e.g. 8, -1 or 0x10)")]
-            )
-        out[name] = int(value, 0) if _HEX_OCT_BIN.match(value) else int(value, 10)
+        out[name] = parse_const_value(item, value)
     return out
+
+
+def parse_const_value(item: str, value: str) -> int:
+    """One constant's value as the user typed it in `item`: true/false (1/0) or an integer in
+    ASCII digits (decimal, 0x, 0o, 0b); anything else is a ConstantError naming `item`."""
+    value = value.strip()
+    if value.lower() in ("true", "false"):
+        return int(value.lower() == "true")
+    # ASCII as typed: int() would also read other scripts' digits ('٣' as 3) and underscores
+    if not _CONST_VALUE.fullmatch(value):
+        raise ConstantError(
+            [Diagnostic(Severity.ERROR, None, f"--const {item!r}: {value!r} is not an integer "
+                                              "(ASCII digits, e.g. 8, -1 or 0x10)")]
+        )
+    return int(value, 0) if _HEX_OCT_BIN.match(value) else int(value, 10)

@@ -26,9 +26,9 @@ def add_observation_flags(p: argparse.ArgumentParser) -> None:
                    help="(traces) shortest switched-out period or stretch reported (default %(default)s)")
     p.add_argument("--max-gap", type=non_negative, default=None, metavar="NS",
                    help="(traces) a switched-out period longer than this is a violation")
-    p.add_argument("--max-delay", type=int, default=None, metavar="NS",
+    p.add_argument("--max-delay", type=non_negative, default=None, metavar="NS",
                    help="(traces) a launch-to-start delay longer than this is a violation (launch_delay)")
-    p.add_argument("--max-blocking", type=int, default=None, metavar="NS",
+    p.add_argument("--max-blocking", type=non_negative, default=None, metavar="NS",
                    help="(traces) a higher-priority kernel blocked longer than this by lower-priority kernels "
                         "already running is a violation (blocking)")
 

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from checker.api import ENGINES
 from checker.commands.common import write_out
+from checker.commands.flags import count, non_negative, seconds
 from checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
 from checker.report import to_json_bytes
 from checker.sweep import Instance, Run, combined_exit_code, parse_values, plan_sweep, run_sweep
@@ -33,9 +34,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help="check only this property (repeatable)")
     p.add_argument("--engine", choices=ENGINES, default="explicit", help="as for verify (default %(default)s)")
-    p.add_argument("--max-states", type=int, default=None, metavar="N")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="per combination")
-    p.add_argument("--depth", type=int, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--max-states", type=count, default=None, metavar="N")
+    p.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS", help="per combination")
+    p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
     add_cluster_flags(p)
     p.add_argument("--html", metavar="FILE", default=None, help="also write the sweep as a self-contained heat map")
     p.set_defaults(run=run)

@@ -165,3 +165,21 @@ def test_api_limits_are_validated(kwargs: dict) -> None:  # type: ignore[type-ar
 
     with pytest.raises(UsageError):
         verify(str(EXAMPLES / "rewind.gpspec"), **kwargs)
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "x.jsonl", "--max-delay", "-5"],
+    ["check", "x.jsonl", "--max-blocking", "1e3"],
+    ["sweep", "nvidia_streams", "--const", "S=1,2", "--depth", "-1"],
+    ["sweep", "nvidia_streams", "--const", "S=1", "--timeout", "nan"],
+    ["sweep", "nvidia_streams", "--const", "S=1", "--max-states", "٣"],
+    ["sweep", "nvidia_streams", "--const", "S=٣,4"],
+])
+def test_sweep_and_latency_flags_are_validated(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The flags added with sweeps and latency thresholds use the same validators (ASCII digits,
+    in range, finite) as every other numeric flag: a usage error naming the value, before any work."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("'٣'" in err or "-5" in err or "1e3" in err or "-1" in err or "nan" in err), err
