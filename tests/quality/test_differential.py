@@ -55,6 +55,14 @@ def test_auto_agrees_with_reference(text):
     _check(text, ("auto",), timeout=5.0)
 
 
+@pytest.mark.parametrize("name", ["blp", "gpreempt_timeslice", "kfd_sched", "nv_query_group"])
+def test_explicit_agrees_with_reference_on_bundled_models(name):
+    """Whole state spaces, every verdict and every shortest counterexample of real models."""
+    from spec import bundled_models
+
+    _check(bundled_models()[name].read_text(), ("explicit",))
+
+
 @pytest.mark.parametrize("case", REGRESSIONS, ids=[c.name for c in REGRESSIONS])
 def test_shrunk_disagreements_stay_fixed(case):
     problems = compare(case.text, case.engines)
