@@ -191,6 +191,7 @@ class ParamEncoder:
                     lo, hi = self.bounds(p.type)
                     dom.append(z3.And(lo <= x, x <= hi))
                 ex.locals[p.id] = x
+            ex.ranges += dom  # what an error proof inside the body may assume
             ex.block(a.body, z3.BoolVal(True))
             if z3.is_false(z3.simplify(ex.alive)):
                 continue
