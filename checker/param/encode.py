@@ -135,8 +135,8 @@ class ParamEncoder:
             var = self.model.vars[g.var]
             init = self._init_value(var)
             n = z3.If(g.hi >= g.lo, g.hi - g.lo + 1, 0)
-            f_init = z3.substitute(g.body, (z3.Select(g.arr, g.binder), init))
-            conds.append(s.ghosts[k] == n * _as_int(f_init))
+            f_init = z3.simplify(_as_int(z3.substitute(g.body, (z3.Select(g.arr, g.binder), init))))
+            conds.append(s.ghosts[k] == (0 if z3.is_int_value(f_init) and f_init.as_long() == 0 else n * f_init))
         return z3.And(*conds)
 
     def _init_value(self, var: ir.Var) -> z3.ExprRef:

@@ -25,7 +25,7 @@ from checker.param.encode import ParamEncoder, PState
 from checker.param.extract import Unsupported
 from checker.smt.mining import Atom, mine_atoms
 
-MAX_ROWS = 40_000  # rows per view given to the miner (a seeded sample beyond that)
+MAX_ROWS = 6_000  # rows per view given to the miner (a seeded sample beyond that: only weakens the filter)
 INDEX_NAMES = ("x", "y", "z", "u", "v", "w")
 
 
@@ -212,9 +212,16 @@ def _num(v: object, t: ir.Type) -> int:
     raise Unsupported(f"a state value {v!r} the miner cannot read")
 
 
+_LO_CACHE: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}
+
+
 def _lo_of(t: ir.Type, consts: dict[str, int], enc: ParamEncoder) -> int:
-    lo, _ = enc.bounds(t)
-    return _eval(lo, consts, enc)
+    key = (id(t), tuple(sorted(consts.items())))
+    hit = _LO_CACHE.get(key)
+    if hit is None:
+        lo, _ = enc.bounds(t)
+        hit = _LO_CACHE[key] = _eval(lo, consts, enc)
+    return hit
 
 
 def _key(t: ir.Type, v: int) -> str:
@@ -237,18 +244,17 @@ def _index_name(model: ir.Model, k: int) -> str:
 
 
 def view_rows(enc: ParamEncoder, view: View, samples: list[tuple[dict[str, int], list[dict]]], seed: int) -> np.ndarray:
-    """The rows of a view over the sampled states of each instance (constants, decoded states)."""
-    rows: list[list[int]] = []
+    """The rows of a view over the sampled states of each instance (constants, decoded
+    states): a seeded sample of at most MAX_ROWS (state, index tuple) pairs."""
+    picks: list[tuple[dict[str, int], dict, tuple[int, ...]]] = []
     for consts, states in samples:
         ranges = [range(_eval(d.lo, consts, enc), _eval(d.hi, consts, enc) + 1) for d in view.domains]
-        tuples = list(itertools.product(*ranges))
-        for d in states:
-            for ix in tuples:
-                if len(set(ix)) < len(ix) and len(view.domains) == 2 and view.domains[0].key == view.domains[1].key:
-                    continue  # pair views: distinct indices only
-                rows.append([col.value(d, consts, ix) for col in view.columns])
-    if len(rows) > MAX_ROWS:
-        rows = random.Random(seed).sample(rows, MAX_ROWS)
+        tuples = [ix for ix in itertools.product(*ranges)
+                  if not (len(ix) == 2 and view.domains[0].key == view.domains[1].key and ix[0] == ix[1])]
+        picks += [(consts, d, ix) for d in states for ix in tuples]
+    if len(picks) > MAX_ROWS:
+        picks = random.Random(seed).sample(picks, MAX_ROWS)
+    rows = [[col.value(d, consts, ix) for col in view.columns] for consts, d, ix in picks]
     return np.asarray(rows, dtype=np.int64) if rows else np.zeros((0, len(view.columns)), dtype=np.int64)
 
 
