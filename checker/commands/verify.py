@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--max-states", type=int, default=None, metavar="N")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
     p.add_argument("--depth", type=int, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--for-all", metavar="NAME[,NAME...]", default=None,
+                   help="prove invariants and transition properties for every value of these constants "
+                        "(each >= 1; NAME>=K for another lower bound)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="write each counterexample as ITF (several: FILE gets the property name)")
@@ -38,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
         return run_library_command(args)
     model = load(args.spec, consts_of(args))
+    if args.for_all is not None:
+        return _for_all(args, model)
     progress = Progress(not args.no_progress and not args.json)
     try:
         report = verify(model, None, args.property, args.engine or "explicit",
@@ -50,4 +55,17 @@ def run(args: argparse.Namespace) -> int:
 
         for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
             sys.stderr.write(f"wrote {path}\n")
+    return report.exit_code
+
+
+def _for_all(args: argparse.Namespace, model: object) -> int:
+    from checker.param import parse_for_all, verify_for_all
+
+    if args.engine not in (None, "pdr"):
+        from spec.errors import UsageError
+
+        raise UsageError("--for-all has its own engine (checker/param); leave --engine out")
+    names, lower = parse_for_all(args.for_all, model)  # type: ignore[arg-type]
+    report = verify_for_all(args.spec, names, lower, consts_of(args), args.property, args.timeout)
+    write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
     return report.exit_code

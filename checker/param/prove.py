@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import z3
@@ -176,11 +176,10 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
                               max_states=SAMPLE_STATES)
         for r in rep.results:
             if r.verdict is Verdict.VIOLATED and r.property not in out:
-                r.detail["instance"] = {n: point[n] for n in names}
-                r.detail["for_all"] = list(names)
-                r.reason = (f"violated at {', '.join(f'{n}={point[n]}' for n in names)}"
-                            + (f": {r.reason}" if r.reason else ""))
-                out[r.property] = r
+                at = ", ".join(f"{n}={point[n]}" for n in names)
+                out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
+                                          detail=dict(r.detail, instance={n: point[n] for n in names},
+                                                      for_all=list(names)))
         cm = compile_model(inst)
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
         samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
@@ -251,7 +250,7 @@ def _prove(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], 
         text = render_lemmas(enc, used)
         out[name] = Result(name, _kind(model, name), Verdict.PROVED, ENGINE,
                            reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({tried})",
-                           detail={"for_all": list(names), "invariant": text, "lemmas": len(used),
+                           detail={"for_all": list(names), "invariant": text if used else None, "lemmas": len(used),
                                    "candidates": len(cands), "mine_seconds": round(t_mine, 3),
                                    "seconds": round(time.monotonic() - t0, 3)})
     return out
@@ -293,6 +292,7 @@ def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], in
 
 
 def render_lemmas(enc: ParamEncoder, cands: Sequence[Candidate]) -> str:
+    """The lemmas as one gpspec conjunction, one per line."""
     return "\nand ".join(render_candidate(enc, c) for c in cands) if cands else "true"
 
 
