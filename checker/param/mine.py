@@ -45,6 +45,8 @@ class Column:
     value: Callable[[dict, dict[str, int], tuple[int, ...]], int]  # (decoded state, constants, index values)
     eq_text: Callable[[int, bool], str] | None = None  # condition text for cmp columns
     consts: frozenset[str] = frozenset()  # constants the column's range grows with
+    # the column in one instance: (constants, index values, slot term by slot name) -> term
+    concrete: Callable[[dict[str, int], tuple[int, ...], Callable[[str], z3.ExprRef]], z3.ExprRef] | None = None
 
 
 @dataclass
@@ -118,7 +120,8 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
     cols: list[Column] = []
     unbounded = ir.IntType(None, None)
     for n in pm.names:
-        cols.append(Column(n, unbounded, "const", lambda s, xs, n=n: pm.consts[n], lambda d, c, ix, n=n: c[n]))
+        cols.append(Column(n, unbounded, "const", lambda s, xs, n=n: pm.consts[n], lambda d, c, ix, n=n: c[n],
+                           concrete=lambda c, ix, slot, n=n: z3.IntVal(c[n])))
     for v in model.vars:
         doms_v, leaf = _chain(enc, v.type)
         if isinstance(leaf, ir.StructType):
@@ -128,12 +131,14 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
                 if ir.is_scalar(ft):
                     cols.append(Column(f"{v.name}.{f}", _mine_type(ft), "scalar",
                                        lambda s, xs, vi=v.index, f=f: s.vals[vi][f],  # type: ignore[index]
-                                       lambda d, c, ix, name=v.name, f=f, t=ft: _num(d[name][f], t)))
+                                       lambda d, c, ix, name=v.name, f=f, t=ft: _num(d[name][f], t),
+                                       concrete=lambda c, ix, slot, text=f"{v.name}.{f}": slot(text)))
             continue
         grows = _grows(enc, leaf)
         if not doms_v:
             cols.append(Column(v.name, _mine_type(leaf), "scalar", lambda s, xs, vi=v.index: s.vals[vi],  # type: ignore[misc]
-                               lambda d, c, ix, name=v.name, t=leaf: _num(d[name], t), consts=grows))
+                               lambda d, c, ix, name=v.name, t=leaf: _num(d[name], t), consts=grows,
+                               concrete=lambda c, ix, slot, name=v.name: slot(name)))
             continue
         for emb in _embeddings(doms_v, doms):
             text = v.name + "".join(f"[{names[p]}]" for p in emb)
@@ -154,9 +159,20 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
                     t = t.elem
                 return _num(a, t)
 
-            cols.append(Column(text, _mine_type(leaf), "elem", term, value, consts=grows))
+            def concrete(c: dict[str, int], ix: tuple[int, ...], slot: Callable[[str], z3.ExprRef],
+                         name: str = v.name, emb: tuple[int, ...] = emb, vt: ir.Type = v.type) -> z3.ExprRef:
+                text, t = name, vt
+                for p in emb:
+                    assert isinstance(t, ir.ArrayType)
+                    shown = ir.format_scalar(t.index, ix[p])  # type: ignore[arg-type]
+                    text += f"[{str(shown).lower() if isinstance(shown, bool) else shown}]"
+                    t = t.elem
+                return slot(text)
+
+            cols.append(Column(text, _mine_type(leaf), "elem", term, value, consts=grows, concrete=concrete))
     for k, name in enumerate(names):
-        cols.append(Column(name, unbounded, "index", lambda s, xs, k=k: xs[k], lambda d, c, ix, k=k: ix[k]))
+        cols.append(Column(name, unbounded, "index", lambda s, xs, k=k: xs[k], lambda d, c, ix, k=k: ix[k],
+                           concrete=lambda c, ix, slot, k=k: z3.IntVal(ix[k])))
     # position columns: an index against an int column whose range grows with the same constants
     base = list(cols)
     for k, name in enumerate(names):
@@ -186,7 +202,11 @@ def _cmp_column(name: str, k: int, c: int, col: Column) -> Column:
         op = {-1: "<", 0: "==", 1: ">"}[v] if positive else {-1: ">=", 0: "!=", 1: "<="}[v]
         return f"{lhs} {op} {col.name}"
 
-    return Column(f"cmp({lhs}, {col.name})", ir.IntType(-1, 1), "cmp", term, value, eq_text)
+    def concrete(cs: dict[str, int], ix: tuple[int, ...], slot: Callable[[str], z3.ExprRef]) -> z3.ExprRef:
+        a, b = ix[k] + c, col.concrete(cs, ix, slot)  # type: ignore[misc]
+        return z3.If(a < b, -1, z3.If(b == a, 0, 1))  # type: ignore[operator]
+
+    return Column(f"cmp({lhs}, {col.name})", ir.IntType(-1, 1), "cmp", term, value, eq_text, concrete=concrete)
 
 
 def _mine_type(t: ir.Type) -> ir.ScalarType:

@@ -34,7 +34,9 @@ ENGINE = "forall"
 SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
-SIZES_ABOVE = 2  # small instances go up to lower bound + this, one constant at a time
+SIZES_ABOVE = 2
+FILTER_SECONDS = 30.0  # the fixed-size Houdini pre-filter
+SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run  # small instances go up to lower bound + this, one constant at a time
 
 
 @dataclass
@@ -78,6 +80,16 @@ def small_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[
         if p not in out:
             out.append(p)
     return out
+
+
+def filter_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
+    """The instances of the pre-filter: every named constant one above its lower bound."""
+    return [dict(fixed, **{n: lower[n] + 1 for n in names})]
+
+
+def _cap(deadline: Deadline, most: float) -> Deadline:
+    remaining = deadline.remaining()
+    return Deadline(most if remaining is None else min(most, remaining))
 
 
 def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed: int = DEFAULT_SEED
@@ -187,7 +199,7 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
     if todo:
         try:
             enc = ParamEncoder(pm)
-            proofs = _prove(enc, samples, todo, deadline, started)
+            proofs = _prove(enc, load, samples, todo, deadline, started)
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
@@ -202,58 +214,105 @@ def _unknown(name: str, model: ir.Model, names: Sequence[str], why: str) -> Resu
     return Result(name, _kind(model, name), Verdict.UNKNOWN, ENGINE, reason=why, detail={"for_all": list(names)})
 
 
-def _prove(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], todo: list[str],
-           deadline: Deadline, started: float) -> dict[str, Result]:
+def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
+           todo: list[str], deadline: Deadline, started: float) -> dict[str, Result]:
+    """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
+    a property the global lemma set does not settle gets a second try with the small set its
+    proof uses at the fixed size (`instance_core`), checked symbolically on its own."""
+    from checker.param.finite import instance_core, instance_survivors
+
     model, names = enc.model, enc.pm.names
-    cands: list[Candidate] = []
+    mined: list[Candidate] = []
     for v in views(enc):
         rows = view_rows(enc, v, samples, DEFAULT_SEED)
-        cands += [Candidate(v, a) for a in mine_view(v, rows, ATOMS_PER_VIEW)]
+        mined += [Candidate(v, a) for a in mine_view(v, rows, ATOMS_PER_VIEW)]
     t_mine = time.monotonic() - started
-    kept, how = houdini(enc, cands, deadline)
-    tried = f"{len(cands)} candidates mined from {len(samples)} small instances, Houdini: "
-    if kept is None:
-        return {n: _unknown(n, model, names, tried + how) for n in todo}
-    lemmas = [cands[k] for k in kept]
-    tried += f"{len(lemmas)} lemmas inductive for all sizes ({how})"
-    s, t = enc.state("ps."), enc.state("pt.")
-    lits = [z3.Bool(f"lemma!{k}") for k in range(len(lemmas))]
-    base = [*enc.facts, enc.in_range(s), enc.trans(s, t)]
-    base += [z3.Implies(l, c.formula(enc, s)) for l, c in zip(lits, lemmas)]
+    # sound pre-filter: what is inductive for all sizes is inductive at each one
+    cands = mined
+    point = filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0]
+    got = instance_survivors(enc, load, point, cands, _cap(deadline, FILTER_SECONDS))
+    filtered = got is not None
+    if got is not None:
+        cands = [cands[k] for k in got]
+    kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_SECONDS))
+    tried = (f"{len(mined)} candidates mined from {len(samples)} small instances"
+             + (f", {len(cands)} inductive at {_at(point, names)}" if filtered else "")
+             + ", Houdini with the sizes symbolic: ")
+    tried += how if kept is None else f"{len(kept)} lemmas inductive for all sizes ({how})"
+    lemmas = [] if kept is None else [cands[k] for k in kept]
     out: dict[str, Result] = {}
     for name in todo:
         t0 = time.monotonic()
-        inv = next((p for p in model.invariants if p.name == name), None)
-        sol = z3.Solver()
-        ms = deadline.ms()
-        if ms is not None:
-            sol.set("timeout", ms)
-        if inv is not None:
-            init = z3.Solver()
-            init.add(*enc.facts, enc.init(s), z3.Not(enc.holds(inv.expr, s)))
-            if init.check() != z3.unsat:
-                out[name] = _unknown(name, model, names, "Z3 could not show it holds initially for all sizes")
-                continue
-            sol.add(*base, enc.holds(inv.expr, s), z3.Not(enc.holds(inv.expr, t)))
-        else:
-            tp = next(p for p in model.transitions if p.name == name)
-            sol.add(*base, z3.Not(enc.holds(tp.expr, s, t)))
-        sol.set("core.minimize", True)
-        r = sol.check(*lits)
-        if r != z3.unsat:
-            why = "not inductive relative to them" if r == z3.sat else f"z3: {sol.reason_unknown()}"
-            out[name] = _unknown(name, model, names, f"{tried}; the property is {why}")
+        prop = next((p for p in model.invariants if p.name == name), None) or \
+            next(p for p in model.transitions if p.name == name)
+        inv = prop if isinstance(prop, ir.Invariant) else None
+        if inv is not None and not _unsat(deadline, *enc.facts, enc.init(enc.state("is.")),
+                                           z3.Not(enc.holds(inv.expr, enc.state("is.")))):
+            out[name] = _unknown(name, model, names, "Z3 could not show it holds initially for all sizes")
             continue
-        core = {c.get_id() for c in sol.unsat_core()}
-        used = [c for l, c in zip(lits, lemmas) if l.get_id() in core]
-        used = _close(enc, used, lemmas, inv, deadline)
+        used, why = _relative(enc, lemmas, prop, deadline) if kept is not None else (None, "no lemma set")
+        note = tried
+        if used is None and filtered:
+            core = instance_core(enc, load, point, cands, prop, _cap(deadline, FILTER_SECONDS))
+            if core is not None:
+                small = [cands[k] for k in core]
+                kept2, how2 = houdini(enc, small, _cap(deadline, SYMBOLIC_SECONDS))
+                note += (f"; the {len(small)} lemmas its proof at {_at(point, names)} uses: "
+                         + (how2 if kept2 is None else f"{len(kept2)} inductive for all sizes"))
+                if kept2 is not None:
+                    used, why = _relative(enc, [small[k] for k in kept2], prop, deadline)
+            else:
+                note += f"; no proof at {_at(point, names)} relative to the candidates"
+        if used is None:
+            out[name] = _unknown(name, model, names, f"{note}; the property is {why}")
+            continue
         text = render_lemmas(enc, used)
         out[name] = Result(name, _kind(model, name), Verdict.PROVED, ENGINE,
-                           reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({tried})",
+                           reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({note})",
                            detail={"for_all": list(names), "invariant": text if used else None, "lemmas": len(used),
-                                   "candidates": len(cands), "mine_seconds": round(t_mine, 3),
+                                   "candidates": len(mined), "mine_seconds": round(t_mine, 3),
                                    "seconds": round(time.monotonic() - t0, 3)})
     return out
+
+
+def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
+    return ", ".join(f"{n}={point[n]}" for n in names)
+
+
+def _unsat(deadline: Deadline, *formulas: z3.BoolRef) -> bool:
+    sol = z3.Solver()
+    ms = deadline.ms()
+    if ms is not None:
+        sol.set("timeout", ms)
+    sol.add(*formulas)
+    return sol.check() == z3.unsat
+
+
+def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,
+              deadline: Deadline) -> tuple[list[Candidate] | None, str]:
+    """`L and P and T => P'` (a transition property: `L and T => P`) with the sizes
+    symbolic: the lemmas the proof uses (closed under induction), or None and why not."""
+    s, t = enc.state("ps."), enc.state("pt.")
+    lits = [z3.Bool(f"lemma!{k}") for k in range(len(lemmas))]
+    sol = z3.Solver()
+    ms = deadline.ms()
+    if ms is not None:
+        sol.set("timeout", ms)
+    sol.set("mbqi", MBQI)
+    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
+    sol.add(*[z3.Implies(l, c.formula(enc, s)) for l, c in zip(lits, lemmas)])
+    inv = prop if isinstance(prop, ir.Invariant) else None
+    if inv is not None:
+        sol.add(enc.holds(inv.expr, s), z3.Not(enc.holds(inv.expr, t)))
+    else:
+        sol.add(z3.Not(enc.holds(prop.expr, s, t)))
+    sol.set("core.minimize", True)
+    r = sol.check(*lits)
+    if r != z3.unsat:
+        return None, ("not inductive relative to them" if r == z3.sat else f"undecided (z3: {sol.reason_unknown()})")
+    core = {c.get_id() for c in sol.unsat_core()}
+    used = [c for l, c in zip(lits, lemmas) if l.get_id() in core]
+    return _close(enc, used, lemmas, inv, deadline), ""
 
 
 def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], inv: ir.Invariant | None,

@@ -166,6 +166,29 @@ def _successors(cm: object) -> "Callable[[tuple[int, ...]], list[tuple[int, ...]
     return succ
 
 
+def closed_core(ck: _Checker, active: Sequence[int], seed: set[int], assumed: list[z3.BoolRef],
+                deadline: Deadline) -> "list[int] | None":
+    """A subset of the active lemmas containing `seed` that is inductive on its own (with the
+    `assumed` property): grown by the unsat cores of its own consecution check; None when Z3
+    gives no answer."""
+    used = set(seed)
+    ck.solver.set("core.minimize", True)  # smaller printed invariants; only for these checks
+    try:
+        while True:
+            keep = sorted(used)
+            if not keep:
+                return keep
+            bad_next = mk_or(*(mk_not(ck.nxt[k]) for k in keep))
+            if ck.check(deadline, [*assumed, ck.trans, bad_next], active) != z3.unsat:
+                return None
+            grown = used | ck.core()
+            if grown == used:
+                return keep
+            used = grown
+    finally:
+        ck.solver.set("core.minimize", False)
+
+
 class LemmaProver:
     """Mined lemmas for one pdr system, and relative-induction proofs of its properties."""
 
@@ -230,24 +253,8 @@ class LemmaProver:
         return self._render(used)
 
     def _closed_core(self, seed: set[int], assumed: list[z3.BoolRef], deadline: Deadline) -> "list[int] | None":
-        """A subset of the lemmas containing `seed` that is inductive on its own (with the
-        `assumed` property): grow by the unsat cores of its own consecution check."""
-        ck = self.checker
-        assert ck is not None
-        used = set(seed)
-        ck.solver.set("core.minimize", True)  # smaller printed invariants; only for these checks
-        while True:
-            keep = sorted(used)
-            bad_next = mk_or(*(mk_not(ck.nxt[k]) for k in keep))
-            r = ck.check(deadline, [*assumed, ck.trans, bad_next], self.active)
-            if r != z3.unsat:
-                ck.solver.set("core.minimize", False)
-                return None  # a timeout: the full set is printed
-            grown = used | ck.core()
-            if grown == used:
-                ck.solver.set("core.minimize", False)
-                return keep
-            used = grown
+        assert self.checker is not None
+        return closed_core(self.checker, self.active, seed, assumed, deadline)
 
     def _render(self, used: "list[int] | None") -> str:
         if used is None:
