@@ -172,13 +172,19 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
     from checker.smt.mining import sample_states
     from gpmodel import compile_model
 
+    from spec.errors import GpcheckError
+
     deadline = Deadline(timeout)
     started = time.monotonic()
-    pm = extract(load, names, fixed, lower)
+    try:
+        pm = extract(load, names, fixed, lower)
+    except (Unsupported, GpcheckError) as e:
+        model = load(dict(fixed))
+        wanted = _wanted(model, properties)
+        why = f"the constants cannot be made symbolic: {e}"
+        return model, [_unknown(n, model, names, why) for n in wanted]
     model = pm.model
-    wanted = [p.name for p in model.invariants] + [p.name for p in model.transitions]
-    if properties is not None:
-        wanted = [n for n in wanted if n in properties]
+    wanted = _wanted(model, properties)
     out: dict[str, Result] = {}
     # small instances: counterexamples, and the states that propose candidates
     samples: list[tuple[dict[str, int], list[dict]]] = []
@@ -204,6 +210,11 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
     return model, [out[n] for n in wanted]
+
+
+def _wanted(model: ir.Model, properties: Sequence[str] | None) -> list[str]:
+    names = [p.name for p in model.invariants] + [p.name for p in model.transitions]
+    return names if properties is None else [n for n in names if n in properties]
 
 
 def _kind(model: ir.Model, name: str) -> str:
