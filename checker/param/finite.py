@@ -92,6 +92,8 @@ def instance_core(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Mo
     ck, system = _instance(enc, load, point, cands)
     s, t = system.s, ck.t
     active = list(range(len(cands)))
+    model = system.enc.model  # the property as this instance states it (its ranges, its literals)
+    prop = next(p for p in (*model.invariants, *model.transitions) if p.name == prop.name)
     if isinstance(prop, ir.Invariant):
         hs, ht = system.enc.holds(prop.expr, s), system.enc.holds(prop.expr, t)
         if ck.check(deadline, [hs, ck.trans, z3.Not(ht)], active) != z3.unsat:
