@@ -80,6 +80,9 @@ class Result:
         }
         if self.detail:
             out["detail"] = self.detail
+            for key in ("for_all", "instance"):  # --for-all: the constants proved over / refuted at
+                if key in self.detail:
+                    out[key] = self.detail[key]
         return out
 
 

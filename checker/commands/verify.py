@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--max-states", type=count, default=None, metavar="N")
     add_timeout_flag(p, "the check (per model for the whole library)")
     p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--for-all", metavar="NAME[,NAME...]", default=None,
+                   help="prove invariants and transition properties for every value of these constants "
+                        "(each >= 1; NAME>=K for another lower bound)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="write each counterexample as ITF (several: FILE gets the property name)")
@@ -55,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         if path:
             plan.claim(flag, path)
     model = load(args.spec, consts_of(args))
+    if args.for_all is not None:
+        return _for_all(args, model)
     if args.itf or args.perfetto:
         from traces.export import counterexample_paths
 
@@ -76,4 +81,17 @@ def run(args: argparse.Namespace) -> int:
 
             for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
                 sys.stderr.write(f"wrote {path}\n")
+    return report.exit_code
+
+
+def _for_all(args: argparse.Namespace, model: object) -> int:
+    from checker.param import parse_for_all, verify_for_all
+
+    if args.engine not in (None, "pdr"):
+        from spec.errors import UsageError
+
+        raise UsageError("--for-all has its own engine (checker/param); leave --engine out")
+    names, lower = parse_for_all(args.for_all, model)  # type: ignore[arg-type]
+    report = verify_for_all(args.spec, names, lower, consts_of(args), args.property, args.timeout)
+    write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
     return report.exit_code

@@ -9,7 +9,11 @@
     decode.py  models back to slot tuples, instances and Counterexamples
     bmc.py     incremental BMC (shortest counterexamples; proof when every behaviour ends)
     kind.py    k-induction with simple paths
-    pdr.py     Spacer over Horn clauses, per-conjunct localisation abstraction
+    pdr.py     explicit proposals first (lemmas, reachset), then Spacer over Horn clauses with a
+               per-conjunct localisation abstraction, strengthened by the lemmas
+    mining.py  candidate atoms (ranges, differences, conditional facts) from sampled states
+    lemmas.py  Houdini over mined atoms; properties by induction relative to the lemmas
+    reachset.py  the explicit reachable set as a shared decision diagram, checked inductive
     lasso.py   liveness counterexamples: fair lassos by BMC
     render.py  Z3 formulas (Spacer's invariants) in gpspec syntax
     tracefill.py  replay's Z3 fallback (NOTE(replay-z3))

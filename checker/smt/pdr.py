@@ -31,19 +31,26 @@ import z3
 
 from spec import ir
 from checker.smt.bmc import Unroller, proved_result, unknown_result
+from checker.smt.lemmas import LemmaProver
+from checker.smt.mining import sample_states
+from checker.smt.reachset import ReachCertificate
 from checker.smt.encode import Encoder, PathLimit, State, bv_encoder, step_paths
 from checker.smt.props import SafetyProp, bad, conjuncts
 from checker.smt.render import render_invariant
 from checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown
-from checker.smt.terms import in_type, mk_and, mk_not, mk_or
+from checker.smt.terms import TRUE, in_type, mk_and, mk_not, mk_or
 from checker.verdict import Result
 
 ENGINE = "pdr"
 TAG = "pdr."
 CEX_MAX_DEPTH = 10_000
 SPACER_OPTIONS: dict[str, object] = {}  # extra Fixedpoint parameters (tuning experiments)
-PATH_LIMIT = 256
-PART_SECONDS = 10.0  # the most one part's abstract query may take before the monolithic query  # execution paths per action before falling back to one ite-encoded clause
+PATH_LIMIT = 256  # execution paths per action before falling back to one ite-encoded clause
+PART_SECONDS = 10.0  # the most one part's abstract query may take before the monolithic query
+MAX_SAMPLE = 100_000  # explicit states explored to propose invariants
+LEMMA_SECONDS = 30.0  # the most the explicit exploration and the reachable-set checks may take
+HOUDINI_SECONDS = 6.0  # the most mining lemmas may take (a timeout leaves no lemmas: the set would not be inductive)
+RELATIVE_SECONDS = 10.0  # the most one property's relative-induction checks may take
 
 
 @dataclass(frozen=True)
@@ -114,10 +121,13 @@ class _System:
         return out
 
     def query(
-        self, kept: list[int], bad_bodies: list[z3.BoolRef], deadline: Deadline, seed: int
+        self, kept: list[int], bad_bodies: list[z3.BoolRef], deadline: Deadline, seed: int,
+        strengthen: z3.BoolRef = TRUE,
     ) -> tuple[str, str | None]:
         """Is some `bad_bodies` formula reachable in the abstraction keeping slots `kept`?
-        (PROVED, rendered invariant) | (REFUTED, None) | (UNKNOWN, reason)."""
+        (PROVED, rendered invariant) | (REFUTED, None) | (UNKNOWN, reason). `strengthen` is an
+        invariant already proved (checker/smt/lemmas.py), assumed of every source state: true
+        in every reachable state, so no concrete behaviour is cut."""
         if deadline.expired:
             return _Answer.UNKNOWN, "timeout"
         enc = self.enc
@@ -134,7 +144,7 @@ class _System:
         reach = z3.Function("Reach", *[x.sort() for x in ks], z3.BoolSort())
         fail = z3.Function("Bad", z3.BoolSort())
         fp.register_relation(reach, fail)
-        rng = mk_and(*(self.slot_rng[i] for i in kept))  # free slots are left unconstrained
+        rng = mk_and(*(self.slot_rng[i] for i in kept), strengthen)  # free slots are left unconstrained
         kset = set(kept)
         # clauses with the same effect on the kept slots become one (their guards disjoined):
         # under the abstraction, e.g. `wave` on every kernel but the conjunct's is `pc += 1`
@@ -202,20 +212,113 @@ def run_pdr(
     deadline: Deadline,
     seed: int = DEFAULT_SEED,
     split: bool = True,
+    lemmas: bool = True,
 ) -> list[Result]:
-    """Prove or refute each property with Spacer, within the shared deadline (`split`:
-    invariants conjunct by conjunct over localisation abstractions first)."""
+    """Prove or refute each property within the shared deadline, each one its own proof
+    obligation. With `lemmas` (the default) the instance is first explored explicitly (at
+    most MAX_SAMPLE states) to propose invariants that Z3 then checks: mined lemmas
+    (checker/smt/lemmas.py), a property inductive relative to them is proved; else, when the
+    exploration completed, the reachable set itself (checker/smt/reachset.py). Otherwise, and
+    for every violation, Spacer (`split`: conjunct by conjunct over localisation abstractions
+    first), strengthened by the lemmas."""
     system = _System(Encoder(model))
+    prover: LemmaProver | None = None
+    states: list[tuple[int, ...]] = []
+    complete = False
+    cert: ReachCertificate | None = None
+    stats: dict[str, object] = {}
+    if lemmas and props:
+        started = time.monotonic()
+        from gpmodel import compile_model
+
+        cm = compile_model(model)
+        states, complete = sample_states(cm, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS))
+        prover = LemmaProver(system, cm, states, _share(deadline, HOUDINI_SECONDS), seed)
+        stats = dict(prover.stats, sampled_states=len(states), sample_complete=complete,
+                     seconds=round(time.monotonic() - started, 3))
+        if not prover.usable:
+            prover = None
     out = []
     for p in props:
         started = time.monotonic()
         if deadline.expired:  # out of time or stopped (checker/budget.py): no encoding work
             out.append(unknown_result(p, ENGINE, "timeout", None))
             continue
-        r = _pdr_one(system, p, deadline, seed, split)
+        r = None
+        if prover is not None:
+            r = _by_lemmas(system, prover, p, deadline)
+        if r is None and complete:
+            if cert is None:
+                t0 = time.monotonic()
+                cert = ReachCertificate(system, states, _share(deadline, LEMMA_SECONDS))
+                stats.update(certificate_nodes=cert.nodes, certificate_seconds=round(time.monotonic() - t0, 3),
+                             certificate_inductive=cert.inductive)
+            if cert.inductive:
+                r = _by_certificate(system, cert, p, deadline)
+        if r is None:
+            r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
+        if stats:
+            r.detail.setdefault("lemmas", dict(stats))
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         out.append(r)
     return out
+
+
+def _share(deadline: Deadline, most: float) -> Deadline:
+    """A deadline of at most `most` seconds and half of what is left."""
+    remaining = deadline.remaining()
+    return Deadline(most if remaining is None else min(most, remaining / 2))
+
+
+def _cap(deadline: Deadline, most: float) -> Deadline:
+    """A deadline of at most `most` seconds and at most what is left."""
+    remaining = deadline.remaining()
+    return Deadline(most if remaining is None else min(most, remaining))
+
+
+def _obligation(system: _System, p: SafetyProp, t: State) -> tuple[z3.BoolRef, bool]:
+    """What must be unreachable for `p` (over s, or the step s -> t), and whether it is a step."""
+    enc, s = system.enc, system.s
+    if p.kind == "invariant":
+        assert p.expr is not None
+        return mk_not(enc.holds(p.expr, s)), False
+    if p.kind == "transition":
+        assert p.expr is not None
+        return mk_not(enc.holds(p.expr, s, t)), True
+    if p.kind == "range":
+        return mk_or(*(c.error for c in system.clauses), enc.property_errors(s)), False
+    return enc.deadlock(s), False
+
+
+def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: Deadline) -> Result | None:
+    """The property proved by induction relative to the mined lemmas, or None."""
+    enc, s, t = system.enc, system.s, prover.t
+    share = _cap(deadline, RELATIVE_SECONDS)
+    if p.kind == "invariant":
+        assert p.expr is not None
+        text = prover.prove_invariant(enc.holds(p.expr, s), enc.holds(p.expr, t), share)
+    else:
+        bad_now, step = _obligation(system, p, t)
+        text = prover.prove_step(bad_now, share, with_trans=step)
+    if text is None:
+        return None
+    n = prover.stats["lemmas"]
+    return proved_result(enc.model, p, ENGINE, f"inductive relative to {n} lemmas mined from the explicit "
+                         "states and proved inductive by Z3 (Houdini)", invariant=text)
+
+
+def _by_certificate(system: _System, cert: ReachCertificate, p: SafetyProp, deadline: Deadline) -> Result | None:
+    """The property decided over the reachable set Z3 checked inductive: proved, or (a
+    reachable state violates it) its shortest counterexample by BMC; None without an answer."""
+    bad_now, step = _obligation(system, p, cert.t)
+    share = _cap(deadline, RELATIVE_SECONDS)
+    answer = cert.check(bad_now, share, with_trans=step)
+    if answer is True:
+        return proved_result(system.enc.model, p, ENGINE, f"holds in the {cert.states} explicit reachable states, "
+                             "a set Z3 checked initial and inductive")
+    if answer is False:
+        return _counterexample(system.enc.model, p, deadline)
+    return None
 
 
 def _bad_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
@@ -239,14 +342,15 @@ def _split_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
     return [b for b in _bad_bodies(system, p) if not z3.is_false(b)]
 
 
-def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, split: bool) -> Result:
+def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, split: bool,
+             strengthen: z3.BoolRef = TRUE) -> Result:
     model = system.enc.model
     everything = list(range(len(system.s)))
     if split and p.kind != "deadlock":
-        texts = _prove_parts(system, _split_bodies(system, p), deadline, seed)
+        texts = _prove_parts(system, _split_bodies(system, p), deadline, seed, strengthen)
         if texts is not None:
             return proved_result(model, p, ENGINE, "Spacer proved every part", invariant=_join(texts))
-    answer, info = system.query(everything, _bad_bodies(system, p), deadline, seed)
+    answer, info = system.query(everything, _bad_bodies(system, p), deadline, seed, strengthen)
     if answer == _Answer.PROVED:
         return proved_result(model, p, ENGINE, "Spacer found an inductive invariant", invariant=info)
     if answer == _Answer.REFUTED:
@@ -254,7 +358,8 @@ def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, spli
     return unknown_result(p, ENGINE, info or "unknown", None)
 
 
-def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, seed: int) -> list[str] | None:
+def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, seed: int,
+                 strengthen: z3.BoolRef = TRUE) -> list[str] | None:
     """Each part's invariant over its localisation abstraction, or None as soon as some part
     is not proved that way (its abstraction is exact and still fails, or it runs out of its
     share of time: the monolithic query then gets the rest)."""
@@ -268,7 +373,7 @@ def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, 
                 return None  # no abstraction left: the monolithic query decides
             remaining = deadline.remaining()
             share = Deadline(PART_SECONDS if remaining is None else min(PART_SECONDS, remaining / 2))
-            answer, info = system.query(sorted(kept), [body], share, seed)
+            answer, info = system.query(sorted(kept), [body], share, seed, strengthen)
             if answer == _Answer.PROVED:
                 assert info is not None
                 texts.append(info)

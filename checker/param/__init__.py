@@ -1,0 +1,57 @@
+"""`--for-all`: properties proved for every value of some constants (parameterised verification).
+
+    extract.py  symbolic constants recovered by aligning a few instances' IRs (affine fits)
+    encode.py   the model over SMT arrays with the sizes symbolic; ghost counters for sum/count
+    mine.py     quantified candidates (`all x in 0..N-1: ...`) from small instances' states
+    prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
+
+Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from spec import ir
+from spec.errors import UsageError
+from checker.verdict import Report
+
+
+def parse_for_all(text: str, model: ir.Model) -> tuple[list[str], dict[str, int]]:
+    """`N,B` or `N>=2,B`: the constants and their lower bounds (1 unless given)."""
+    names: list[str] = []
+    lower: dict[str, int] = {}
+    known = {c.name for c in model.constants}
+    for item in text.split(","):
+        item = item.strip()
+        name, sep, bound = item.partition(">=")
+        name = name.strip()
+        if name not in known:
+            raise UsageError(f"--for-all {text}: the model has no constant {name!r} "
+                             f"(constants: {', '.join(sorted(known)) or 'none'})")
+        if name in names:
+            raise UsageError(f"--for-all {text}: {name} named twice")
+        try:
+            lower[name] = int(bound) if sep else 1
+        except ValueError:
+            raise UsageError(f"--for-all {text}: {bound.strip()!r} is not an integer lower bound") from None
+        names.append(name)
+    return names, lower
+
+
+def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, int],
+                   consts: Mapping[str, int] | None = None, properties: Sequence[str] | None = None,
+                   timeout: float | None = None) -> Report:
+    """The model's invariants and transition properties (or those named) for every value of
+    the constants `names` (each at least its `lower` bound; the other constants as given)."""
+    from spec import load_spec
+    from checker.param.prove import verify_for_all as run
+
+    fixed = {k: v for k, v in (consts or {}).items() if k not in names}
+    started = time.monotonic()
+    model, results = run(lambda c: load_spec(spec, c), names, fixed, lower, properties, timeout)
+    report = Report(model.name, model.file, {k: v for k, v in model.const_values.items() if k not in names},
+                    results)
+    report.seconds = time.monotonic() - started
+    return report

@@ -1,0 +1,441 @@
+"""`--for-all`: a property proved for every value of some constants, or refuted at one size.
+
+1. `extract` makes the named constants symbolic; `ParamEncoder` writes init, the transition
+   relation and the properties over SMT arrays (checker/param/encode.py).
+2. Small instances (each named constant at its lower bound and a little above) are explored
+   explicitly; a property violated in one of them is `violated` with that instance's
+   constants and its counterexample (the explicit engine's, replayable).
+3. Their states propose quantified candidates (checker/param/mine.py); Houdini keeps those Z3
+   shows hold initially and are preserved by every action *with the sizes symbolic*: a
+   counterexample to induction names, through a skolem index per candidate, the candidates it
+   breaks.
+4. A property is `proved` for all sizes only when Z3 shows `Init => P` and `L and P and T =>
+   P'` (a transition property: `L and T => P`) with the constants symbolic. The lemmas its
+   proof used are printed in gpspec syntax. Anything else is `unknown`, saying what was tried;
+   small instances alone never prove anything."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
+
+import z3
+
+from spec import ir
+from checker.param.encode import ParamEncoder, PState
+from checker.param.extract import Unsupported, extract
+from checker.param.mine import View, mine_view, view_rows, views
+from checker.smt.mining import Atom
+from checker.smt.session import DEFAULT_SEED, Deadline
+from checker.verdict import Result, Verdict
+
+ENGINE = "forall"
+SAMPLE_STATES = 20_000  # explicit states per small instance
+ATOMS_PER_VIEW = 400
+MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
+SIZES_ABOVE = 2
+FILTER_SECONDS = 30.0  # the fixed-size Houdini pre-filter
+SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run  # small instances go up to lower bound + this, one constant at a time
+
+
+@dataclass
+class Candidate:
+    view: View
+    atom: Atom
+
+    def formula(self, enc: ParamEncoder, s: PState, xs: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
+        """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
+        quantified = xs is None
+        if xs is None:
+            xs = [z3.Int(f"{n}!q{id(self)}") for n in self.view.names]
+        cols = [c.term(s, xs) for c in self.view.columns]
+        body = self.atom.z3(cols)
+        dom = _domain(self.view, xs)
+        if not quantified:
+            return z3.And(dom, z3.Not(body))  # the violation at xs
+        if not xs:
+            return body
+        return z3.ForAll(list(xs), z3.Implies(dom, body))
+
+
+def _domain(view: View, xs: Sequence[z3.ArithRef]) -> z3.BoolRef:
+    conds = [z3.And(d.lo <= x, x <= d.hi) for d, x in zip(view.domains, xs)]
+    if len(xs) == 2 and view.domains[0].key == view.domains[1].key:
+        conds.append(xs[0] != xs[1])
+    return z3.And(*conds)
+
+
+def small_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
+    """Each named constant at its lower bound, then one at a time up to SIZES_ABOVE above it,
+    then all one above."""
+    base = {n: lower[n] for n in names}
+    pts = [dict(fixed, **base)]
+    for n in names:
+        for k in range(1, SIZES_ABOVE + 1):
+            pts.append(dict(fixed, **dict(base, **{n: base[n] + k})))
+    pts.append(dict(fixed, **{n: base[n] + 1 for n in names}))
+    out: list[dict[str, int]] = []
+    for p in pts:
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def filter_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
+    """The instances of the pre-filter: every named constant one above its lower bound."""
+    return [dict(fixed, **{n: lower[n] + 1 for n in names})]
+
+
+def _cap(deadline: Deadline, most: float) -> Deadline:
+    remaining = deadline.remaining()
+    return Deadline(most if remaining is None else min(most, remaining))
+
+
+def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed: int = DEFAULT_SEED
+            ) -> tuple[list[int] | None, str]:
+    """The candidates Z3 shows hold initially and are inductive for every size, or None."""
+    s, t = enc.state("s."), enc.state("t.")
+    lits = [z3.Bool(f"cand!{k}") for k in range(len(cands))]
+    viol_s = [c.formula(enc, s, [z3.Int(f"sk{k}_{n}") for n in c.view.names]) for k, c in enumerate(cands)]
+    viol_t = [c.formula(enc, t, [z3.Int(f"sk{k}_{n}") for n in c.view.names]) for k, c in enumerate(cands)]
+    active = list(range(len(cands)))
+    checks = 0
+
+    def solver() -> z3.Solver:
+        sol = z3.Solver()
+        sol.set("random_seed", seed)
+        sol.set("mbqi", MBQI)
+        ms = deadline.ms()
+        if ms is not None:
+            sol.set("timeout", ms)
+        return sol
+
+    def drop(model: z3.ModelRef, viol: list[z3.BoolRef]) -> list[int]:
+        broken = [k for k in active if z3.is_true(model.eval(viol[k], model_completion=True))]
+        return [k for k in active if k not in broken] if broken else active
+
+    init = z3.And(*enc.facts, enc.init(s))
+    while active:
+        sol = solver()
+        sol.add(init, z3.Or(*[viol_s[k] for k in active]))
+        checks += 1
+        r = sol.check()
+        if r == z3.unsat:
+            break
+        if r != z3.sat and not _candidate_model(sol):
+            return None, f"z3 gave no answer on initiation ({sol.reason_unknown()}) after {checks} checks"
+        kept = drop(sol.model(), viol_s)
+        if len(kept) == len(active):
+            return None, "a counterexample to initiation that breaks no candidate (model evaluation)"
+        active = kept
+    sol = solver()
+    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
+    for k, c in enumerate(cands):
+        sol.add(z3.Implies(lits[k], c.formula(enc, s)))
+    sol.add(z3.Or(*[z3.And(lits[k], viol_t[k]) for k in range(len(cands))]))
+    while active:
+        ms = deadline.ms()
+        if ms is not None:
+            sol.set("timeout", ms)
+        on = set(active)
+        checks += 1
+        r = sol.check(*[lits[k] if k in on else z3.Not(lits[k]) for k in range(len(cands))])
+        if r == z3.unsat:
+            break
+        if r != z3.sat and not _candidate_model(sol):
+            return None, f"z3 gave no answer on consecution ({sol.reason_unknown()}) after {checks} checks"
+        kept = drop(sol.model(), viol_t)
+        if len(kept) == len(active):
+            return None, "a counterexample to induction that breaks no candidate (model evaluation)"
+        active = kept
+    return active, f"{checks} checks"
+
+
+def _candidate_model(sol: z3.Solver) -> bool:
+    """Without model-based instantiation Z3 answers `unknown` where a quantified hypothesis
+    might hold: its candidate model still names broken candidates, and dropping candidates
+    is always sound (only unsat answers prove anything)."""
+    if "incomplete" not in sol.reason_unknown():
+        return False
+    try:
+        sol.model()
+    except z3.Z3Exception:
+        return False
+    return True
+
+
+def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
+                   properties: Sequence[str] | None, timeout: float | None) -> tuple[ir.Model, list[Result]]:
+    """Results for the model's invariants and transition properties (or those named)."""
+    from checker.api import verify as verify_instance
+    from checker.smt.mining import sample_states
+    from gpmodel import compile_model
+
+    from spec.errors import GpcheckError
+
+    deadline = Deadline(timeout)
+    started = time.monotonic()
+    try:
+        pm = extract(load, names, fixed, lower)
+    except (Unsupported, GpcheckError) as e:
+        model = load(dict(fixed))
+        wanted = _wanted(model, properties)
+        why = f"the constants cannot be made symbolic: {e}"
+        return model, [_unknown(n, model, names, why) for n in wanted]
+    model = pm.model
+    wanted = _wanted(model, properties)
+    out: dict[str, Result] = {}
+    # small instances: counterexamples, and the states that propose candidates
+    samples: list[tuple[dict[str, int], list[dict]]] = []
+    for point in small_points(names, pm.lower, fixed):
+        inst = load(point)
+        rep = verify_instance(inst, properties=[n for n in wanted if n not in out], engine="explicit",
+                              max_states=SAMPLE_STATES)
+        for r in rep.results:
+            if r.verdict is Verdict.VIOLATED and r.property not in out:
+                at = ", ".join(f"{n}={point[n]}" for n in names)
+                out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
+                                          detail=dict(r.detail, instance={n: point[n] for n in names},
+                                                      for_all=list(names)))
+        cm = compile_model(inst)
+        states, _ = sample_states(cm, SAMPLE_STATES, deadline)
+        samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
+    todo = [n for n in wanted if n not in out]
+    if todo:
+        try:
+            enc = ParamEncoder(pm)
+            proofs = _prove(enc, load, samples, todo, deadline, started)
+        except Unsupported as e:
+            proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
+        out.update(proofs)
+    return model, [out[n] for n in wanted]
+
+
+def _wanted(model: ir.Model, properties: Sequence[str] | None) -> list[str]:
+    names = [p.name for p in model.invariants] + [p.name for p in model.transitions]
+    return names if properties is None else [n for n in names if n in properties]
+
+
+def _kind(model: ir.Model, name: str) -> str:
+    return "invariant" if any(p.name == name for p in model.invariants) else "transition"
+
+
+def _unknown(name: str, model: ir.Model, names: Sequence[str], why: str) -> Result:
+    return Result(name, _kind(model, name), Verdict.UNKNOWN, ENGINE, reason=why, detail={"for_all": list(names)})
+
+
+def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
+           todo: list[str], deadline: Deadline, started: float) -> dict[str, Result]:
+    """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
+    a property the global lemma set does not settle gets a second try with the small set its
+    proof uses at the fixed size (`instance_core`), checked symbolically on its own."""
+    from checker.param.finite import instance_core, instance_survivors
+
+    model, names = enc.model, enc.pm.names
+    mined: list[Candidate] = []
+    for v in views(enc):
+        rows = view_rows(enc, v, samples, DEFAULT_SEED)
+        mined += [Candidate(v, a) for a in mine_view(v, rows, ATOMS_PER_VIEW)]
+    t_mine = time.monotonic() - started
+    # sound pre-filter: what is inductive for all sizes is inductive at each one
+    cands = mined
+    point = filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0]
+    got = instance_survivors(enc, load, point, cands, _cap(deadline, FILTER_SECONDS))
+    filtered = got is not None
+    if got is not None:
+        cands = [cands[k] for k in got]
+    kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_SECONDS))
+    tried = (f"{len(mined)} candidates mined from {len(samples)} small instances"
+             + (f", {len(cands)} inductive at {_at(point, names)}" if filtered else "")
+             + ", Houdini with the sizes symbolic: ")
+    tried += how if kept is None else f"{len(kept)} lemmas inductive for all sizes ({how})"
+    lemmas = [] if kept is None else [cands[k] for k in kept]
+    out: dict[str, Result] = {}
+    for name in todo:
+        t0 = time.monotonic()
+        prop = next((p for p in model.invariants if p.name == name), None) or \
+            next(p for p in model.transitions if p.name == name)
+        inv = prop if isinstance(prop, ir.Invariant) else None
+        if inv is not None and not _unsat(deadline, *enc.facts, enc.init(enc.state("is.")),
+                                           z3.Not(enc.holds(inv.expr, enc.state("is.")))):
+            out[name] = _unknown(name, model, names, "Z3 could not show it holds initially for all sizes")
+            continue
+        used, why = _relative(enc, lemmas, prop, deadline) if kept is not None else (None, "no lemma set")
+        note = tried
+        if used is None and filtered:
+            core = instance_core(enc, load, point, cands, prop, _cap(deadline, FILTER_SECONDS))
+            if core is not None:
+                small = [cands[k] for k in core]
+                kept2, how2 = houdini(enc, small, _cap(deadline, SYMBOLIC_SECONDS))
+                note += (f"; the {len(small)} lemmas its proof at {_at(point, names)} uses: "
+                         + (how2 if kept2 is None else f"{len(kept2)} inductive for all sizes"))
+                if kept2 is not None:
+                    used, why = _relative(enc, [small[k] for k in kept2], prop, deadline)
+            else:
+                note += f"; no proof at {_at(point, names)} relative to the candidates"
+        if used is None:
+            out[name] = _unknown(name, model, names, f"{note}; the property is {why}")
+            continue
+        text = render_lemmas(enc, used)
+        out[name] = Result(name, _kind(model, name), Verdict.PROVED, ENGINE,
+                           reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({note})",
+                           detail={"for_all": list(names), "invariant": text if used else None, "lemmas": len(used),
+                                   "candidates": len(mined), "mine_seconds": round(t_mine, 3),
+                                   "seconds": round(time.monotonic() - t0, 3)})
+    return out
+
+
+def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
+    return ", ".join(f"{n}={point[n]}" for n in names)
+
+
+def _unsat(deadline: Deadline, *formulas: z3.BoolRef) -> bool:
+    sol = z3.Solver()
+    ms = deadline.ms()
+    if ms is not None:
+        sol.set("timeout", ms)
+    sol.add(*formulas)
+    return sol.check() == z3.unsat
+
+
+def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,
+              deadline: Deadline) -> tuple[list[Candidate] | None, str]:
+    """`L and P and T => P'` (a transition property: `L and T => P`) with the sizes
+    symbolic: the lemmas the proof uses (closed under induction), or None and why not."""
+    s, t = enc.state("ps."), enc.state("pt.")
+    lits = [z3.Bool(f"lemma!{k}") for k in range(len(lemmas))]
+    sol = z3.Solver()
+    ms = deadline.ms()
+    if ms is not None:
+        sol.set("timeout", ms)
+    sol.set("mbqi", MBQI)
+    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
+    sol.add(*[z3.Implies(l, c.formula(enc, s)) for l, c in zip(lits, lemmas)])
+    inv = prop if isinstance(prop, ir.Invariant) else None
+    if inv is not None:
+        sol.add(enc.holds(inv.expr, s), z3.Not(enc.holds(inv.expr, t)))
+    else:
+        sol.add(z3.Not(enc.holds(prop.expr, s, t)))
+    sol.set("core.minimize", True)
+    r = sol.check(*lits)
+    if r != z3.unsat:
+        return None, ("not inductive relative to them" if r == z3.sat else f"undecided (z3: {sol.reason_unknown()})")
+    core = {c.get_id() for c in sol.unsat_core()}
+    used = [c for l, c in zip(lits, lemmas) if l.get_id() in core]
+    return _close(enc, used, lemmas, inv, deadline), ""
+
+
+def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], inv: ir.Invariant | None,
+           deadline: Deadline) -> list[Candidate]:
+    """Grow `used` by unsat cores until it is inductive on its own (with the property)."""
+    s, t = enc.state("cs."), enc.state("ct.")
+    lits = [z3.Bool(f"close!{k}") for k in range(len(lemmas))]
+    sol = z3.Solver()
+    ms = deadline.ms()
+    if ms is not None:
+        sol.set("timeout", ms)
+    sol.set("core.minimize", True)
+    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
+    if inv is not None:
+        sol.add(enc.holds(inv.expr, s))
+    sol.add(*[z3.Implies(l, c.formula(enc, s)) for l, c in zip(lits, lemmas)])
+    chosen = {id(c) for c in used}
+    while True:
+        cur = [c for c in lemmas if id(c) in chosen]
+        if not cur:
+            return cur
+        sol.push()
+        sol.add(z3.Or(*[z3.Not(c.formula(enc, t)) for c in cur]))
+        r = sol.check(*lits)
+        core = {c.get_id() for c in sol.unsat_core()} if r == z3.unsat else None
+        sol.pop()
+        if core is None:
+            return lemmas  # no answer: the whole inductive set
+        grown = chosen | {id(c) for l, c in zip(lits, lemmas) if l.get_id() in core}
+        if grown == chosen:
+            return cur
+        chosen = grown
+
+
+# ------------------------------------------------------------------------------------ rendering
+
+
+def render_lemmas(enc: ParamEncoder, cands: Sequence[Candidate]) -> str:
+    """The lemmas as one gpspec conjunction, one per line."""
+    return "\nand ".join(render_candidate(enc, c) for c in cands) if cands else "true"
+
+
+def render_candidate(enc: ParamEncoder, c: Candidate) -> str:
+    """`all x in 0..N-1: (cond implies body)` in gpspec syntax."""
+    v, a = c.view, c.atom
+    cols = v.columns
+    conds = [_cond_text(cols[i], val, True) for i, val in a.cond]
+    if a.kind == "ne":
+        body = _cond_text(cols[a.terms[0][1]], a.k, False)
+    else:
+        body = _linear_text(a, cols)
+    text = body if not conds else f"({' and '.join(conds)} implies {body})"
+    if len(v.domains) == 2 and v.domains[0].key == v.domains[1].key:
+        text = f"({v.names[0]} != {v.names[1]} implies {text})"
+    for name, d in reversed(list(zip(v.names, v.domains))):
+        text = f"(all {name} in {affine_text(d.lo)}..{affine_text(d.hi)}: {text})"
+    return text
+
+
+def _cond_text(col: object, val: int, positive: bool) -> str:
+    if col.eq_text is not None:  # type: ignore[attr-defined]
+        return col.eq_text(val, positive)  # type: ignore[attr-defined]
+    t = col.type  # type: ignore[attr-defined]
+    name = col.name  # type: ignore[attr-defined]
+    if isinstance(t, ir.BoolType):
+        return name if bool(val) == positive else f"not {name}"
+    return f"{name} {'==' if positive else '!='} {ir.format_scalar(t, val)}"
+
+
+def _linear_text(a: Atom, cols: Sequence[object]) -> str:
+    terms = list(a.terms)
+    k = a.k
+    if all(c < 0 for c, _ in terms):
+        terms = [(-c, i) for c, i in terms]
+        op, k = ">=", -k
+    else:
+        op = "<="
+        terms.sort(key=lambda t: -t[0])
+    parts = []
+    for n, (c, i) in enumerate(terms):
+        name = cols[i].name  # type: ignore[attr-defined]
+        if n == 0:
+            parts.append(name if c == 1 else f"{c} * {name}")
+        else:
+            parts.append(f"+ {name}" if c == 1 else (f"- {name}" if c == -1 else f"+ {c} * {name}"))
+    if len(terms) == 2 and terms[1][0] == -1 and terms[0][0] == 1:
+        x, y = cols[terms[0][1]].name, cols[terms[1][1]].name  # type: ignore[attr-defined]
+        return f"{x} {op} {y}" + (f" + {k}" if k > 0 else (f" - {-k}" if k < 0 else ""))
+    return f"{' '.join(parts)} {op} {k}"
+
+
+def affine_text(e: z3.ExprRef) -> str:
+    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`)."""
+    e = z3.simplify(e)
+    terms = list(e.children()) if z3.is_add(e) else [e]
+    const = 0
+    parts: list[tuple[int, str]] = []
+    for x in terms:
+        if z3.is_int_value(x):
+            const += x.as_long()  # type: ignore[attr-defined]
+        elif z3.is_mul(x) and z3.is_int_value(x.arg(0)):
+            parts.append((x.arg(0).as_long(), x.arg(1).decl().name()))  # type: ignore[attr-defined]
+        elif z3.is_const(x):
+            parts.append((1, x.decl().name()))
+        else:
+            raise Unsupported(f"a range bound {e} that is not affine")
+    text = ""
+    for c, n in parts:
+        piece = n if abs(c) == 1 else f"{abs(c)} * {n}"
+        text = (piece if c > 0 else f"-{piece}") if not text else f"{text} {'+' if c > 0 else '-'} {piece}"
+    if not text:
+        return str(const)
+    if const:
+        text += f" + {const}" if const > 0 else f" - {-const}"
+    return text

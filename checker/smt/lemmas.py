@@ -1,0 +1,264 @@
+"""Invariants mined from the explicit reachable states and proved inductive by Z3 (Houdini).
+
+Spacer and k-induction spend most of their time rediscovering facts a breadth-first search
+shows at a glance: `pc <= B`, `busy implies rptr >= 1`, `rptr == 1 and ws[0] == Live implies
+ops[1][0] == pc[0]`. This module
+
+1. explores the instance explicitly (gpmodel, capped: a partial sample only weakens the
+   filter, never soundness),
+2. enumerates candidate atoms over the state slots that hold in every sampled state: ranges,
+   excluded values, differences and sums of two counters, and the same under one or two
+   conditions `slot == value` (`checker/smt/mining.py`),
+3. keeps the largest subset that Z3 shows holds initially and is closed under every action
+   path (Houdini: a counterexample to induction drops every candidate false in its
+   successor; repeated until the check is unsat),
+
+and then proves each property *relative to* that invariant L: an invariant P when `Init => P`
+and `L and P and T => P'` are unsat-checked by Z3, a transition property when `L and T =>
+prop`, `range` when no path fails from an L-state, `deadlock` when no L-state is stuck. Each
+property is its own proof obligation; only Z3's answers decide (the sample never does).
+The printed invariant is the property with the lemmas its proof used (unsat cores, closed
+under induction), so a user can paste it into the model and re-check it."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import z3
+
+from checker.smt.mining import Atom, mine_atoms, render_atom
+from checker.smt.session import DEFAULT_SEED, Deadline
+from checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
+
+if TYPE_CHECKING:
+    from checker.smt.pdr import _System
+
+MAX_CANDIDATES = 30_000
+
+
+class _Checker:
+    """One solver over (s, t): `Trans(s, t)` is some action path from s to t; each atom is
+    assumed in s behind an indicator literal, so the checks differ only in assumptions."""
+
+    def __init__(self, system: "_System", atoms: list[Atom], seed: int) -> None:
+        self.system = system
+        self.seed = seed
+        enc = system.enc
+        self.s = system.s
+        self.t = enc.state(1, "lem.")
+        self.atoms = atoms
+        self.lits = [z3.Bool(f"lem!{k}") for k in range(len(atoms))]
+        self.now = [a.z3(self.s) for a in atoms]
+        self.nxt = [a.z3(self.t) for a in atoms]
+        self.solver = z3.Solver()
+        self.solver.set("random_seed", seed)
+        rng = mk_and(*system.slot_rng)
+        self.solver.add(rng)
+        for lit, f in zip(self.lits, self.now):
+            self.solver.add(z3.Implies(lit, f))
+        self.trans = mk_or(*(mk_and(c.guard, *(mk_eq(tv, nv) for tv, nv in zip(self.t, c.next)))
+                             for c in system.clauses if not z3.is_false(c.guard)))
+
+    def assumptions(self, active: Sequence[int]) -> list[z3.BoolRef]:
+        on = set(active)
+        return [lit if k in on else mk_not(lit) for k, lit in enumerate(self.lits)]
+
+    def check(self, deadline: Deadline, extra: Sequence[z3.BoolRef], active: Sequence[int]) -> z3.CheckSatResult:
+        ms = deadline.ms()
+        if ms is not None:
+            self.solver.set("timeout", ms)
+        self.solver.push()
+        try:
+            for f in extra:
+                self.solver.add(f)
+            r = self.solver.check(*self.assumptions(active))
+            self._core = set(self.solver.unsat_core()) if r == z3.unsat else None
+            return r
+        finally:
+            self.solver.pop()
+
+    def core(self) -> set[int]:
+        assert self._core is not None
+        ids = {lit.get_id(): k for k, lit in enumerate(self.lits)}
+        return {ids[c.get_id()] for c in self._core if c.get_id() in ids}
+
+
+def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
+            successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]") -> "list[int] | None":
+    """The largest subset of `candidates` that holds initially and is inductive; None when Z3
+    does not answer
+    in time (then none of them is assumed). A counterexample to induction (s, t) drops the
+    candidates false in t, and in every other successor of s (`successors`, the
+    interpreter's): s satisfies every kept atom, so each of its successors refutes some."""
+    atoms = ck.atoms
+    active = list(candidates)
+    # initiation (its own solver: the checker's lits imply the atoms in s)
+    init = mk_and(*ck.system.init, *ck.system.slot_rng)
+    while active:
+        solver = _solver(ck.seed, deadline)
+        solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
+        r = solver.check()
+        if r == z3.unsat:
+            break
+        if r != z3.sat:
+            return None
+        st = _state(solver.model(), ck.s)
+        active = [k for k in active if atoms[k].holds(st)]
+    # consecution: one incremental solver, the candidates switched by assumptions
+    solver = _solver(ck.seed, deadline)
+    solver.add(*ck.system.slot_rng, ck.trans)
+    for k in candidates:
+        solver.add(z3.Implies(ck.lits[k], ck.now[k]))
+    solver.add(mk_or(*(mk_and(ck.lits[k], mk_not(ck.nxt[k])) for k in candidates)))
+    while active:
+        ms = deadline.ms()
+        if ms is not None:
+            solver.set("timeout", ms)
+        on = set(active)
+        r = solver.check(*(ck.lits[k] if k in on else mk_not(ck.lits[k]) for k in candidates))
+        if r == z3.unsat:
+            break
+        if r != z3.sat:
+            return None
+        model = solver.model()
+        posts = [_state(model, ck.t)] + successors(_state(model, ck.s))
+        kept = [k for k in active if all(atoms[k].holds(t) for t in posts)]
+        assert len(kept) < len(active), "a counterexample to induction that drops nothing"
+        active = kept
+    return active
+
+
+def _solver(seed: int, deadline: Deadline) -> z3.Solver:
+    solver = z3.Solver()
+    solver.set("random_seed", seed)
+    ms = deadline.ms()
+    if ms is not None:
+        solver.set("timeout", ms)
+    return solver
+
+
+def _state(model: z3.ModelRef, terms: Sequence[z3.ExprRef]) -> tuple[int, ...]:
+    return tuple(slot_value(t, model.eval(t, model_completion=True)) for t in terms)
+
+
+def _successors(cm: object) -> "Callable[[tuple[int, ...]], list[tuple[int, ...]]]":
+    """Every successor the interpreter gives a state (instances failing with a modelling
+    error skipped; a state outside the constraints has none)."""
+    from gpmodel import ModelError
+
+    def succ(s: tuple[int, ...]) -> list[tuple[int, ...]]:
+        try:
+            if cm.model.constraints and not cm.in_constraints(s):  # type: ignore[attr-defined]
+                return []
+            return [t for _, t in cm.successors(s)]  # type: ignore[attr-defined]
+        except ModelError:
+            out = []
+            for iid in range(len(cm.instances)):  # type: ignore[attr-defined]
+                try:
+                    t = cm.step(iid, s)  # type: ignore[attr-defined]
+                except ModelError:
+                    continue
+                if not isinstance(t, int):
+                    out.append(t)
+            return out
+
+    return succ
+
+
+def closed_core(ck: _Checker, active: Sequence[int], seed: set[int], assumed: list[z3.BoolRef],
+                deadline: Deadline) -> "list[int] | None":
+    """A subset of the active lemmas containing `seed` that is inductive on its own (with the
+    `assumed` property): grown by the unsat cores of its own consecution check; None when Z3
+    gives no answer."""
+    used = set(seed)
+    ck.solver.set("core.minimize", True)  # smaller printed invariants; only for these checks
+    try:
+        while True:
+            keep = sorted(used)
+            if not keep:
+                return keep
+            bad_next = mk_or(*(mk_not(ck.nxt[k]) for k in keep))
+            if ck.check(deadline, [*assumed, ck.trans, bad_next], active) != z3.unsat:
+                return None
+            grown = used | ck.core()
+            if grown == used:
+                return keep
+            used = grown
+    finally:
+        ck.solver.set("core.minimize", False)
+
+
+class LemmaProver:
+    """Mined lemmas for one pdr system, and relative-induction proofs of its properties."""
+
+    def __init__(self, system: "_System", cm: object, states: Sequence[tuple[int, ...]], deadline: Deadline,
+                 seed: int = DEFAULT_SEED) -> None:
+        self.system = system
+        self.seed = seed
+        started = time.monotonic()
+        mined = mine_atoms(system.enc.slots, states, MAX_CANDIDATES, max_conditions=1)
+        t_mine = time.monotonic() - started
+        self.lemmas: list[Atom] = []
+        self.active: list[int] = []
+        self.checker: _Checker | None = None
+        if states:
+            ck = _Checker(system, mined, seed)
+            got = houdini(ck, list(range(len(mined))), deadline, _successors(cm))
+            if got is not None:
+                self.lemmas = [mined[k] for k in got]
+                self.checker = _Checker(system, self.lemmas, seed)  # the proof checker: lemmas only
+                self.active = list(range(len(self.lemmas)))
+        self.stats: dict[str, object] = {
+            "candidates": len(mined), "lemmas": len(self.lemmas), "mine_seconds": round(t_mine, 3),
+            "houdini_seconds": round(time.monotonic() - started - t_mine, 3)}
+
+    @property
+    def t(self) -> tuple[z3.ExprRef, ...]:
+        """The successor-state symbols of the relative-induction checks."""
+        assert self.checker is not None
+        return self.checker.t
+
+    @property
+    def usable(self) -> bool:
+        return self.checker is not None
+
+    def formula(self) -> z3.BoolRef:
+        """The lemmas' conjunction over the system's state symbols."""
+        assert self.checker is not None
+        return mk_and(*self.checker.now)
+
+    # -- relative induction ------------------------------------------------------------------
+
+    def prove_invariant(self, holds_s: z3.BoolRef, holds_t: z3.BoolRef, deadline: Deadline) -> "str | None":
+        """`Init => P` and `L and P and T => P'`: the invariant text (P's lemmas) or None."""
+        ck = self.checker
+        assert ck is not None
+        init = mk_and(*self.system.init)
+        if ck.check(deadline, [init, mk_not(holds_s)], []) != z3.unsat:
+            return None
+        if ck.check(deadline, [holds_s, ck.trans, mk_not(holds_t)], self.active) != z3.unsat:
+            return None
+        used = self._closed_core(ck.core(), [holds_s], deadline)
+        return self._render(used)
+
+    def prove_step(self, bad_step: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "str | None":
+        """`L(s) and [T(s, t)] and bad` unsat: the text of the lemmas it used, or None."""
+        ck = self.checker
+        assert ck is not None
+        extra = [ck.trans, bad_step] if with_trans else [bad_step]
+        if ck.check(deadline, extra, self.active) != z3.unsat:
+            return None
+        used = self._closed_core(ck.core(), [], deadline)
+        return self._render(used)
+
+    def _closed_core(self, seed: set[int], assumed: list[z3.BoolRef], deadline: Deadline) -> "list[int] | None":
+        assert self.checker is not None
+        return closed_core(self.checker, self.active, seed, assumed, deadline)
+
+    def _render(self, used: "list[int] | None") -> str:
+        if used is None:
+            used = self.active
+        slots = self.system.enc.slots
+        lines = [render_atom(self.checker.atoms[k], slots) for k in used]  # type: ignore[union-attr]
+        return "\nand ".join(lines) if lines else "true"

@@ -1,0 +1,85 @@
+"""The explicit reachable set of an instance as a formula, checked inductive by Z3.
+
+When the breadth-first search of an instance completes, its state set R is the strongest
+invariant there is. Written as a decision diagram over the slots (one node per distinct
+(slot, set of state suffixes), identical sub-diagrams shared: Z3 hash-conses equal terms), R
+is small even for large sets: nvidia_streams' 47,401 states are 88 nodes, cwsr's 2,534 are
+771. Z3 then checks `Init => R` and `R and T => R'` over the same path clauses as Spacer, and
+each property relative to R. The proof is Z3's, against the encoding of the model, so a
+mismatch between interpreter and encoding shows up as a failed check, never as a proof; the
+search only proposes the invariant."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import z3
+
+from checker.smt.encode import Slot
+from checker.smt.session import Deadline
+from checker.smt.terms import TRUE, mk_and, mk_eq, mk_not, mk_or, scalar_lit, INT
+
+if TYPE_CHECKING:
+    from checker.smt.pdr import _System
+
+
+def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
+                      states: Sequence[tuple[int, ...]]) -> tuple[z3.BoolRef, int]:
+    """`terms` is one of `states`, as a shared decision diagram; and its number of nodes."""
+    memo: dict[tuple[int, frozenset[tuple[int, ...]]], z3.BoolRef] = {}
+    n = len(terms)
+
+    def node(i: int, suffixes: frozenset[tuple[int, ...]]) -> z3.BoolRef:
+        if i == n:
+            return TRUE
+        key = (i, suffixes)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        by_value: dict[int, list[tuple[int, ...]]] = {}
+        for sf in suffixes:
+            by_value.setdefault(sf[0], []).append(sf[1:])
+        out = mk_or(*(mk_and(mk_eq(terms[i], scalar_lit(slots[i].type, v, INT)), node(i + 1, frozenset(rest)))
+                      for v, rest in sorted(by_value.items())))
+        memo[key] = out
+        return out
+
+    f = node(0, frozenset(states)) if states else z3.BoolVal(False)
+    return f, len(memo)
+
+
+class ReachCertificate:
+    """R over the pdr system's symbols, with its initiation and consecution checked."""
+
+    def __init__(self, system: "_System", states: Sequence[tuple[int, ...]], deadline: Deadline) -> None:
+        self.system = system
+        enc = system.enc
+        self.t = enc.state(1, "cert.")
+        self.now, self.nodes = state_set_formula(enc.slots, system.s, states)
+        self.nxt, _ = state_set_formula(enc.slots, self.t, states)
+        self.states = len(states)
+        self.trans = mk_or(*(mk_and(c.guard, *(mk_eq(tv, nv) for tv, nv in zip(self.t, c.next)))
+                             for c in system.clauses if not z3.is_false(c.guard)))
+        init = mk_and(*system.init, *system.slot_rng)
+        self.inductive = (self._unsat(deadline, init, mk_not(self.now))
+                          and self._unsat(deadline, self.now, self.trans, mk_not(self.nxt)))
+
+    def _unsat(self, deadline: Deadline, *formulas: z3.BoolRef) -> bool:
+        solver = z3.Solver()
+        ms = deadline.ms()
+        if ms is not None:
+            solver.set("timeout", ms)
+        solver.add(*formulas)
+        return solver.check() == z3.unsat
+
+    def check(self, bad: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "bool | None":
+        """True: no R-state (step) is `bad`; False: some is; None: Z3 did not answer."""
+        solver = z3.Solver()
+        ms = deadline.ms()
+        if ms is not None:
+            solver.set("timeout", ms)
+        solver.add(self.now, bad)
+        if with_trans:
+            solver.add(self.trans)
+        r = solver.check()
+        return True if r == z3.unsat else (False if r == z3.sat else None)

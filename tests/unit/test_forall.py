@@ -1,0 +1,124 @@
+"""`--for-all`: proofs for every size only when Z3 checked them with the sizes symbolic; specs
+that hold up to some size and fail beyond it are never proved; printed invariants re-checked by
+the explicit engine on small instances."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from checker import Verdict, verify
+from checker.cli import main
+from checker.param import verify_for_all
+from spec import load_source
+
+# Holds while N <= 3: `x` reaches N.
+GROWS = """model grows
+const N = 2
+var x: 0..10 = 0
+action inc { require x < N
+  x = x + 1 }
+allow deadlock
+invariant small: x <= 3
+"""
+
+# Holds while N <= 4: element k is set to k, and 4 is written only when N >= 5.
+NEVER_FOUR = """model never_four
+const N = 2
+var w: [0..N-1] -> 0..N = 0
+action set(k: 0..N-1) { w[k] = k }
+allow deadlock
+invariant no_four: all k in 0..N-1: w[k] != 4
+"""
+
+
+def _write(tmp_path, text: str, name: str = "m.gpspec"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("src, prop", [(GROWS, "small"), (NEVER_FOUR, "no_four")])
+def test_holds_small_fails_large_is_never_proved(tmp_path, src, prop):
+    path = _write(tmp_path, src)
+    for n in (1, 2, 3):  # it really holds at the sizes the miner samples
+        assert verify(path, consts={"N": n}).result(prop).verdict is Verdict.PROVED
+    r = verify_for_all(path, ["N"], {"N": 1}, timeout=60).result(prop)
+    assert r.verdict is Verdict.UNKNOWN, r
+    assert r.detail["for_all"] == ["N"]
+
+
+def test_failure_at_a_sampled_size_is_violated_with_the_instance(tmp_path):
+    path = _write(tmp_path, GROWS)
+    r = verify_for_all(path, ["N"], {"N": 2}, timeout=60).result("small")
+    assert r.verdict is Verdict.VIOLATED
+    assert r.detail["instance"] == {"N": 4}
+    assert [s.state["x"] for s in r.counterexample.steps][-1] == 4
+
+
+def _recheck(src: str, invariant: str, sizes: list[dict[str, int]]) -> None:
+    """The printed lemmas, added to the model as invariants, hold in small instances."""
+    lemmas = [line.removeprefix("and ").strip() for line in invariant.split("\n")]
+    extra = "".join(f"\ninvariant mined_{i}: {text}" for i, text in enumerate(lemmas))
+    for consts in sizes:
+        report = verify(load_source(src + extra, "mined.gpspec", consts))
+        for i in range(len(lemmas)):
+            assert report.result(f"mined_{i}").verdict is Verdict.PROVED, (consts, lemmas[i])
+
+
+def test_ring_no_reexecution_for_all_sizes(examples):
+    src = (examples / "ring.gpspec").read_text()
+    report = verify_for_all(examples / "ring.gpspec", ["N", "B"], {"N": 1, "B": 1},
+                            properties=["no_reexecution", "ring_order"], timeout=120)
+    r = report.result("no_reexecution")
+    assert r.verdict is Verdict.PROVED, r
+    assert r.engine == "forall" and r.detail["for_all"] == ["N", "B"]
+    inv = r.detail["invariant"]
+    assert re.search(r"all x in 0\.\.N - 1", inv) and "waves_run[x]" in inv
+    _recheck(src, inv, [{"N": 1, "B": 1}, {"N": 3, "B": 2}, {"N": 5, "B": 1}])
+    assert report.to_json()["results"][0]["for_all"] == ["N", "B"]
+
+
+def test_streams_slot_accounting_for_all_sizes():
+    from spec.load import resolve_spec_path
+
+    report = verify_for_all("nvidia_streams", ["S", "SLOTS", "Q"], {"S": 1, "SLOTS": 1, "Q": 1},
+                            properties=["slots_conserved", "held_iff_running", "queue_bound"], timeout=120)
+    for r in report.results:
+        assert r.verdict is Verdict.PROVED, r
+    inv = report.result("slots_conserved").detail["invariant"]
+    _recheck(resolve_spec_path("nvidia_streams").read_text(), inv,
+             [{"S": 2, "SLOTS": 1, "Q": 1}, {"S": 1, "SLOTS": 2, "Q": 2}])
+
+
+def test_broken_conservation_is_not_proved(tmp_path):
+    """The sum ghost is exact: a release that returns two slots for one breaks the count."""
+    src = """model leak
+const S = 2
+const SLOTS = 2
+var held: [0..S-1] -> 0..SLOTS = 0
+var free: 0..2*SLOTS = SLOTS
+action take(s: 0..S-1) { require free > 0 and held[s] < SLOTS
+  held[s] = held[s] + 1
+  free = free - 1 }
+action give(s: 0..S-1) { require held[s] > 0
+  held[s] = held[s] - 1
+  free = if S >= 3 then free + 2 else free + 1 }
+invariant conserved: free + (sum s in 0..S-1: held[s]) == SLOTS
+"""
+    path = _write(tmp_path, src)
+    r = verify_for_all(path, ["S"], {"S": 1}, timeout=60).result("conserved")
+    assert r.verdict is Verdict.VIOLATED and r.detail["instance"] == {"S": 3}
+    r = verify_for_all(path, ["S", "SLOTS"], {"S": 1, "SLOTS": 1}, properties=["conserved"], timeout=60)
+    assert r.result("conserved").verdict is not Verdict.PROVED
+
+
+def test_cli_for_all_json_and_usage_errors(examples, capsys):
+    rc = main(["verify", str(examples / "ring.gpspec"), "--for-all", "N,B", "--property", "ring_order", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["results"][0]["verdict"] == "proved" and out["results"][0]["for_all"] == ["N", "B"]
+    assert main(["verify", str(examples / "ring.gpspec"), "--for-all", "NOPE"]) == 2
+    assert "no constant 'NOPE'" in capsys.readouterr().err
+    assert main(["verify", str(examples / "ring.gpspec"), "--for-all", "N>=x"]) == 2

@@ -1,0 +1,67 @@
+"""pdr's proposals from explicit states: mined lemmas (Houdini) and the reachable-set
+certificate. The states only propose; Z3 decides; the printed invariants re-check."""
+
+from __future__ import annotations
+
+from checker import Verdict, verify
+from checker.smt import pdr
+from checker.smt.encode import Encoder
+from checker.smt.lemmas import _Checker, _successors, houdini
+from checker.smt.mining import Atom
+from checker.smt.session import Deadline
+from gpmodel import compile_model
+from spec import load_source
+
+COUNTER = """model c
+var x: 0..5 = 0
+var y: 0..5 = 0
+action inc { require x < 5
+  x = x + 1
+  y = y + 1 }
+allow deadlock
+invariant same: x == y
+"""
+
+
+def test_houdini_drops_what_fails_initially_or_is_not_inductive():
+    model = load_source(COUNTER, "c.gpspec")
+    system = pdr._System(Encoder(model))
+    x, y = 0, 1
+    atoms = [Atom((), "le", ((-1, x), (1, y)), 0),   # y <= x: inductive
+             Atom((), "le", ((-1, x),), -1),         # x >= 1: false initially
+             Atom((), "le", ((1, x),), 3)]           # x <= 3: not inductive
+    ck = _Checker(system, atoms, 0)
+    kept = houdini(ck, [0, 1, 2], Deadline(30), _successors(compile_model(model)))
+    assert kept == [0]
+
+
+def test_pdr_lemma_invariant_rechecks_in_the_explicit_engine(examples):
+    src = (examples / "ring.gpspec").read_text()
+    r = verify(examples / "ring.gpspec", engine="pdr", properties=["no_reexecution"], timeout=60).result("no_reexecution")
+    assert r.verdict is Verdict.PROVED
+    inv = r.detail["invariant"]
+    lemmas = [line.removeprefix("and ").strip() for line in inv.split("\n")]
+    extra = "".join(f"\ninvariant mined_{i}: {t}" for i, t in enumerate(lemmas))
+    report = verify(load_source(src + extra, "mined.gpspec"))
+    assert all(report.result(f"mined_{i}").verdict is Verdict.PROVED for i in range(len(lemmas)))
+
+
+def test_certificate_proves_and_refutes_with_a_replayed_counterexample(monkeypatch):
+    from checker.smt.lemmas import LemmaProver
+
+    monkeypatch.setattr(LemmaProver, "usable", property(lambda self: False))  # the reachable set decides
+    report = verify("reef_rewind", engine="pdr", properties=["no_loss", "ring_kept"], timeout=120)
+    proved = report.result("no_loss")
+    assert proved.verdict is Verdict.PROVED and "explicit reachable states" in proved.reason
+    bad = report.result("ring_kept")
+    assert bad.verdict is Verdict.VIOLATED and bad.counterexample is not None
+
+
+def test_a_partial_sample_proves_nothing_false(monkeypatch, examples):
+    """A state limit leaves the sample incomplete: no certificate, and lemmas from the partial
+    sample must still be proved inductive, so a violated property is never proved."""
+    monkeypatch.setattr(pdr, "MAX_SAMPLE", 20)
+    report = verify(examples / "rewind.gpspec", engine="pdr", properties=["no_reexecution"], timeout=60)
+    r = report.result("no_reexecution")
+    assert r.verdict is Verdict.VIOLATED, r
+    assert r.detail["lemmas"]["sample_complete"] is False
