@@ -276,18 +276,23 @@ def _cap(deadline: Deadline, most: float) -> Deadline:
     return Deadline(most if remaining is None else min(most, remaining))
 
 
-def _obligation(system: _System, p: SafetyProp, t: State) -> tuple[z3.BoolRef, bool]:
-    """What must be unreachable for `p` (over s, or the step s -> t), and whether it is a step."""
+def _obligations(system: _System, p: SafetyProp, t: State) -> list[tuple[z3.BoolRef, bool]]:
+    """What must be unreachable for `p`: formulas over s, or over the step s -> t (the bool says
+    which); all of them, for `p` to hold. `range` is NOTE(predicate-errors): an action's error or
+    a state predicate's in a state, and a transition property's on a step."""
     enc, s = system.enc, system.s
     if p.kind == "invariant":
         assert p.expr is not None
-        return mk_not(enc.holds(p.expr, s)), False
+        return [(mk_not(enc.holds(p.expr, s)), False)]
     if p.kind == "transition":
         assert p.expr is not None
-        return mk_not(enc.holds(p.expr, s, t)), True
+        return [(mk_not(enc.holds(p.expr, s, t)), True)]
     if p.kind == "range":
-        return mk_or(*(c.error for c in system.clauses), enc.property_errors(s)), False
-    return enc.deadlock(s), False
+        out = [(mk_or(*(c.error for c in system.clauses), enc.property_errors(s)), False)]
+        if enc.model.transitions:
+            out.append((enc.step_errors(s, t), True))
+        return out
+    return [(enc.deadlock(s), False)]
 
 
 def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: Deadline) -> Result | None:
@@ -298,8 +303,9 @@ def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: De
         assert p.expr is not None
         text = prover.prove_invariant(enc.holds(p.expr, s), enc.holds(p.expr, t), share)
     else:
-        bad_now, step = _obligation(system, p, t)
-        text = prover.prove_step(bad_now, share, with_trans=step)
+        texts = [prover.prove_step(bad_now, share, with_trans=step) for bad_now, step in _obligations(system, p, t)]
+        parts = [x for x in dict.fromkeys(texts) if x not in (None, "true")]
+        text = None if None in texts else ("\nand ".join(parts) or "true")
     if text is None:
         return None
     n = prover.stats["lemmas"]
@@ -310,9 +316,9 @@ def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: De
 def _by_certificate(system: _System, cert: ReachCertificate, p: SafetyProp, deadline: Deadline) -> Result | None:
     """The property decided over the reachable set Z3 checked inductive: proved, or (a
     reachable state violates it) its shortest counterexample by BMC; None without an answer."""
-    bad_now, step = _obligation(system, p, cert.t)
     share = _cap(deadline, RELATIVE_SECONDS)
-    answer = cert.check(bad_now, share, with_trans=step)
+    answers = [cert.check(bad_now, share, with_trans=step) for bad_now, step in _obligations(system, p, cert.t)]
+    answer = False if False in answers else (None if None in answers else True)
     if answer is True:
         return proved_result(system.enc.model, p, ENGINE, f"holds in the {cert.states} explicit reachable states, "
                              "a set Z3 checked initial and inductive")
