@@ -260,6 +260,8 @@ def itf_file(tmp_path, states: list[dict], meta: object = None) -> str:
     ({"#meta": {"action": "inc", "args": {"k": {"#bigint": 5}}}, "x": {"#bigint": "1"}}, "malformed #bigint"),
     ({"#meta": {"action": "inc", "args": {"k": {"#tup": 3}}}, "x": {"#bigint": "1"}}, "malformed #tup"),
     ({"x": {"#bigint": "9" * 5000}}, "out of range"),
+    ({"#meta": {"action": "inc", "args": {"k": [1, 2]}}, "x": {"#bigint": "1"}}, "an argument must be"),
+    ({"#meta": {"action": "inc", "args": {"k": {"a": 1}}}, "x": {"#bigint": "1"}}, "an argument must be"),
     ({"#meta": {"action": "inc", "args": {"k": json.loads("[" * 500 + "]" * 500)}}, "x": {"#bigint": "1"}},
      "nested too deeply"),
 ])
