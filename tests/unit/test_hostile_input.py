@@ -320,6 +320,10 @@ def test_deeply_nested_json_import_is_located(fmt, tmp_path, capsys):
                            "rows": []},
                 "host_events": [{"t": 1, "action": "preempt", "meta": {"a": json.loads("[" * 300 + "]" * 300)}}]},
      "recording.host_events[0]: metadata nested more than 64 levels deep"),
+    ("record", {"gpcheck_record": 1, "clock": {"base_ns": 0}, "device": {"a": json.loads("[" * 300 + "]" * 300)},
+                "streams": [], "launches": [], "blocks": {"columns": ["launch", "t_entry", "t_exit", "sm_entry",
+                                                                      "sm_exit", "status", "max_gap_ns"], "rows": []}},
+     "top-level device: nested more than 64 levels deep"),
 ])
 def test_odd_json_import_values(fmt, doc, needle, tmp_path, capsys):
     p = tmp_path / "in.json"

@@ -334,7 +334,13 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     constants = {"S": max(len(keys), 1), "P": n_levels, "Q": max(q_max, 1), "SLOTS": max(slots, 1)}
     if extra_actions - set(KERNEL_ACTIONS):
         model = None  # the trace logs actions nvidia_streams does not have
-    src = dict(source)
+    src = {}
+    for key_, v in source.items():  # provenance copied from the input into the header
+        try:
+            src[key_] = v if _plain(v) else _jsonable(v)
+        except _TooDeep:
+            raise TraceError(f"{source.get('file', '?')}: top-level {key_}: nested more than {_MAX_META_DEPTH} "
+                             f"levels deep") from None
     src["streams"] = streams
     src["kernels"] = len(ks)
     src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5"
