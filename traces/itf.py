@@ -355,7 +355,7 @@ def _step_of(raw: dict[str, Any], where: str) -> tuple[str | None, dict[str, Any
         args = smeta.get("args") or {}
         if not isinstance(args, dict):
             raise TraceError(f"{where}: #meta.args must be an object")
-        return smeta["action"], {k: plain_value(v, f"{where}.#meta.args.{k}") for k, v in args.items()}
+        return smeta["action"], {k: _arg_value(v, f"{where}.#meta.args.{k}") for k, v in args.items()}
     act = raw.get("mbt::actionTaken")
     if isinstance(act, str) and act and act not in ("init", "q::init"):
         picks = raw.get("mbt::nondetPicks")
@@ -363,9 +363,20 @@ def _step_of(raw: dict[str, Any], where: str) -> tuple[str | None, dict[str, Any
         if isinstance(picks, dict):
             for k, v in picks.items():
                 if isinstance(v, dict) and v.get("tag") == "Some":
-                    args[k] = plain_value(v.get("value"), f"{where}.mbt::nondetPicks.{k}")
+                    args[k] = _arg_value(v.get("value"), f"{where}.mbt::nondetPicks.{k}")
         return act, args
     return None, {}
+
+
+def _arg_value(v: Any, where: str) -> Any:
+    """An action argument: a scalar (a variant stands for its tag, as enum members do in
+    values); anything else is a TraceError at `where` (parameters range over scalars)."""
+    x = plain_value(v, where)
+    if isinstance(x, dict) and set(x) == {"tag", "value"} and isinstance(x["tag"], str):
+        x = x["tag"]
+    if not isinstance(x, (int, str)):  # bool is an int
+        raise TraceError(f"{where}: an argument must be an integer, bool or enum member, got {_preview(v)}")
+    return x
 
 
 def itf_events(path: str, model: ir.Model) -> tuple[TraceHeader, "ItfEvents"]:

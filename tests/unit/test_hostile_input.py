@@ -260,6 +260,8 @@ def itf_file(tmp_path, states: list[dict], meta: object = None) -> str:
     ({"#meta": {"action": "inc", "args": {"k": {"#bigint": 5}}}, "x": {"#bigint": "1"}}, "malformed #bigint"),
     ({"#meta": {"action": "inc", "args": {"k": {"#tup": 3}}}, "x": {"#bigint": "1"}}, "malformed #tup"),
     ({"x": {"#bigint": "9" * 5000}}, "out of range"),
+    ({"#meta": {"action": "inc", "args": {"k": [1, 2]}}, "x": {"#bigint": "1"}}, "an argument must be"),
+    ({"#meta": {"action": "inc", "args": {"k": {"a": 1}}}, "x": {"#bigint": "1"}}, "an argument must be"),
     ({"#meta": {"action": "inc", "args": {"k": json.loads("[" * 500 + "]" * 500)}}, "x": {"#bigint": "1"}},
      "nested too deeply"),
 ])
@@ -313,6 +315,15 @@ def test_deeply_nested_json_import_is_located(fmt, tmp_path, capsys):
                                                         "status", "max_gap_ns"], "rows": [[0] * 7]}},
      "recording.launches[0]: expected an object"),
     ("record", {"gpcheck_record": 1, "parts": [{"clock": []}]}, "parts[0]: field 'clock'"),
+    ("record", {"gpcheck_record": 1, "clock": {"base_ns": 0}, "device": {}, "streams": [], "launches": [],
+                "blocks": {"columns": ["launch", "t_entry", "t_exit", "sm_entry", "sm_exit", "status", "max_gap_ns"],
+                           "rows": []},
+                "host_events": [{"t": 1, "action": "preempt", "meta": {"a": json.loads("[" * 300 + "]" * 300)}}]},
+     "recording.host_events[0]: metadata nested more than 64 levels deep"),
+    ("record", {"gpcheck_record": 1, "clock": {"base_ns": 0}, "device": {"a": json.loads("[" * 300 + "]" * 300)},
+                "streams": [], "launches": [], "blocks": {"columns": ["launch", "t_entry", "t_exit", "sm_entry",
+                                                                      "sm_exit", "status", "max_gap_ns"], "rows": []}},
+     "top-level device: nested more than 64 levels deep"),
 ])
 def test_odd_json_import_values(fmt, doc, needle, tmp_path, capsys):
     p = tmp_path / "in.json"

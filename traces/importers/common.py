@@ -172,9 +172,18 @@ def us_to_ns(value: Any, where: str) -> int:
     return _number(value, where, "a time in microseconds", 1000)
 
 
-def _jsonable(v: Any) -> Any:
+_MAX_META_DEPTH = 64
+
+
+class _TooDeep(Exception):
+    """Metadata nested deeper than _MAX_META_DEPTH (the trace writer refuses past 255)."""
+
+
+def _jsonable(v: Any, depth: int = 0) -> Any:
     """A metadata value the trace writer can encode: bytes as hex, non-finite floats and
     integers beyond 64 bits as text (database columns can hold anything)."""
+    if depth > _MAX_META_DEPTH:
+        raise _TooDeep
     t = type(v)
     if t is str or t is bool or v is None:
         return v
@@ -185,27 +194,35 @@ def _jsonable(v: Any) -> Any:
     if t is bytes:
         return v.hex()
     if t is list or t is tuple:
-        return [_jsonable(x) for x in v]
+        return [_jsonable(x, depth + 1) for x in v]
     if t is dict:
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): _jsonable(x, depth + 1) for k, x in v.items()}
     return v if isinstance(v, (str, int, float)) else str(v)
 
 
-def _plain(v: Any) -> bool:
+def _plain(v: Any, depth: int = 0) -> bool:
     """Is a value one the trace writer encodes as it is (the common case, checked fast)?"""
+    if depth > _MAX_META_DEPTH:
+        return False
     t = type(v)
     if t is str or t is bool or t is float or v is None:
         return True  # orjson writes a non-finite float as null
     if t is int:
         return -(1 << 63) <= v < (1 << 64)
     if t is list:
-        return all(_plain(x) for x in v)
+        return all(_plain(x, depth + 1) for x in v)
     return False
 
 
-def _jsonable_dict(d: dict[str, Any]) -> dict[str, Any]:
-    """A metadata object as the trace writer can encode it: itself when every value is plain."""
-    return d if all(_plain(v) for v in d.values()) else _jsonable(d)  # type: ignore[no-any-return]
+def _jsonable_dict(d: dict[str, Any], where: str) -> dict[str, Any]:
+    """A metadata object as the trace writer can encode it: itself when every value is plain;
+    a TraceError at `where` when it is nested too deeply to write."""
+    if all(_plain(v) for v in d.values()):
+        return d
+    try:
+        return _jsonable(d)  # type: ignore[no-any-return]
+    except _TooDeep:
+        raise TraceError(f"{where}: metadata nested more than {_MAX_META_DEPTH} levels deep") from None
 
 
 def _dims_ok(d: tuple[int, ...] | None) -> tuple[int, ...] | None:
@@ -237,8 +254,8 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         if k.level is not None and abs(k.level) > 1 << 32:
             raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
                              f"out of range (a CUDA priority fits 32 bits)")
-        k.meta = _jsonable_dict(k.meta)
-        k.stream_info = _jsonable_dict(k.stream_info)
+        k.meta = _jsonable_dict(k.meta, k.where or source.get("file", "?"))
+        k.stream_info = _jsonable_dict(k.stream_info, k.where or source.get("file", "?"))
         k.grid_dims = _dims_ok(k.grid_dims)
         k.block_dims = _dims_ok(k.block_dims)
         if k.end is not None and k.end < k.start:
@@ -306,7 +323,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         if not -MAX_NS <= x.t <= MAX_NS:
             raise TraceError(f"{x.where or source.get('file', '?')}: a '{x.action}' event at time {x.t}: out of range "
                              f"(at most 2^62 ns in magnitude)")
-        x.meta = _jsonable_dict(x.meta)
+        x.meta = _jsonable_dict(x.meta, x.where or source.get("file", "?"))
         extra_actions.add(x.action)
         rows.append((x.t, 1, seq, Event(x.action, x.args, None, x.t, x.meta or None)))
         seq += 1
@@ -317,7 +334,13 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     constants = {"S": max(len(keys), 1), "P": n_levels, "Q": max(q_max, 1), "SLOTS": max(slots, 1)}
     if extra_actions - set(KERNEL_ACTIONS):
         model = None  # the trace logs actions nvidia_streams does not have
-    src = dict(source)
+    src = {}
+    for key_, v in source.items():  # provenance copied from the input into the header
+        try:
+            src[key_] = v if _plain(v) else _jsonable(v)
+        except _TooDeep:
+            raise TraceError(f"{source.get('file', '?')}: top-level {key_}: nested more than {_MAX_META_DEPTH} "
+                             f"levels deep") from None
     src["streams"] = streams
     src["kernels"] = len(ks)
     src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5"
