@@ -304,14 +304,11 @@ def rich_spec(draw: st.DrawFn, features: Features = Features()) -> str:
     for i in sorted(chosen):
         name, t, inits = _VARS[i]
         init = draw(st.sampled_from(inits))
-        size = _size(t, consts) if init == "any" else 1
-        reach = _size(t, consts)
-        if product * reach > MAX_PRODUCT:
+        if product * _size(t, consts) > MAX_PRODUCT:
             continue
-        product *= reach
+        product *= _size(t, consts)
         vars_.append((name, _resolved(t, consts)))
         lines.append(f"var {name}: {_type_text(t)} = {init}")
-        del size
     consts_scope = {**consts, "_large": features.large_folds}
     base = _Scope(tuple(vars_), (), consts_scope, safe=False)
     n_actions = draw(st.integers(1, 4))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from spec import syntax as S
 from spec.parser import parse_spec
@@ -433,8 +433,3 @@ def _from_json_value(t: Any, v: Any) -> Value:
         raise ValueError(f"{v!r} is not a bool")
     return v
 
-
-def iter_instances_json(m: Model) -> Iterator[tuple[Action, tuple[Value, ...], dict[str, Any]]]:
-    """Each instance with its arguments as a JSON object (parameter name -> value)."""
-    for a, args in m.instances():
-        yield a, args, {name: v for (name, _), v in zip(a.params, args)}
