@@ -217,3 +217,24 @@ def test_replay_of_a_huge_header_constant_stops_at_the_timeout(tmp_path: Path, c
     assert time.monotonic() - started < HANG
     assert "Traceback" not in err
     assert (code, "timeout after 1 s" in err) == (3, True) or code == 2
+
+
+def test_a_long_sqlite_query_of_an_import_stops_with_the_budget(tmp_path: Path) -> None:
+    """An import's query runs in SQLite's C code, where no signal handler runs; the progress
+    handler aborts it once the budget stops, and the stop (not a TraceError) propagates."""
+    import sqlite3
+
+    from traces.importers.sqlite import Database
+
+    db = tmp_path / "big.sqlite"
+    conn = sqlite3.connect(db)
+    # one row whose computation runs for minutes unless aborted
+    conn.execute("CREATE VIEW v AS WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+                 "SELECT count(*) AS n FROM c")
+    conn.commit()
+    conn.close()
+    with budget.activate(timeout=0.5), Database(str(db)) as d:
+        started = time.monotonic()
+        with pytest.raises(budget.Stop):
+            list(d.rows("v", ["n"]))
+    assert time.monotonic() - started < HANG

@@ -13,9 +13,21 @@ import pathlib
 import sqlite3
 from typing import Any, Iterator, Sequence
 
+from checker import budget
 from spec.errors import TraceError
 
 MAGIC = b"SQLite format 3\x00"
+PROGRESS_STEPS = 100_000  # SQLite virtual-machine steps between two looks at the budget
+
+
+def _stop_requested() -> int:
+    return 1 if budget.stopped() else 0
+
+
+def _failed(e: Exception, where: str, hint: str = "") -> TraceError:
+    """A query's failure as a TraceError; a query aborted for the budget raises budget.Stop."""
+    budget.check()
+    return TraceError(f"{where}: {e}{hint}")
 
 
 def is_sqlite(path: str) -> bool:
@@ -45,10 +57,13 @@ class Database:
         try:
             self.conn = sqlite3.connect(uri, uri=True)
             self.conn.text_factory = _text
+            # a query runs in C, where no signal handler runs: SQLite asks this every N steps,
+            # and a non-zero answer aborts it, so SIGINT/SIGTERM/--timeout stop a long query
+            self.conn.set_progress_handler(_stop_requested, PROGRESS_STEPS)
             self._tables = {r[0]: r[1] for r in self.conn.execute(
                 "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")}
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
-            raise TraceError(f"{path}: table sqlite_master (the schema): {e} (truncated or corrupt?)") from None
+            raise _failed(e, f"{path}: table sqlite_master (the schema)", " (truncated or corrupt?)") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -75,7 +90,7 @@ class Database:
         try:
             return [r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')]
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
-            raise TraceError(f"{self.path}: table {table}: {e}") from None
+            raise _failed(e, f"{self.path}: table {table}") from None
 
     def require(self, table: str, needed: Sequence[str]) -> list[str]:
         """The table's columns; a TraceError naming the missing ones if any is absent."""
@@ -101,7 +116,7 @@ class Database:
                     return
                 yield from batch
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
-            raise TraceError(f"{self.path}: table {table}: {e}") from None
+            raise _failed(e, f"{self.path}: table {table}") from None
 
     def scalar_map(self, table: str, key: str, value: str) -> dict[Any, Any]:
         return {r[1]: r[2] for r in self.rows(table, [key, value])}
