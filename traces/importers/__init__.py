@@ -66,7 +66,8 @@ def detect_format(path: str) -> str:
             return "nsys"
         if looks_like_rocpd(tables):
             return "rocpd"
-        raise TraceError(f"{path}: table sqlite_master: an SQLite database with neither CUPTI_ACTIVITY_KIND_KERNEL (nsys) nor "
+        raise TraceError(f"{path}: table sqlite_master: an SQLite database with neither "
+                         f"CUPTI_ACTIVITY_KIND_KERNEL (nsys) nor "
                          f"rocpd_kernel_dispatch (rocpd) tables")
     head = sniff(path).lstrip()
     if head.startswith(b'{"gpcheck_trace"'):

@@ -123,7 +123,8 @@ def import_chrome(path: str) -> tuple[TraceHeader, list[Event]]:
         pid, tid = key(e.get("pid")), key(e.get("tid"))
         corr = _corr(args)
         prio = args.get("priority")
-        cuda_p = signed32(prio) if isinstance(prio, int) and not isinstance(prio, bool) and abs(prio) < 1 << 33 else None
+        ok = isinstance(prio, int) and not isinstance(prio, bool) and abs(prio) < 1 << 33
+        cuda_p = signed32(prio) if ok else None
         launch = flows.get(corr) if corr is not None else None
         info = {"pid": pid, "tid": tid}
         if (pid, tid) in tnames:
@@ -141,4 +142,4 @@ def import_chrome(path: str) -> tuple[TraceHeader, list[Event]]:
     src = {"format": "chrome", **file_info(path), "clock": "ns = Chrome ts (us) x 1000",
            "selected": "slices with 'kernel' in cat" if kernel_cat else "every duration slice",
            "display_time_unit": top.get("displayTimeUnit")}
-    return build_trace(kernels, src)
+    return build_trace(kernels, src, path=path)

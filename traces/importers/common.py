@@ -238,28 +238,30 @@ def _sort_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras: Iterable[Extra] = (),
-                model: str | None = MODEL, priorities_known: bool | None = None) -> tuple[TraceHeader, list[Event]]:
+                model: str | None = MODEL, priorities_known: bool | None = None,
+                path: str | None = None) -> tuple[TraceHeader, list[Event]]:
     """The observation trace of some kernels (NOTE(observation-events)).
 
     Validates what every source must satisfy (end >= start); assigns dense stream indices in the
-    order of the sorted stream keys; computes the model constants S (streams), P (priority
-    levels), Q (most kernels queued in one stream at once) and SLOTS (most kernels running at
-    once, at least 1). `model` is dropped to null when extras add actions the model lacks."""
+    order of the sorted stream keys (`path`, the input, names it in errors); computes the model
+    constants S (streams), P (priority levels), Q (most kernels queued in one stream at once) and
+    SLOTS (most kernels running at once, at least 1). `model` is dropped to null when extras add actions the model lacks."""
     ks = list(kernels)
     for k in ks:
+        loc = k.where or path or source.get("file", "?")
         for t in (k.start, k.end, k.launch):
             if t is not None and not -MAX_NS <= t <= MAX_NS:
-                raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): time {t} "
+                raise TraceError(f"{loc}: kernel {k.name!r} (correlation {k.corr}): time {t} "
                                  f"out of range (at most 2^62 ns in magnitude)")
         if k.level is not None and abs(k.level) > 1 << 32:
-            raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
+            raise TraceError(f"{loc}: kernel {k.name!r} (correlation {k.corr}): priority {k.level} "
                              f"out of range (a CUDA priority fits 32 bits)")
-        k.meta = _jsonable_dict(k.meta, k.where or source.get("file", "?"))
-        k.stream_info = _jsonable_dict(k.stream_info, k.where or source.get("file", "?"))
+        k.meta = _jsonable_dict(k.meta, loc)
+        k.stream_info = _jsonable_dict(k.stream_info, loc)
         k.grid_dims = _dims_ok(k.grid_dims)
         k.block_dims = _dims_ok(k.block_dims)
         if k.end is not None and k.end < k.start:
-            raise TraceError(f"{k.where or source.get('file', '?')}: kernel {k.name!r} (correlation {k.corr}) ends "
+            raise TraceError(f"{loc}: kernel {k.name!r} (correlation {k.corr}) ends "
                              f"before it starts ({k.start} > {k.end})")
     keys = sorted({k.stream_key for k in ks}, key=_sort_key)
     index = {key: i for i, key in enumerate(keys)}
@@ -270,7 +272,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         infos.setdefault(s, dict(k.stream_info))
         if k.level is not None:
             if levels.get(s) is not None and levels[s] != k.level:
-                raise TraceError(f"{k.where or source.get('file', '?')}: stream {k.stream_info or k.stream_key} has kernels "
+                raise TraceError(f"{loc}: stream {k.stream_info or k.stream_key} has kernels "
                                  f"with priorities {levels[s]} and {k.level}")
             levels[s] = k.level
         else:
@@ -321,9 +323,10 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     extra_actions = set()
     for x in extras:
         if not -MAX_NS <= x.t <= MAX_NS:
-            raise TraceError(f"{x.where or source.get('file', '?')}: a '{x.action}' event at time {x.t}: out of range "
+            raise TraceError(f"{x.where or path or source.get('file', '?')}: a '{x.action}' event at time {x.t}: "
+                             f"out of range "
                              f"(at most 2^62 ns in magnitude)")
-        x.meta = _jsonable_dict(x.meta, x.where or source.get("file", "?"))
+        x.meta = _jsonable_dict(x.meta, x.where or path or source.get("file", "?"))
         extra_actions.add(x.action)
         rows.append((x.t, 1, seq, Event(x.action, x.args, None, x.t, x.meta or None)))
         seq += 1
@@ -339,7 +342,7 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
         try:
             src[key_] = v if _plain(v) else _jsonable(v)
         except _TooDeep:
-            raise TraceError(f"{source.get('file', '?')}: top-level {key_}: nested more than {_MAX_META_DEPTH} "
+            raise TraceError(f"{path or source.get('file', '?')}: top-level {key_}: nested more than {_MAX_META_DEPTH} "
                              f"levels deep") from None
     src["streams"] = streams
     src["kernels"] = len(ks)

@@ -124,4 +124,4 @@ def import_cupti(path: str) -> tuple[TraceHeader, list[Event]]:
             stream_info={k: v for k, v in info.items() if v is not None}, meta=meta, where=where))
     src = {"format": "cupti", **file_info(path), "clock": "ns, CUPTI timestamps",
            "stream_records": len(prios), "launch_records": len(apis)}
-    return build_trace(kernels, src)
+    return build_trace(kernels, src, path=path)

@@ -28,7 +28,8 @@ def _gunzip(path: str, data: bytes) -> bytes:
                 out.append(chunk)
                 lines += chunk.count(b"\n")
     except (OSError, EOFError, zlib.error) as e:
-        raise TraceError(f"{path}:{lines}: truncated or corrupt gzip data (decompressed up to this line): {e}") from None
+        raise TraceError(f"{path}:{lines}: truncated or corrupt gzip data (decompressed up to this line): "
+                         f"{e}") from None
     return b"".join(out)
 
 

@@ -102,4 +102,4 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
            "cupti_version": top.get("cupti_version"), "cuda_driver_version": top.get("cuda_driver_version"),
            "devices": [d.get("name") for d in device if isinstance(d, dict)] if isinstance(device, list) else None,
            "launches_matched": sum(1 for k in kernels if k.launch_from == "api")}
-    return build_trace(kernels, src)
+    return build_trace(kernels, src, path=path)

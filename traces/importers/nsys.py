@@ -63,7 +63,8 @@ def _launches(db: Database, strings: dict[int, str]) -> dict[tuple[int | None, i
                 if vals.get("nameId") is not None else ""
             if name and "aunch" not in name:  # only launch calls (cudaLaunchKernel, cuLaunchKernelEx, ...)
                 continue
-            out[(pid_of(vals.get("globalTid"), f"{where} column globalTid"), corr)] = (_int(vals["start"], f"{where} column start"), name)
+            pid = pid_of(vals.get("globalTid"), f"{where} column globalTid")
+            out[(pid, corr)] = (_int(vals["start"], f"{where} column start"), name)
     return out
 
 
@@ -78,7 +79,8 @@ def _priorities(db: Database) -> dict[tuple[int | None, int | None, int], int]:
     for row in db.rows(table, sel):
         vals = dict(zip(sel, row[1:]))
         where = f"{db.path}: table {table} row {row[0]}"
-        out[(key(vals.get("processId")), key(vals.get("contextId")), _int(vals["streamId"], f"{where} column streamId"))] = \
+        stream = _int(vals["streamId"], f"{where} column streamId")
+        out[(key(vals.get("processId")), key(vals.get("contextId")), stream)] = \
             signed32(_int(vals["priority"], f"{where} column priority"))
     return out
 
@@ -161,4 +163,4 @@ def import_nsys(path: str) -> tuple[TraceHeader, list[Event]]:
            "tables": sorted(t for t in (KERNEL_TABLE, "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
                                         "TARGET_INFO_CUDA_STREAM", "GPU_CONTEXT_SWITCH_EVENTS", "StringIds")
                             if t in db.tables)}
-    return build_trace(kernels, src, extras=extras, priorities_known=bool(prios) or None)
+    return build_trace(kernels, src, path=path, extras=extras, priorities_known=bool(prios) or None)

@@ -144,4 +144,4 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
     else:
         src["params"] = [p.get("params") if isinstance(p, dict) else None for p in parts]
         src["note"] = doc.get("note")
-    return build_trace(kernels, src, extras=extras)
+    return build_trace(kernels, src, path=path, extras=extras)

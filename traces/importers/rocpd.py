@@ -112,4 +112,4 @@ def import_rocpd(path: str) -> tuple[TraceHeader, list[Event]]:
                     launch_from="api" if launch is not None else "kernel", grid_dims=grid, block_dims=wg or None,
                     stream_info={"agent": agent, "queue_id": queue, "stream_id": stream}, meta=meta, where=where))
     src = {"format": "rocpd", **file_info(path), "clock": "ns, ROCprofiler timestamps", "table_sets": len(sufs)}
-    return build_trace(kernels, src, model=None)
+    return build_trace(kernels, src, path=path, model=None)

@@ -176,4 +176,4 @@ def import_rocprof(path: str) -> tuple[TraceHeader, list[Event]]:
                               grid_dims=grid, block_dims=wg or None, stream_info=info, meta=meta, where=where))
     src = {"format": "rocprof", **file_info(path), "clock": "ns, ROCprofiler timestamps",
            "columns": header, "has_stream_id": "stream" in cols}
-    return build_trace(kernels, src, model=None)
+    return build_trace(kernels, src, path=path, model=None)
