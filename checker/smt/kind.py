@@ -94,7 +94,10 @@ def run_kind(
 def _kind_one(
     enc: Encoder, p: SafetyProp, base: Unroller, lemmas: list[SafetyProp], max_k: int, deadline: Deadline
 ) -> Result:
-    step = _StepPath(enc, deadline, list(lemmas), open_end=p.kind == "transition")
+    # a violation on a step (a transition property, or range's error in evaluating one) may be
+    # a step back to an earlier state, a self-loop included: the path's end stays open for it
+    on_step = p.kind == "transition" or (p.kind == "range" and bool(enc.model.transitions))
+    step = _StepPath(enc, deadline, list(lemmas), open_end=on_step)
     for k in range(1, max_k + 1):
         # base case: no violation at depth k-1 from an initial state
         ans = base.check_bad(p, k - 1)
