@@ -77,4 +77,9 @@ action jump { require x == 0; x = 1 }
 liveness p1: always eventually x != 3
 liveness p2: eventually x == 3
 """),
+    Case("kind_self_loop_transition_error", """model k
+var s: bool = false
+action act0 { s = s }
+transition tr1: (0 / 0) < 0
+""", open_finding="/work/diff-findings.md: kind proves a transition property that fails to evaluate on a self-loop step"),
 ]
