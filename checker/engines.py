@@ -37,16 +37,28 @@ def _liveness_unknown(model: ir.Model, names: Sequence[str], engine: str, why: s
 def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | None, timeout: float | None) -> list[Result]:
     """One of the Z3 engines on the named safety properties (one Result each, liveness
     names answered `unknown`)."""
-    from checker.smt import bmc, kind, pdr
     from checker.smt.props import safety_properties
     from checker.smt.session import Deadline
 
     deadline = Deadline(timeout)
     props = safety_properties(model, list(names))
-    if budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
-        why = budget.stopped() or ""
-        return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
-            + _liveness_unknown(model, names, name, why)
+    if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
+        try:
+            return _run_smt(name, model, names, props, deadline, depth)
+        except Exception:
+            # once the budget stopped, Z3 answers any call with a 'canceled' error, also outside
+            # a solver check (lemma mining, certificates): the stop, not a bug in gpcheck
+            if not budget.stopped():
+                raise
+    why = budget.stopped() or ""
+    return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
+        + _liveness_unknown(model, names, name, why)
+
+
+def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]
+             depth: int | None) -> list[Result]:
+    from checker.smt import bmc, kind, pdr
+
     k = DEFAULT_DEPTH if depth is None else depth
     max_k = DEFAULT_MAX_K if depth is None else max(1, depth)
     # all properties in one call: bmc and kind's base case share one unrolling (which never
