@@ -225,12 +225,21 @@ def _jsonable_dict(d: dict[str, Any], where: str) -> dict[str, Any]:
         raise TraceError(f"{where}: metadata nested more than {_MAX_META_DEPTH} levels deep") from None
 
 
+_MAX_BLOCKS = 1 << 62
+
+
 def _dims_ok(d: tuple[int, ...] | None) -> tuple[int, ...] | None:
     """Launch dimensions as recorded, or None where they are not small non-negative integers
-    (they are metadata: a nonsense grid is dropped rather than written)."""
-    if d and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < (1 << 32) for x in d):
-        return d
-    return None
+    whose product (the block count written to the trace) fits the trace's 2^62 bound (they are
+    metadata: a nonsense grid is dropped rather than written)."""
+    if not d or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < (1 << 32) for x in d):
+        return None
+    n = 1
+    for x in d:
+        n *= max(x, 1)
+        if n > _MAX_BLOCKS:
+            return None
+    return d
 
 
 def _sort_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
