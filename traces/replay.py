@@ -158,7 +158,9 @@ class Replayer:
         self._actions = {a.name: a for a in self.model.actions}
         self._var_names = {v.name for v in self.model.vars}
         self._reset_caches()
-        self.hidden = HiddenSearch(cm, self._stepc, self._inv_mask, self._trans_mask, self.internal)
+        self._dead: Any = None
+        self.hidden = HiddenSearch(cm, self._stepc, self._inv_mask, self._trans_mask, self.internal,
+                                   self._stays_false)
         self.retries = 0  # events the lazy search matched only with the whole hidden closure
         self.warnings: list[str] = []
         self._source_lines: list[str] | None = None
@@ -229,6 +231,17 @@ class Replayer:
                 self._trans_cache.clear()
             self._trans_cache[key] = m
         return m
+
+    def _stays_false(self, key: object, conj: ir.Expr, r: State) -> bool:
+        """NOTE(lazy-dead-ends): the Z3 proof that `conj`, false at r, stays false after any
+        internal steps (checker/smt/deadend.py, built on first use: Z3 loads only when needed)."""
+        if self._dead is None:
+            from checker.smt.deadend import DeadEnds
+
+            acts = {id(a): i for i, a in enumerate(self.model.actions)}
+            self._dead = DeadEnds(self.model, [(acts[id(self.cm.instances[i].action)], self.cm.instances[i].args)
+                                               for i in self.internal])
+        return bool(self._dead.stays_false(key, conj, r))
 
     def _warn(self, msg: str) -> None:
         if msg not in self.warnings and len(self.warnings) < 20:
