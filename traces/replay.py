@@ -52,6 +52,9 @@ DEFAULT_MAX_HIDDEN = 32
 UNBOUNDED = 1 << 30  # "any number of hidden steps": the exhaustive closure stops at its fixpoint
 DEFAULT_MAX_CANDIDATES = 100_000
 CACHE_LIMIT = 1 << 18  # entries per cache before it is cleared (bounded memory)
+MASK_CACHE_LIMIT = 1 << 16  # property masks per cache: filled within a few thousand kernels of an
+# imported trace, so that peak memory stops growing with the trace early (issue 12: 100,000 kernels
+# in the memory of 10,000)
 DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
 SUCC_CACHE_LIMIT = 1 << 14  # (state, event) -> successors after hidden steps
 HISTORY_WINDOW = 200_000  # events of parent links kept by the counterexample pass
@@ -207,7 +210,7 @@ class Replayer:
                     ok = False
                 if not ok:
                     m |= 1 << b
-            if len(self._inv_cache) > CACHE_LIMIT:
+            if len(self._inv_cache) > MASK_CACHE_LIMIT:
                 self._inv_cache.clear()
             self._inv_cache[s] = m
         return m
@@ -227,7 +230,7 @@ class Replayer:
                     ok = False
                 if not ok:
                     m |= 1 << (self._ninv + b)
-            if len(self._trans_cache) > CACHE_LIMIT:
+            if len(self._trans_cache) > MASK_CACHE_LIMIT:
                 self._trans_cache.clear()
             self._trans_cache[key] = m
         return m
