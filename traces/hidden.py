@@ -51,6 +51,7 @@ from gpmodel import CompiledModel, ModelError
 from spec import ir
 
 State = tuple[int, ...]
+DEAD_END_AFTER = 4096  # hidden states explored before dead ends are looked for (NOTE(lazy-dead-ends))
 HPath = tuple[tuple[int, State], ...]
 Outcome = tuple[State, int, int, HPath]  # next state, property mask of the path, instance, hidden path
 
@@ -96,6 +97,9 @@ class HiddenSearch:
         self._guard_exprs: dict[int, list[ir.Expr]] = {}
         self.explored = 0  # hidden states visited, for the benchmarks
         self.dead_ends = 0  # states not expanded because they are dead ends
+        # NOTE(lazy-dead-ends): the prover (Z3, ~0.4 s to load and encode) is consulted only once
+        # this many hidden states were explored, so that short replays never pay for it
+        self.dead_end_after = DEAD_END_AFTER
 
     # ------------------------------------------------------------------ E's guards
     def guards(self, iid: int) -> list[Callable[[State], bool]] | None:
@@ -129,7 +133,7 @@ class HiddenSearch:
         """NOTE(lazy-dead-ends): whether no sequence of internal steps from r can enable any
         instance of the event: for each instance, a conjunct of its requires is false at r
         (`sig`, from `signature`) and provably stays false. Only for events disabled at r."""
-        if sig is None or self.stays_false is None:
+        if sig is None or self.stays_false is None or self.explored < self.dead_end_after:
             return False
         for iid, entry in zip(iids, sig):
             if type(self.stepc(iid, r)) is not int:

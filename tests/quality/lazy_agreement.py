@@ -123,6 +123,7 @@ def compare(cm: CompiledModel, header: TraceHeader, events: list[Event], tally: 
         return None
     t = time.perf_counter()
     replayer = Replayer(cm, ReplayOptions(max_candidates=LIMIT, engine="lazy"))
+    replayer.hidden.dead_end_after = 0  # look for dead ends from the first state (NOTE(lazy-dead-ends))
     lazy = replayer.replay(memory_source(header, events, "t.jsonl"), "t.jsonl")
     tally.lazy_retries += replayer.retries
     tally.dead_ends += replayer.hidden.dead_ends
