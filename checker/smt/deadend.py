@@ -27,6 +27,7 @@ from typing import Sequence
 
 import z3
 
+import checker.smt.session  # noqa: F401 (a stopped budget, e.g. Ctrl-C, interrupts the running check)
 from checker.smt.encode import Encoder, EncodingError
 from checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, scalar_lit
 from spec import ir
