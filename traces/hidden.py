@@ -22,6 +22,14 @@ In both cases the postponed step must also enable no hidden step that was disabl
 steps after it could run without it, and it can be moved past them one state at a time (at each
 explored state it is again either postponed by these checks or fired).
 
+NOTE(lazy-dead-ends). A state where the event is disabled is not expanded at all when, for each
+instance of the event, a conjunct of its requires is false there and Z3 proves it stays false after
+any number of internal steps (an invariant over the slots no internal action writes:
+checker/smt/deadend.py, via traces/replay.py). This pruning is exact by itself (nothing in the
+hidden closure of such a state can match the event); it is what keeps a recorder's trace linear:
+a logged `start` of a stream waiting behind a more urgent visible kernel otherwise enumerated every
+split of the unobserved queue counters to find nothing.
+
 A postponed step simply happens later, so the hidden steps before one event are not bounded by
 K here: the lazy search decides "is the trace a behaviour when any number of internal steps may
 precede each event". The checks above are local (at r), so they are a sound reduction only for
@@ -43,6 +51,7 @@ from gpmodel import CompiledModel, ModelError
 from spec import ir
 
 State = tuple[int, ...]
+DEAD_END_AFTER = 4096  # hidden states explored before dead ends are looked for (NOTE(lazy-dead-ends))
 HPath = tuple[tuple[int, State], ...]
 Outcome = tuple[State, int, int, HPath]  # next state, property mask of the path, instance, hidden path
 
@@ -74,14 +83,23 @@ class HiddenSearch:
     and `trans_mask` are the replayer's cached step and property functions."""
 
     def __init__(self, cm: CompiledModel, stepc: Callable[[int, State], Any], inv_mask: Callable[[State], int],
-                 trans_mask: Callable[[State, State], int], internal: list[int]):
+                 trans_mask: Callable[[State, State], int], internal: list[int],
+                 stays_false: Callable[[object, ir.Expr, State], bool] | None = None):
         self.cm = cm
         self.stepc = stepc
         self.inv_mask = inv_mask
         self.trans_mask = trans_mask
         self.internal = internal
+        # NOTE(lazy-dead-ends): stays_false(key, conjunct, r) proves that a conjunct false at r
+        # stays false after any number of internal steps (checker/smt/deadend.py)
+        self.stays_false = stays_false
         self._guards: dict[int, list[Callable[[State], bool]] | None] = {}
+        self._guard_exprs: dict[int, list[ir.Expr]] = {}
         self.explored = 0  # hidden states visited, for the benchmarks
+        self.dead_ends = 0  # states not expanded because they are dead ends
+        # NOTE(lazy-dead-ends): the prover (Z3, ~0.4 s to load and encode) is consulted only once
+        # this many hidden states were explored, so that short replays never pay for it
+        self.dead_end_after = DEAD_END_AFTER
 
     # ------------------------------------------------------------------ E's guards
     def guards(self, iid: int) -> list[Callable[[State], bool]] | None:
@@ -92,6 +110,7 @@ class HiddenSearch:
         inst = self.cm.instances[iid]
         env = {p.id: ir.Lit(v, p.type) for p, v in zip(inst.action.params, inst.args)}  # type: ignore[arg-type]
         preds: list[Callable[[State], bool]] | None = []
+        exprs: list[ir.Expr] = []
         seen_other = False
         for st in inst.action.body:
             if isinstance(st, ir.Require):
@@ -99,14 +118,35 @@ class HiddenSearch:
                     preds = None
                     break
                 for c in _conjuncts(st.cond):
-                    preds.append(self.cm.predicate(_substitute(c, env)))  # type: ignore[union-attr]
+                    exprs.append(_substitute(c, env))
+                    preds.append(self.cm.predicate(exprs[-1]))  # type: ignore[union-attr]
             else:
                 seen_other = True
                 if any(isinstance(x, ir.Require) for x in ir.iter_stmts((st,))):
                     preds = None
                     break
         self._guards[iid] = preds
+        self._guard_exprs[iid] = exprs
         return preds
+
+    def dead_end(self, iids: list[int], r: State, sig: tuple[Any, ...] | None) -> bool:
+        """NOTE(lazy-dead-ends): whether no sequence of internal steps from r can enable any
+        instance of the event: for each instance, a conjunct of its requires is false at r
+        (`sig`, from `signature`) and provably stays false. Only for events disabled at r."""
+        if sig is None or self.stays_false is None or self.explored < self.dead_end_after:
+            return False
+        for iid, entry in zip(iids, sig):
+            if type(self.stepc(iid, r)) is not int:
+                return False  # enabled (its next state disagrees with the observation) or failing
+            exprs = self._guard_exprs.get(iid)
+            if exprs is None or len(exprs) != len(entry):
+                return False
+            for k, v in enumerate(entry):
+                if v is False and self.stays_false((iid, k), exprs[k], r):
+                    break
+            else:
+                return False
+        return True
 
     def signature(self, iids: list[int], r: State) -> tuple[Any, ...] | None:
         """How the event fares at r, per instance: the truth of each conjunct of its requires
@@ -159,6 +199,9 @@ class HiddenSearch:
             sig: tuple[Any, ...] | None = None
             if not here and kids:
                 sig = self.signature(iids, r)
+                if self.dead_end(iids, r, sig):
+                    self.dead_ends += 1
+                    continue
             enabled = {h for h, _, _ in kids}
             state = (kids, [g for g in self.internal if g not in enabled], {})
             fire = [(h, r2, pm2) for h, r2, pm2 in kids

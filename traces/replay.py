@@ -52,6 +52,9 @@ DEFAULT_MAX_HIDDEN = 32
 UNBOUNDED = 1 << 30  # "any number of hidden steps": the exhaustive closure stops at its fixpoint
 DEFAULT_MAX_CANDIDATES = 100_000
 CACHE_LIMIT = 1 << 18  # entries per cache before it is cleared (bounded memory)
+MASK_CACHE_LIMIT = 1 << 16  # property masks per cache: filled within a few thousand kernels of an
+# imported trace, so that peak memory stops growing with the trace early (issue 12: 100,000 kernels
+# in the memory of 10,000)
 DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
 SUCC_CACHE_LIMIT = 1 << 14  # (state, event) -> successors after hidden steps
 HISTORY_WINDOW = 200_000  # events of parent links kept by the counterexample pass
@@ -158,7 +161,9 @@ class Replayer:
         self._actions = {a.name: a for a in self.model.actions}
         self._var_names = {v.name for v in self.model.vars}
         self._reset_caches()
-        self.hidden = HiddenSearch(cm, self._stepc, self._inv_mask, self._trans_mask, self.internal)
+        self._dead: Any = None
+        self.hidden = HiddenSearch(cm, self._stepc, self._inv_mask, self._trans_mask, self.internal,
+                                   self._stays_false)
         self.retries = 0  # events the lazy search matched only with the whole hidden closure
         self.warnings: list[str] = []
         self._source_lines: list[str] | None = None
@@ -205,7 +210,7 @@ class Replayer:
                     ok = False
                 if not ok:
                     m |= 1 << b
-            if len(self._inv_cache) > CACHE_LIMIT:
+            if len(self._inv_cache) > MASK_CACHE_LIMIT:
                 self._inv_cache.clear()
             self._inv_cache[s] = m
         return m
@@ -225,10 +230,21 @@ class Replayer:
                     ok = False
                 if not ok:
                     m |= 1 << (self._ninv + b)
-            if len(self._trans_cache) > CACHE_LIMIT:
+            if len(self._trans_cache) > MASK_CACHE_LIMIT:
                 self._trans_cache.clear()
             self._trans_cache[key] = m
         return m
+
+    def _stays_false(self, key: object, conj: ir.Expr, r: State) -> bool:
+        """NOTE(lazy-dead-ends): the Z3 proof that `conj`, false at r, stays false after any
+        internal steps (checker/smt/deadend.py, built on first use: Z3 loads only when needed)."""
+        if self._dead is None:
+            from checker.smt.deadend import DeadEnds
+
+            acts = {id(a): i for i, a in enumerate(self.model.actions)}
+            self._dead = DeadEnds(self.model, [(acts[id(self.cm.instances[i].action)], self.cm.instances[i].args)
+                                               for i in self.internal])
+        return bool(self._dead.stays_false(key, conj, r))
 
     def _warn(self, msg: str) -> None:
         if msg not in self.warnings and len(self.warnings) < 20:

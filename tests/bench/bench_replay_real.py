@@ -70,6 +70,49 @@ def make_trace(path: Path, kernels: int) -> None:
     write_trace(str(path), header, out)
 
 
+def make_synthetic(path: Path, kernels: int, seed: int = 1) -> None:
+    """A random importer-shaped trace (built by the importers' own `build_trace`): a training
+    stream (CUDA priority 0) whose host runs up to a few hundred kernels ahead of the GPU (the
+    depth changes now and then, sometimes to 0, a sync), and an inference stream (CUDA -5) with
+    bursts of 2-12 kernels every 1-5 ms, each burst waited for, its kernels often blocked by a
+    running training kernel; kernel durations log-normal. Unlike the tiled recording, nothing
+    repeats, so replay's caches do not carry it."""
+    from traces.importers.common import Kernel, build_trace
+
+    rng = random.Random(seed)
+    ks: list[Kernel] = []
+    t_host, corr, depth = 0, 0, rng.randint(1, 400)
+    free = [0, 0]  # when each stream's last kernel ends
+    starts: list[int] = []  # training kernels' start times (the host waits for the GPU)
+    t_inf = rng.randint(500_000, 3_000_000)
+    while len(ks) < kernels:
+        if t_inf <= t_host:
+            t = t_inf
+            for _ in range(rng.randint(2, 12)):
+                t += rng.randint(3_000, 15_000)
+                corr += 1
+                st = max(t + rng.randint(4_000, 20_000), free[1]) + (rng.randint(0, 300_000) if rng.random() < 0.7 else 0)
+                free[1] = st + int(rng.lognormvariate(9.5, 1.0))
+                ks.append(Kernel(f"void infer_kernel_{rng.randint(0, 20)}<float, {rng.randint(1, 8)}>(float const*, float*, int)",
+                                 ("s", 14), st, free[1], corr, 1, t, "api", 5,
+                                 stream_info={"stream_id": 14, "cuda_priority": -5}))
+            t_inf = free[1] + rng.randint(1_000_000, 5_000_000)
+            continue
+        if rng.random() < 0.002:
+            depth = rng.randint(0, 600)
+        if len(starts) > depth:
+            t_host = max(t_host, starts[-depth - 1] if depth else free[0])
+        t_host += rng.randint(2_000, 40_000)
+        corr += 1
+        st = max(t_host + rng.randint(4_000, 20_000), free[0])
+        free[0] = st + int(rng.lognormvariate(10.5, 1.2))
+        starts.append(st)
+        ks.append(Kernel(f"void train_kernel_{rng.randint(0, 40)}<__nv_bfloat16, {rng.randint(1, 8)}>(int, float*)",
+                         ("s", 13), st, free[0], corr, 1, t_host, "api", 0, stream_info={"stream_id": 13}))
+    header, events = build_trace(ks[:kernels], {"format": "synthetic", "file": f"bench_replay_real seed {seed}"})
+    write_trace(str(path), header, events)
+
+
 def run(args: list[str]) -> tuple[float, float, int, int]:
     """Wall seconds, CPU seconds, peak RSS (MiB) and exit code of `gpcheck ARGS` in a fresh
     process. (This process holds no trace in memory, so the child's RSS is its own.)"""
@@ -85,25 +128,28 @@ def run(args: list[str]) -> tuple[float, float, int, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", default="5000,10000,100000")
+    ap.add_argument("--shape", default="tiled,synthetic", help="tiled (the recording), synthetic (random), or both")
     ap.add_argument("--keep", default=None, help="keep the generated traces in this folder")
-    ap.add_argument("--make", nargs=2, metavar=("KERNELS", "FILE"), help=argparse.SUPPRESS)
+    ap.add_argument("--make", nargs=3, metavar=("SHAPE", "KERNELS", "FILE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.make:
-        make_trace(Path(a.make[1]), int(a.make[0]))
+        (make_trace if a.make[0] == "tiled" else make_synthetic)(Path(a.make[2]), int(a.make[1]))
         return
     d = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench_replay_real_"))
     d.mkdir(parents=True, exist_ok=True)
     print("wall and CPU seconds; x check: replay/check on wall (and CPU) time")
-    print(f"{'kernels':>8} {'events':>8} {'check':>14} {'MiB':>5} {'replay':>16} {'MiB':>5} {'x check':>12} {'ev/s':>7}  exit")
-    for n in [int(x) for x in a.kernels.split(",")]:
-        f = d / f"train_infer_{n}.jsonl.gz"
-        if not f.exists():
-            subprocess.run([sys.executable, __file__, "--make", str(n), str(f)], check=True)
-        events = count_events(str(f)) or 0
-        cw, cc, cm, _ = run(["check", str(f)])
-        rw, rc, rm, code = run(["replay", str(f), "--no-progress"])
-        print(f"{n:>8} {events:>8} {cw:>6.2f} ({cc:>5.2f}) {cm:>5} {rw:>7.2f} ({rc:>6.2f}) {rm:>5} "
-              f"{rw / cw:>5.1f} ({rc / cc:>4.1f}) {events / rw:>7.0f}  {code}", flush=True)
+    print(f"{'shape':>9} {'kernels':>8} {'events':>8} {'check':>14} {'MiB':>5} {'replay':>16} {'MiB':>5} {'x check':>12} "
+          f"{'ev/s':>7}  exit")
+    for shape in a.shape.split(","):
+        for n in [int(x) for x in a.kernels.split(",")]:
+            f = d / f"{'train_infer' if shape == 'tiled' else 'synthetic'}_{n}.jsonl.gz"
+            if not f.exists():  # made in a process of its own: this one stays small
+                subprocess.run([sys.executable, __file__, "--make", shape, str(n), str(f)], check=True)
+            events = count_events(str(f)) or 0
+            cw, cc, cm, _ = run(["check", str(f)])
+            rw, rc, rm, code = run(["replay", str(f), "--no-progress"])
+            print(f"{shape:>9} {n:>8} {events:>8} {cw:>6.2f} ({cc:>5.2f}) {cm:>5} {rw:>7.2f} ({rc:>6.2f}) {rm:>5} "
+                  f"{rw / cw:>5.1f} ({rc / cc:>4.1f}) {events / rw:>7.0f}  {code}", flush=True)
 
 
 if __name__ == "__main__":

@@ -107,6 +107,7 @@ class Tally:
     compared: int = 0
     skipped: int = 0  # the exhaustive search passed its candidate limit
     lazy_retries: int = 0  # events the lazy search matched only from the whole hidden closure
+    dead_ends: int = 0  # hidden states the lazy search did not expand (NOTE(lazy-dead-ends))
     lazy_seconds: float = 0.0
     exhaustive_seconds: float = 0.0
 
@@ -122,8 +123,10 @@ def compare(cm: CompiledModel, header: TraceHeader, events: list[Event], tally: 
         return None
     t = time.perf_counter()
     replayer = Replayer(cm, ReplayOptions(max_candidates=LIMIT, engine="lazy"))
+    replayer.hidden.dead_end_after = 0  # look for dead ends from the first state (NOTE(lazy-dead-ends))
     lazy = replayer.replay(memory_source(header, events, "t.jsonl"), "t.jsonl")
     tally.lazy_retries += replayer.retries
+    tally.dead_ends += replayer.hidden.dead_ends
     tally.lazy_seconds += time.perf_counter() - t
     tally.compared += 1
     if summary(exh) != summary(lazy):
@@ -156,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     tally, problems = run(a.cases, a.seed, sys.stdout)
     print(f"{tally.cases} cases, {tally.compared} compared, {tally.skipped} past the exhaustive candidate limit, "
-          f"{tally.lazy_retries} events matched only from the whole hidden closure, {len(problems)} disagreements; "
+          f"{tally.lazy_retries} events matched only from the whole hidden closure, "
+          f"{tally.dead_ends} dead ends not expanded, {len(problems)} disagreements; "
           f"lazy {tally.lazy_seconds:.1f} s, exhaustive {tally.exhaustive_seconds:.1f} s, "
           f"wall {time.perf_counter() - t:.1f} s")
     return 1 if problems else 0

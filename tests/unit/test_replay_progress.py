@@ -54,3 +54,36 @@ def test_count_events(tmp_path) -> None:
     f.write_text('{"gpcheck_trace": 1}\n{"action": "a"}\n\n{"action": "b"}\n')
     assert count_events(str(f)) == 2
     assert count_events(str(tmp_path / "missing.jsonl")) is None
+
+
+def test_a_live_bar_on_a_terminal() -> None:
+    """On a terminal (a pseudo-terminal here) the progress is a live bar that redraws in place:
+    events done of the total, events/s, candidates now and at the peak; it is removed at the end."""
+    import os
+    import select
+
+    pty = __import__("pytest").importorskip("pty")
+    master, slave = pty.openpty()
+    term = os.fdopen(slave, "w")
+    try:
+        clock = Clock()
+        p = ReplayProgress(total=1000, stream=term, clock=clock)
+        assert p.live
+        clock.t = 2.5
+        p(500, 7, 9)
+        clock.t = 3.0
+        p(800, 3, 12)
+        p.close()
+        term.flush()
+        data = b""
+        while select.select([master], [], [], 0.5)[0]:
+            chunk = os.read(master, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        term.close()
+        os.close(master)
+    text = data.decode("utf-8", "replace")
+    assert "\r" in text and "800/1000" in text and "267/s" in text and "candidates 3 (peak 12)" in text
+    assert "\x1b[2K" in text  # the line is cleared (transient: nothing left behind)
