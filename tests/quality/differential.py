@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hseed
 
-from checker import verify
+from checker import GpcheckError, verify
 from spec import load_source
 from tests.reference.explore import Exploration, explore
 from tests.reference.replay import check_counterexample
@@ -81,7 +81,11 @@ def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None =
     tally = tally if tally is not None else Tally()
     tally.specs += 1
     problems: list[str] = []
-    model = load_source(text, "rnd.gpspec")
+    try:
+        model = load_source(text, "rnd.gpspec")
+    except GpcheckError as err:  # the reference runs it: a generator outside gpcheck's limits, or a checker bug
+        tally.disagreements += 1
+        return [f"load: gpcheck rejects a spec the reference runs: {str(err).splitlines()[0]}"]
     depth = ex.diameter + 2
     for engine in engines:
         tally.engine_runs += 1
@@ -150,8 +154,13 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
 
 
 # --------------------------------------------------------------------------- long run
+# No `explain` phase: after a failure it traces every line the test runs (sys.settrace before
+# Python 3.12), which made shrinking a disagreement take many minutes.
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+
 def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tuple[str, list[str]]],
-               engines: tuple[str, ...]) -> None:
+               engines: tuple[str, ...], on_found: Any = None) -> None:
     from richgen import rich_spec  # tests/quality is on sys.path (see main)
 
     failing: dict[str, Any] = {}
@@ -159,7 +168,7 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
 
     @hseed(chunk_seed)
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
-              print_blob=False)
+              print_blob=False, phases=PHASES)
     @given(text=rich_spec())
     def run(text: str) -> None:
         if failing:  # shrinking: only the engines that disagreed, and not counted
@@ -169,6 +178,8 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
         if problems:
             if not failing:
                 failing["engines"] = tuple(e for e in engines if any(p.startswith(e + ":") for p in problems))
+                if on_found is not None:  # reported before shrinking, which can take long
+                    on_found(text, problems)
             failing["text"], failing["problems"] = text, problems
             raise AssertionError("\n".join(problems))
 
@@ -178,10 +189,11 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
         findings.append((failing["text"], failing["problems"]))  # the last failing run: the shrunk one
 
 
-def record_finding(path: Path, text: str, problems: list[str]) -> None:
-    """Append a shrunk disagreement to the shared findings file."""
+def record_finding(path: Path, text: str, problems: list[str], shrunk: bool = True) -> None:
+    """Append a disagreement (shrunk, or as first found) to the shared findings file."""
+    how = "shrunk by hypothesis" if shrunk else "as first found, before shrinking"
     with path.open("a") as fh:
-        fh.write("\n## differential disagreement (tests/quality/differential.py, shrunk by hypothesis)\n\n")
+        fh.write(f"\n## differential disagreement (tests/quality/differential.py, {how})\n\n")
         fh.write("```\n" + text + "```\n\n")
         fh.writelines(f"- {p}\n" for p in problems)
 
@@ -200,9 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     findings: list[tuple[str, list[str]]] = []
     started = time.monotonic()
     chunk_seed = args.seed
+    def found(text: str, problems: list[str]) -> None:
+        print(f"\n--- disagreement (chunk seed {chunk_seed}, before shrinking) ---\n" + text + "\n".join(problems),
+              flush=True)
+        if args.findings:
+            record_finding(args.findings, text, problems, shrunk=False)
+
     while tally.specs < args.specs:
         before = len(findings)
-        _run_chunk(min(args.chunk, args.specs - tally.specs), chunk_seed, tally, findings, engines)
+        _run_chunk(min(args.chunk, args.specs - tally.specs), chunk_seed, tally, findings, engines, found)
         chunk_seed += 1
         for text, problems in findings[before:]:
             print("\n--- shrunk disagreement ---\n" + text + "\n".join(problems), flush=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
+from spec.limits import MAX_UNROLL
+
 MAX_PRODUCT = 4096  # product of the variables' type sizes
 
 # Types: ("int", lo, hi) | ("bool",) | ("enum", name) | ("arr", index type, elem type) | ("struct", name)
@@ -44,9 +46,19 @@ class _Scope:
     consts: dict
     safe: bool  # no modelling error possible (static or binder indexes, no division)
     primed: bool = False  # transition property: may read the next state
+    unroll: int = 1  # iterations of the enclosing `for` loops and folds (at most MAX_UNROLL)
 
     def with_local(self, name: str, t: tuple) -> "_Scope":
         return replace(self, locals=self.locals + ((name, t),))
+
+    def with_binder(self, name: str, t: tuple, size: int) -> "_Scope":
+        """Inside a fold or `for` loop over `size` values bound to `name`."""
+        return replace(self, locals=self.locals + ((name, t),), unroll=self.unroll * max(size, 1))
+
+    def fits(self, size: int) -> bool:
+        """Whether one more loop or fold over `size` values stays within the type checker's
+        MAX_UNROLL (spec/limits.py): a spec past it is not well-formed."""
+        return self.unroll * max(size, 1) <= MAX_UNROLL
 
 
 def _size(t: tuple, consts: dict) -> int:
@@ -163,7 +175,7 @@ def _int_op(draw: st.DrawFn, sc: _Scope, depth: int) -> str:
     k = f"k{depth}"
     fold = draw(st.sampled_from(["sum", "count", "min", "max"]))
     dom = _fold_domain(draw, sc, nonempty=fold in ("min", "max"))
-    inner = sc.with_local(k, ("int", *dom))
+    inner = sc.with_binder(k, ("int", *dom), dom[1] - dom[0] + 1)
     body = _expr(draw, inner, "bool" if fold == "count" else "int", depth + 1)
     return f"({fold} {k} in {dom[0]}..{dom[1]}: {body})"
 
@@ -174,6 +186,7 @@ def _fold_domain(draw: st.DrawFn, sc: _Scope, nonempty: bool) -> tuple[int, int]
         doms += [(1, sc.consts["Z"]), (3, 2)]
     if draw(st.integers(0, 5)) == 0 and sc.consts.get("_large"):
         doms = [(-30, 70)]
+    doms = [d for d in doms if sc.fits(d[1] - d[0] + 1)] or [(0, 0)]
     return draw(st.sampled_from(doms))
 
 
@@ -193,11 +206,11 @@ def _bool_op(draw: st.DrawFn, sc: _Scope, depth: int) -> str:
     k = f"k{depth}"
     q = draw(st.sampled_from(["all", "any"]))
     dom = draw(st.sampled_from(["E", "bool", "range"]))
-    if dom == "range":
+    if dom == "range" or not sc.fits(3):
         lo, hi = _fold_domain(draw, sc, nonempty=False)
-        return f"({q} {k} in {lo}..{hi}: {_expr(draw, sc.with_local(k, ('int', lo, hi)), 'bool', depth + 1)})"
+        return f"({q} {k} in {lo}..{hi}: {_expr(draw, sc.with_binder(k, ('int', lo, hi), hi - lo + 1), 'bool', depth + 1)})"
     t = ("enum", "E") if dom == "E" else ("bool",)
-    return f"({q} {k} in {dom}: {_expr(draw, sc.with_local(k, t), 'bool', depth + 1)})"
+    return f"({q} {k} in {dom}: {_expr(draw, sc.with_binder(k, t, _size(t, {})), 'bool', depth + 1)})"
 
 
 # --------------------------------------------------------------------------- statements
@@ -242,7 +255,7 @@ def _stmts(draw: st.DrawFn, sc: _Scope, n: int, depth: int) -> list[str]:
         else:
             lo, hi = _fold_domain(draw, replace(sc, consts={**sc.consts, "_large": False}), nonempty=False)
             j = f"j{depth}"
-            body = _stmts(draw, sc.with_local(j, ("int", lo, hi)), draw(st.integers(1, 2)), depth + 1)
+            body = _stmts(draw, sc.with_binder(j, ("int", lo, hi), hi - lo + 1), draw(st.integers(1, 2)), depth + 1)
             out.append(f"for {j} in {lo}..{hi} {{ " + "\n".join(body) + " }")
     return out
 
