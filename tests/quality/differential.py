@@ -15,24 +15,32 @@ public API (`checker.verify`, the JSON shape of `--json`), and lists every disag
 Long run (figures: specs, engine runs, verdicts by kind, disagreements; each disagreement is
 shrunk by hypothesis and appended to --findings):
 
-    python -m tests.quality.differential --specs 20000 [--seed 1] [--findings FILE]
+    python -m tests.quality.differential --specs 20000 [--seed 1] [--findings FILE] [--cli]
+
+With --cli each engine runs as `gpcheck verify SPEC --json` in-process, which also checks that
+no engine prints a traceback or exits 2 on a well-formed spec and that the exit code matches
+the verdicts (and --timeout bounds every engine, its encoding included).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import io
+import json
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hseed
 
-from checker import verify
+from checker import GpcheckError, verify
 from spec import load_source
 from tests.reference.explore import Exploration, explore
 from tests.reference.replay import check_counterexample
@@ -75,26 +83,83 @@ def _kinds(m: Model) -> dict[str, str]:
 
 
 def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None = None,
-            timeout: float = ENGINE_TIMEOUT) -> list[str]:
-    """Every disagreement between the reference and `engines` on spec `text`."""
+            timeout: float = ENGINE_TIMEOUT, cli: bool = False) -> list[str]:
+    """Every disagreement between the reference and `engines` on spec `text`; with `cli`, each
+    engine runs as `gpcheck verify SPEC --json` in-process (see `_verify_cli`)."""
     m, ex = reference(text)
     tally = tally if tally is not None else Tally()
     tally.specs += 1
     problems: list[str] = []
-    model = load_source(text, "rnd.gpspec")
+    try:
+        model = load_source(text, "rnd.gpspec")
+    except GpcheckError as err:  # the reference runs it: a generator outside gpcheck's limits, or a checker bug
+        tally.disagreements += 1
+        return [f"load: gpcheck rejects a spec the reference runs: {str(err).splitlines()[0]}"]
     depth = ex.diameter + 2
     for engine in engines:
         tally.engine_runs += 1
-        try:
-            report = verify(model, engine=engine, depth=depth if engine == "bmc" else None,
-                            timeout=None if engine == "explicit" else timeout).to_json()
-        except Exception as err:  # noqa: BLE001 - any exception is a finding on a well-formed spec
-            tb = traceback.format_exception_only(type(err), err)[-1].strip()
-            problems.append(f"{engine}: raised {tb}")
-            continue
+        engine_depth = depth if engine == "bmc" else None
+        engine_timeout = None if engine == "explicit" else timeout
+        if cli:
+            report, trouble = _verify_cli(text, engine, engine_depth, engine_timeout)
+            problems += [f"{engine}: {p}" for p in trouble]
+            if report is None:
+                tally.verdicts["cli:stopped_without_report"] += not trouble
+                continue
+        else:
+            try:
+                report = verify(model, engine=engine, depth=engine_depth, timeout=engine_timeout).to_json()
+            except Exception as err:  # noqa: BLE001 - any exception is a finding on a well-formed spec
+                tb = traceback.format_exception_only(type(err), err)[-1].strip()
+                problems.append(f"{engine}: raised {tb}")
+                continue
         problems += [f"{engine}: {p}" for p in _judge(m, ex, engine, report, tally)]
     tally.disagreements += len(problems)
     return problems
+
+
+def _verify_cli(text: str, engine: str, depth: int | None, timeout: float | None) -> tuple[dict | None, list[str]]:
+    """Run `gpcheck verify SPEC --engine E --json` in-process (checker.cli.main, under the
+    command's budget, so --timeout stops the engine wherever it is) and check what the README
+    promises of a well-formed spec: no traceback and no internal error on stderr, exit 0, 1 or 3
+    (never 2), and the exit code the verdicts call for (1 something violated, else 3 something
+    unknown, else 0). Returns the JSON report (None when the run stopped at its timeout before
+    any report, which the README allows) and the problems seen."""
+    from checker.cli import main as cli_main
+
+    with tempfile.TemporaryDirectory(prefix="gpdiff") as tmp:
+        path = Path(tmp) / "rnd.gpspec"
+        path.write_text(text)
+        argv = ["verify", str(path), "--engine", engine, "--json"]
+        argv += ["--depth", str(depth)] if depth is not None else []
+        argv += ["--timeout", str(int(timeout))] if timeout is not None else []
+        raw = io.BytesIO()  # the JSON is written as bytes to sys.stdout.buffer
+        out, err = io.TextIOWrapper(raw, encoding="utf-8", write_through=True), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli_main(argv)
+        out.flush()
+        stdout = raw.getvalue().decode("utf-8")
+        if path.read_text() != text:
+            return None, ["the spec file was modified"]
+    stderr = err.getvalue()
+    problems = []
+    if "Traceback" in stderr or "internal error" in stderr:
+        problems.append(f"stderr: {stderr.strip().splitlines()[-1][:300]}")
+    if code not in (0, 1, 3):
+        problems.append(f"exit {code}: {stderr.strip()[-300:]}")
+    try:
+        report = json.loads(stdout) if stdout.strip() else None
+    except ValueError as e:
+        return None, problems + [f"stdout is not JSON ({e})"]
+    if report is None:
+        if code != 3 or "timeout" not in stderr:
+            problems.append(f"no report, exit {code}: {stderr.strip()[-300:]}")
+        return None, problems
+    verdicts = {r["verdict"] for r in report["results"]}
+    want = 1 if "violated" in verdicts else 3 if "unknown" in verdicts else 0
+    if code != want:
+        problems.append(f"exit {code}, the verdicts call for {want}")
+    return report, problems
 
 
 def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally: Tally) -> list[str]:
@@ -150,8 +215,13 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
 
 
 # --------------------------------------------------------------------------- long run
+# No `explain` phase: after a failure it traces every line the test runs (sys.settrace before
+# Python 3.12), which made shrinking a disagreement take many minutes.
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+
 def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tuple[str, list[str]]],
-               engines: tuple[str, ...]) -> None:
+               engines: tuple[str, ...], on_found: Any = None, cli: bool = False) -> None:
     from richgen import rich_spec  # tests/quality is on sys.path (see main)
 
     failing: dict[str, Any] = {}
@@ -159,16 +229,18 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
 
     @hseed(chunk_seed)
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
-              print_blob=False)
+              print_blob=False, phases=PHASES)
     @given(text=rich_spec())
     def run(text: str) -> None:
         if failing:  # shrinking: only the engines that disagreed, and not counted
-            problems = compare(text, failing["engines"], quiet)
+            problems = compare(text, failing["engines"], quiet, cli=cli)
         else:
-            problems = compare(text, engines, tally)
+            problems = compare(text, engines, tally, cli=cli)
         if problems:
             if not failing:
                 failing["engines"] = tuple(e for e in engines if any(p.startswith(e + ":") for p in problems))
+                if on_found is not None:  # reported before shrinking, which can take long
+                    on_found(text, problems)
             failing["text"], failing["problems"] = text, problems
             raise AssertionError("\n".join(problems))
 
@@ -178,10 +250,11 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
         findings.append((failing["text"], failing["problems"]))  # the last failing run: the shrunk one
 
 
-def record_finding(path: Path, text: str, problems: list[str]) -> None:
-    """Append a shrunk disagreement to the shared findings file."""
+def record_finding(path: Path, text: str, problems: list[str], shrunk: bool = True) -> None:
+    """Append a disagreement (shrunk, or as first found) to the shared findings file."""
+    how = "shrunk by hypothesis" if shrunk else "as first found, before shrinking"
     with path.open("a") as fh:
-        fh.write("\n## differential disagreement (tests/quality/differential.py, shrunk by hypothesis)\n\n")
+        fh.write(f"\n## differential disagreement (tests/quality/differential.py, {how})\n\n")
         fh.write("```\n" + text + "```\n\n")
         fh.writelines(f"- {p}\n" for p in problems)
 
@@ -193,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=int, default=250, help="specs per hypothesis run (a disagreement ends a chunk)")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--findings", type=Path, default=None, help="append shrunk disagreements here")
+    ap.add_argument("--cli", action="store_true",
+                    help="run each engine as `gpcheck verify --json` in-process: also checks exit codes and stderr")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
     engines = tuple(args.engines.split(","))
@@ -200,9 +275,15 @@ def main(argv: list[str] | None = None) -> int:
     findings: list[tuple[str, list[str]]] = []
     started = time.monotonic()
     chunk_seed = args.seed
+    def found(text: str, problems: list[str]) -> None:
+        print(f"\n--- disagreement (chunk seed {chunk_seed}, before shrinking) ---\n" + text + "\n".join(problems),
+              flush=True)
+        if args.findings:
+            record_finding(args.findings, text, problems, shrunk=False)
+
     while tally.specs < args.specs:
         before = len(findings)
-        _run_chunk(min(args.chunk, args.specs - tally.specs), chunk_seed, tally, findings, engines)
+        _run_chunk(min(args.chunk, args.specs - tally.specs), chunk_seed, tally, findings, engines, found, args.cli)
         chunk_seed += 1
         for text, problems in findings[before:]:
             print("\n--- shrunk disagreement ---\n" + text + "\n".join(problems), flush=True)

@@ -1,13 +1,16 @@
 """Hypothesis strategy for random gpspec models that type-check by construction, covering the
 whole language for differential testing against the reference semantics (tests/reference/).
 
-Beyond tests/quality/specgen.py: structs, arrays of structs, nested arrays, arrays indexed by an
-enum or by bool, negative ranges, constants at their edges (0, 1, negative, a range `1..Z` that is
-empty), folds over empty and large ranges, `/` and `%` with negative operands and zero divisors,
-writes and indexes that can leave their range, invariants / transition properties / terminal
-predicates / constraints that can fail to evaluate, `terminal`, `allow deadlock`, `constraint`,
-internal and parameterised actions (several parameters, enum and bool parameters), fair actions
-with several liveness properties, and several properties of each kind in one model.
+Beyond tests/quality/specgen.py: structs (one with an array field), arrays of structs, nested
+arrays, arrays indexed by an enum or by bool, whole arrays and structs assigned and compared at
+once, negative ranges, constants at their edges (0, 1, negative, a derived constant, ranges
+`1..Z` and `0..K` that are empty), folds over empty and large ranges (nested within the type
+checker's MAX_UNROLL), `/` and `%` with negative operands and zero divisors, writes and indexes
+that can leave their range, `else if` chains, invariants / transition properties / terminal
+predicates / constraints that can fail to evaluate, `terminal` (one or two predicates), `allow
+deadlock`, `constraint` (one or two), internal and parameterised actions (several parameters,
+enum and bool parameters), fair actions with several liveness properties, and several
+properties of each kind in one model.
 
 `Features` turns constructs off (for a CI slice that must avoid a known, listed engine bug, or
 for shrinking); the state space stays small (at most `MAX_PRODUCT` combinations of the declared
@@ -19,11 +22,14 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
+from spec.limits import MAX_UNROLL
+
 MAX_PRODUCT = 4096  # product of the variables' type sizes
 
 # Types: ("int", lo, hi) | ("bool",) | ("enum", name) | ("arr", index type, elem type) | ("struct", name)
 ENUMS = {"E": ("A", "B", "C"), "U": ("Only",)}
-STRUCTS = {"S": (("lo", ("int", -2, 1)), ("on", ("bool",))), "P": (("v", ("int", 0, 2)), ("k", ("enum", "E")))}
+STRUCTS = {"S": (("lo", ("int", -2, 1)), ("on", ("bool",))), "P": (("v", ("int", 0, 2)), ("k", ("enum", "E"))),
+           "Q": (("arr", ("arr", ("bool",), ("int", 0, 1))), ("n", ("int", 0, 1)))}
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,19 @@ class _Scope:
     consts: dict
     safe: bool  # no modelling error possible (static or binder indexes, no division)
     primed: bool = False  # transition property: may read the next state
+    unroll: int = 1  # iterations of the enclosing `for` loops and folds (at most MAX_UNROLL)
 
     def with_local(self, name: str, t: tuple) -> "_Scope":
         return replace(self, locals=self.locals + ((name, t),))
+
+    def with_binder(self, name: str, t: tuple, size: int) -> "_Scope":
+        """Inside a fold or `for` loop over `size` values bound to `name`."""
+        return replace(self, locals=self.locals + ((name, t),), unroll=self.unroll * max(size, 1))
+
+    def fits(self, size: int) -> bool:
+        """Whether one more loop or fold over `size` values stays within the type checker's
+        MAX_UNROLL (spec/limits.py): a spec past it is not well-formed."""
+        return self.unroll * max(size, 1) <= MAX_UNROLL
 
 
 def _size(t: tuple, consts: dict) -> int:
@@ -163,7 +179,7 @@ def _int_op(draw: st.DrawFn, sc: _Scope, depth: int) -> str:
     k = f"k{depth}"
     fold = draw(st.sampled_from(["sum", "count", "min", "max"]))
     dom = _fold_domain(draw, sc, nonempty=fold in ("min", "max"))
-    inner = sc.with_local(k, ("int", *dom))
+    inner = sc.with_binder(k, ("int", *dom), dom[1] - dom[0] + 1)
     body = _expr(draw, inner, "bool" if fold == "count" else "int", depth + 1)
     return f"({fold} {k} in {dom[0]}..{dom[1]}: {body})"
 
@@ -171,15 +187,23 @@ def _int_op(draw: st.DrawFn, sc: _Scope, depth: int) -> str:
 def _fold_domain(draw: st.DrawFn, sc: _Scope, nonempty: bool) -> tuple[int, int]:
     doms = [(0, 2), (-2, 1), (0, sc.consts["N"]), (-1, sc.consts["M"] + 3)]
     if not nonempty:
-        doms += [(1, sc.consts["Z"]), (3, 2)]
+        doms += [(1, sc.consts["Z"]), (3, 2), (0, sc.consts["K"])]
     if draw(st.integers(0, 5)) == 0 and sc.consts.get("_large"):
         doms = [(-30, 70)]
+    doms = [d for d in doms if sc.fits(d[1] - d[0] + 1)] or [(0, 0)]
     return draw(st.sampled_from(doms))
 
 
 def _bool_op(draw: st.DrawFn, sc: _Scope, depth: int) -> str:
-    kind = draw(st.integers(0, 7))
+    kind = draw(st.integers(0, 9))
     b = lambda: _expr(draw, sc, "bool", depth + 1)  # noqa: E731
+    if kind == 8:
+        return f"(({b()}) {draw(st.sampled_from(['==', '!=']))} ({b()}))"
+    if kind == 9:
+        pair = _compound_pair(draw, sc, depth)
+        if pair is not None:
+            return f"({pair[0]} {draw(st.sampled_from(['==', '!=']))} {pair[1]})"
+        return b()
     if kind <= 1:
         return f"{_expr(draw, sc, 'int', depth + 1)} {draw(st.sampled_from(['<', '<=', '==', '!=', '>', '>=']))} {_expr(draw, sc, 'int', depth + 1)}"
     if kind == 2:
@@ -193,11 +217,11 @@ def _bool_op(draw: st.DrawFn, sc: _Scope, depth: int) -> str:
     k = f"k{depth}"
     q = draw(st.sampled_from(["all", "any"]))
     dom = draw(st.sampled_from(["E", "bool", "range"]))
-    if dom == "range":
+    if dom == "range" or not sc.fits(3):
         lo, hi = _fold_domain(draw, sc, nonempty=False)
-        return f"({q} {k} in {lo}..{hi}: {_expr(draw, sc.with_local(k, ('int', lo, hi)), 'bool', depth + 1)})"
+        return f"({q} {k} in {lo}..{hi}: {_expr(draw, sc.with_binder(k, ('int', lo, hi), hi - lo + 1), 'bool', depth + 1)})"
     t = ("enum", "E") if dom == "E" else ("bool",)
-    return f"({q} {k} in {dom}: {_expr(draw, sc.with_local(k, t), 'bool', depth + 1)})"
+    return f"({q} {k} in {dom}: {_expr(draw, sc.with_binder(k, t, _size(t, {})), 'bool', depth + 1)})"
 
 
 # --------------------------------------------------------------------------- statements
@@ -215,6 +239,23 @@ def _target(draw: st.DrawFn, sc: _Scope) -> tuple[str, tuple]:
     return text, t
 
 
+def _compound_pair(draw: st.DrawFn, sc: _Scope, depth: int) -> tuple[str, str] | None:
+    """Two places holding a whole array or struct of the same type (`s` and `o`, `r[i]` and
+    `r[j]`, `h[i]` and `q.arr`, ...), for a whole-value assignment or comparison; None if the
+    model has no such pair."""
+    places: list[tuple[str, tuple]] = []
+    for name, t in sc.vars:
+        base = name + ("'" if sc.primed and draw(st.booleans()) else "")
+        if t[0] == "struct" or (t[0] == "arr" and t[2][0] in ("int", "bool", "enum")):
+            places.append((base, t))
+        if t[0] == "arr" and t[2][0] in ("struct", "arr"):
+            places.append((f"{base}[{_index(draw, sc, t[1], depth)}]", t[2]))
+        if t == ("struct", "Q"):
+            places.append((f"{base}.arr", dict(STRUCTS["Q"])["arr"]))
+    pairs = [(p, q) for p, pt in places for q, qt in places if pt == qt]
+    return draw(st.sampled_from(pairs)) if pairs else None
+
+
 def _value_for(draw: st.DrawFn, sc: _Scope, target: str, t: tuple) -> str:
     if t[0] != "int" or draw(st.integers(0, 2)) == 0:
         return _expr(draw, sc, _kind(t), 1)
@@ -228,6 +269,10 @@ def _stmts(draw: st.DrawFn, sc: _Scope, n: int, depth: int) -> list[str]:
         if kind <= 1:
             out.append(f"require {_expr(draw, sc, 'bool')}")
         elif kind <= 4:
+            pair = _compound_pair(draw, sc, depth) if kind == 4 else None
+            if pair is not None and "'" not in pair[0]:  # a whole array or struct at once
+                out.append(f"{pair[0]} = {pair[1]}")
+                continue
             target, t = _target(draw, sc)
             out.append(f"{target} = {_value_for(draw, sc, target, t)}")
         elif kind == 5:
@@ -238,11 +283,14 @@ def _stmts(draw: st.DrawFn, sc: _Scope, n: int, depth: int) -> list[str]:
             then = _stmts(draw, sc, draw(st.integers(1, 2)), depth + 1)
             els = _stmts(draw, sc, draw(st.integers(0, 2)), depth + 1)
             text = f"if {_expr(draw, sc, 'bool')} {{ " + "\n".join(then) + " }"
+            if els and draw(st.integers(0, 2)) == 0:  # an `else if` chain
+                text += f" else if {_expr(draw, sc, 'bool')} {{ " + "\n".join(els) + " }"
+                els = _stmts(draw, sc, draw(st.integers(0, 1)), depth + 1)
             out.append(text + (" else { " + "\n".join(els) + " }" if els else ""))
         else:
             lo, hi = _fold_domain(draw, replace(sc, consts={**sc.consts, "_large": False}), nonempty=False)
             j = f"j{depth}"
-            body = _stmts(draw, sc.with_local(j, ("int", lo, hi)), draw(st.integers(1, 2)), depth + 1)
+            body = _stmts(draw, sc.with_binder(j, ("int", lo, hi), hi - lo + 1), draw(st.integers(1, 2)), depth + 1)
             out.append(f"for {j} in {lo}..{hi} {{ " + "\n".join(body) + " }")
     return out
 
@@ -256,12 +304,15 @@ _VARS = [
     ("u", ("enum", "U"), ["Only"]),
     ("a", ("arr", ("int", 0, 2), ("int", 0, 3)), ["0", "[0, 1, 2]", "[3, 0, 1]"]),
     ("w", ("arr", ("int", 0, "N"), ("int", -1, 1)), ["0", "-1"]),
-    ("f", ("arr", ("enum", "E"), ("bool",)), ["false", "[true, false, true]"]),
-    ("g", ("arr", ("bool",), ("int", 0, 2)), ["0", "[2, 1]"]),
+    ("f", ("arr", ("enum", "E"), ("bool",)), ["false", "[true, false, true]", "any"]),
+    ("g", ("arr", ("bool",), ("int", 0, 2)), ["0", "[2, 1]", "any"]),
     ("s", ("struct", "S"), ["{ lo: -1, on: false }", "{ lo: 1, on: true }", "any"]),
     ("r", ("arr", ("int", 0, 1), ("struct", "P")), ["{ v: 0, k: A }", "[{ v: 2, k: B }, { v: 0, k: C }]"]),
     ("h", ("arr", ("int", 0, 1), ("arr", ("bool",), ("int", 0, 1))), ["0", "[[1, 0], [0, 1]]"]),
     ("z", ("int", "M", 0), ["M", "0"]),
+    ("o", ("struct", "S"), ["{ lo: 0, on: true }", "any"]),
+    ("d", ("arr", ("int", 0, 2), ("int", 0, 3)), ["1", "[3, 2, 1]"]),
+    ("sq", ("struct", "Q"), ["{ arr: 0, n: 1 }", "{ arr: [1, 0], n: 0 }"]),
 ]
 
 _PARAMS = ["", "(p: 0..2)", "(q: E)", "(c: bool)", "(n: -1..1)", "(p: 0..1, c: bool)", "(q: E, n: M..0)"]  # an empty parameter domain is a type error
@@ -295,9 +346,11 @@ def _resolved(t: tuple, consts: dict) -> tuple:
 def rich_spec(draw: st.DrawFn, features: Features = Features()) -> str:
     """A well-typed gpspec model with a small state space (see the module docstring)."""
     consts = {"N": draw(st.sampled_from([0, 1, 2])), "Z": 0, "M": draw(st.sampled_from([-1, -2, 0]))}
+    consts["K"] = consts["N"] * 2 + consts["Z"] - 1  # derived: -1 (an empty `0..K`), 1 or 3
     lines = ["model rich", f"const N = {consts['N']}", "const Z = 0", f"const M = {consts['M']}",
-             "enum E { A, B, C }", "enum U { Only }",
-             "struct S { lo: -2..1, on: bool }", "struct P { v: 0..2, k: E }"]
+             "const K = N * 2 + Z - 1", "enum E { A, B, C }", "enum U { Only }",
+             "struct S { lo: -2..1, on: bool }", "struct P { v: 0..2, k: E }",
+             "struct Q { arr: [bool] -> 0..1, n: 0..1 }"]
     chosen = draw(st.lists(st.sampled_from(range(len(_VARS))), min_size=1, max_size=5, unique=True))
     vars_: list[tuple[str, tuple]] = []
     product = 1
@@ -345,9 +398,11 @@ def rich_spec(draw: st.DrawFn, features: Features = Features()) -> str:
                 lines.append(f"liveness live{i}: {_expr(draw, live_scope, 'bool')} leads_to {q}")
     ending = draw(st.integers(0, 3))
     if ending == 1:
-        lines.append(f"terminal: {_expr(draw, prop_scope, 'bool')}")
+        for _ in range(draw(st.integers(1, 2))):  # several terminal predicates: any of them
+            lines.append(f"terminal: {_expr(draw, prop_scope, 'bool')}")
     elif ending == 2:
         lines.append("allow deadlock")
     if constrained:
-        lines.append(f"constraint c: {_expr(draw, prop_scope, 'bool')}")
+        for i in range(draw(st.integers(1, 2))):  # several constraints: all of them
+            lines.append(f"constraint c{i}: {_expr(draw, prop_scope, 'bool')}")
     return "\n".join(lines) + "\n"
