@@ -127,7 +127,8 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
     may be conditions (all with a small domain when None): a caller that discards atoms
     under some conditions says so here, so the limit is not spent on them. With `vary`, an
     equality under conditions is kept only between slots that both vary under them (one
-    constant there is already said by the conditional ranges and the types)."""
+    constant there is already said by the conditional ranges and the types), and two
+    conditions also give int ranges tighter than either condition alone gives."""
     if not states:
         return []
     arr = np.asarray(states, dtype=np.int64)
@@ -164,6 +165,18 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
         if examined > MAX_PAIR_CONDITIONS:
             break
         sub = arr[m]
+        if vary:  # bounds tighter than under either condition alone
+            g1, g2 = arr[masks[c1]], arr[masks[c2]]
+            glo = np.maximum(g1.min(axis=0), g2.min(axis=0))
+            ghi = np.minimum(g1.max(axis=0), g2.max(axis=0))
+            slo, shi = sub.min(axis=0), sub.max(axis=0)
+            for i in ints:
+                if i in (c1[0], c2[0]):
+                    continue
+                if slo[i] > glo[i]:
+                    out.append(Atom((c1, c2), "le", ((-1, i),), -int(slo[i])))
+                if shi[i] < ghi[i]:
+                    out.append(Atom((c1, c2), "le", ((1, i),), int(shi[i])))
         out += _pairs([i for i in ints if i not in (c1[0], c2[0])], (c1, c2), sub, lo, hi, bounds=False,
                       glob=arr[masks[c1]], glob2=arr[masks[c2]], vary=vary)
         if len(out) > limit:
