@@ -21,7 +21,7 @@ import numpy as np
 import z3
 
 from spec import ir
-from checker.param.encode import ParamEncoder, PState
+from checker.param.encode import ParamEncoder, PState, range_key
 from checker.param.extract import Unsupported
 from checker.smt.mining import Atom, mine_atoms
 
@@ -67,7 +67,7 @@ class _Slot:
 def _domain(enc: ParamEncoder, t: ir.Type) -> Domain:
     lo, hi = enc.bounds(t)
     lo, hi = z3.simplify(lo), z3.simplify(hi)
-    return Domain(lo, hi, f"{lo.sexpr()}..{hi.sexpr()}")
+    return Domain(lo, hi, range_key(lo, hi))
 
 
 def _chain(enc: ParamEncoder, t: ir.Type) -> tuple[list[Domain], ir.Type]:
