@@ -380,7 +380,7 @@ def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], in
         cur = [c for c in lemmas if id(c) in chosen]
         if not cur:
             return cur
-        goal = z3.Or(*[z3.Not(c.formula(enc, t)) for c in cur])
+        goal = z3.Or(*[c.formula(enc, t, _shared_skolems(c.view)) for c in cur])  # few skolems
         cons = Consecution(enc, s, t, hyps, goal, fixed=fixed, tag="close")
         ans = cons.check(range(len(lemmas)), deadline)
         if ans.verdict != "unsat":
