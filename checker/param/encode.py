@@ -29,6 +29,7 @@ from spec import ir
 from checker.param.extract import ParamModel, Unsupported
 
 _fresh = itertools.count()
+FINITE_FOLD = 64  # an all/any over a constant range of at most this many values is unrolled
 Val = object  # z3.ExprRef | dict[str, Val]
 
 
@@ -506,6 +507,9 @@ class _Exec:
         if e.kind not in (ir.FoldKind.ALL, ir.FoldKind.ANY):
             raise Unsupported(f"{e.kind.value} over a symbolic range")
         lo, hi = self.enc.bounds(e.binder.type)
+        slo, shi = z3.simplify(lo), z3.simplify(hi)
+        if z3.is_int_value(slo) and z3.is_int_value(shi) and shi.as_long() - slo.as_long() < FINITE_FOLD:
+            return self._finite_fold(e, range(slo.as_long(), shi.as_long() + 1))
         x = range_binder(e.binder.name, lo, hi)
         rng = z3.And(lo <= x, x <= hi)
         saved = self.locals.get(e.binder.id)
@@ -527,6 +531,27 @@ class _Exec:
         if self.in_action:
             raise Unsupported("an all/any inside an action whose body may fail")
         return val, z3.Exists([x], z3.And(rng, err))  # over-approximates: the property only gets harder
+
+    def _finite_fold(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
+        """`all`/`any` over a range that does not depend on the symbolic constants: the
+        conjunction / disjunction of its instances (no quantifier for Z3), with the
+        evaluation order's errors (an error in an instance the result does not reach yet)."""
+        saved = self.locals.get(e.binder.id)
+        vals: list[z3.BoolRef] = []
+        errs: list[z3.BoolRef] = []
+        for k in values:
+            self.locals[e.binder.id] = z3.IntVal(k)
+            v, err = self.eval(e.body)
+            # an instance's error counts only while the fold is still undecided before it
+            undecided = z3.And(*vals) if e.kind is ir.FoldKind.ALL else z3.Not(z3.Or(*vals)) if vals else z3.BoolVal(True)
+            errs.append(z3.And(undecided, err) if vals else err)
+            vals.append(v)  # type: ignore[arg-type]
+        if saved is None:
+            self.locals.pop(e.binder.id, None)
+        else:
+            self.locals[e.binder.id] = saved
+        val = z3.And(*vals) if e.kind is ir.FoldKind.ALL else z3.Or(*vals)
+        return val, z3.simplify(z3.Or(*errs)) if errs else z3.BoolVal(False)
 
     def _never(self, f: z3.BoolRef) -> bool:
         """`f` is unsatisfiable for every size, with the binders in scope in range."""
