@@ -29,11 +29,23 @@ from spec import ir
 from checker.param.extract import ParamModel, Unsupported
 
 _fresh = itertools.count()
+FINITE_FOLD = 64  # an all/any over a constant range of at most this many values is unrolled
 Val = object  # z3.ExprRef | dict[str, Val]
 
 
 def _fresh_int(name: str) -> z3.ArithRef:
     return z3.Int(f"{name}!{next(_fresh)}")
+
+
+def range_key(lo: z3.ArithRef, hi: z3.ArithRef) -> str:
+    """The name of the index range lo..hi (symbolic bounds): quantifier instantiation puts a
+    term only at binders and array positions of the same range (checker/param/instantiate.py)."""
+    return f"{z3.simplify(lo).sexpr()}..{z3.simplify(hi).sexpr()}"
+
+
+def range_binder(name: str, lo: z3.ArithRef, hi: z3.ArithRef) -> z3.ArithRef:
+    """A fresh variable for a binder over lo..hi; its name carries the range's key after `@`."""
+    return z3.Int(f"{name}!{next(_fresh)}@{range_key(lo, hi)}")
 
 
 @dataclass
@@ -101,7 +113,7 @@ class ParamEncoder:
             return z3.And(v >= 0, v < len(t.members))  # type: ignore[operator]
         if isinstance(t, ir.ArrayType):
             lo, hi = self.bounds(t.index)
-            i = _fresh_int("i")
+            i = range_binder("i", lo, hi)
             inner = self.in_type(t.elem, z3.Select(v, i))  # type: ignore[arg-type]
             if z3.is_true(inner):
                 return z3.BoolVal(True)
@@ -179,7 +191,19 @@ class ParamEncoder:
 
     def trans(self, s: PState, t: PState) -> z3.BoolRef:
         """Some enabled action instance takes s to t (s inside the constraints)."""
-        branches = []
+        return z3.Or(*[b for _, b in self.branches(s, t)])
+
+    def branches(self, s: PState, t: PState) -> list[tuple[str, z3.BoolRef]]:
+        """Per action: some enabled instance of it takes s to t (s inside the constraints)."""
+        return [(name, z3.And(guard, self.equal(t, nxt))) for name, guard, nxt in self.steps(s)]
+
+    def steps(self, s: PState) -> list[tuple[str, z3.BoolRef, PState]]:
+        """Per action: (name, its guard, the next state as terms over `s` and the action's
+        parameters). Checked one at a time, each action brings only its own index terms
+        (checker/param/induct.py), and the next state can be substituted into a goal instead
+        of equated with a state (no equality between arrays and lambdas for Z3 to decide)."""
+        cons = [self.holds(c.expr, s) for c in self.model.constraints]
+        out: list[tuple[str, z3.BoolRef, PState]] = []
         for a in self.model.actions:
             ex = _Exec(self, s, post=None, in_action=True)
             dom = []
@@ -195,10 +219,24 @@ class ParamEncoder:
             ex.block(a.body, z3.BoolVal(True))
             if z3.is_false(z3.simplify(ex.alive)):
                 continue
-            nxt = PState(ex.vals, ex.ghosts)
-            branches.append(z3.And(*dom, ex.alive, self.equal(t, nxt)))
-        cons = [self.holds(c.expr, s) for c in self.model.constraints]
-        return z3.And(*cons, z3.Or(*branches))
+            out.append((a.name, z3.And(*cons, *dom, ex.alive), PState(ex.vals, ex.ghosts)))
+        return out
+
+    def substitution(self, t: PState, nxt: PState) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+        """Pairs (t's term, nxt's term) for z3.substitute: t replaced by nxt."""
+        pairs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
+
+        def go(a: Val, b: Val) -> None:
+            if isinstance(a, dict):
+                for k in a:
+                    go(a[k], b[k])  # type: ignore[index]
+            elif not a.eq(b):  # type: ignore[union-attr]
+                pairs.append((a, b))  # type: ignore[arg-type]
+
+        for i in t.vals:
+            go(t.vals[i], nxt.vals[i])
+        pairs += [(t.ghosts[k], nxt.ghosts[k]) for k in t.ghosts]
+        return pairs
 
     # -- ghosts ---------------------------------------------------------------------------------
 
@@ -469,7 +507,10 @@ class _Exec:
         if e.kind not in (ir.FoldKind.ALL, ir.FoldKind.ANY):
             raise Unsupported(f"{e.kind.value} over a symbolic range")
         lo, hi = self.enc.bounds(e.binder.type)
-        x = _fresh_int(e.binder.name)
+        slo, shi = z3.simplify(lo), z3.simplify(hi)
+        if z3.is_int_value(slo) and z3.is_int_value(shi) and shi.as_long() - slo.as_long() < FINITE_FOLD:
+            return self._finite_fold(e, range(slo.as_long(), shi.as_long() + 1))
+        x = range_binder(e.binder.name, lo, hi)
         rng = z3.And(lo <= x, x <= hi)
         saved = self.locals.get(e.binder.id)
         self.locals[e.binder.id] = x
@@ -490,6 +531,27 @@ class _Exec:
         if self.in_action:
             raise Unsupported("an all/any inside an action whose body may fail")
         return val, z3.Exists([x], z3.And(rng, err))  # over-approximates: the property only gets harder
+
+    def _finite_fold(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
+        """`all`/`any` over a range that does not depend on the symbolic constants: the
+        conjunction / disjunction of its instances (no quantifier for Z3), with the
+        evaluation order's errors (an error in an instance the result does not reach yet)."""
+        saved = self.locals.get(e.binder.id)
+        vals: list[z3.BoolRef] = []
+        errs: list[z3.BoolRef] = []
+        for k in values:
+            self.locals[e.binder.id] = z3.IntVal(k)
+            v, err = self.eval(e.body)
+            # an instance's error counts only while the fold is still undecided before it
+            undecided = z3.And(*vals) if e.kind is ir.FoldKind.ALL else z3.Not(z3.Or(*vals)) if vals else z3.BoolVal(True)
+            errs.append(z3.And(undecided, err) if vals else err)
+            vals.append(v)  # type: ignore[arg-type]
+        if saved is None:
+            self.locals.pop(e.binder.id, None)
+        else:
+            self.locals[e.binder.id] = saved
+        val = z3.And(*vals) if e.kind is ir.FoldKind.ALL else z3.Or(*vals)
+        return val, z3.simplify(z3.Or(*errs)) if errs else z3.BoolVal(False)
 
     def _never(self, f: z3.BoolRef) -> bool:
         """`f` is unsatisfiable for every size, with the binders in scope in range."""

@@ -21,7 +21,7 @@ import numpy as np
 import z3
 
 from spec import ir
-from checker.param.encode import ParamEncoder, PState
+from checker.param.encode import ParamEncoder, PState, range_key
 from checker.param.extract import Unsupported
 from checker.smt.mining import Atom, mine_atoms
 
@@ -47,6 +47,7 @@ class Column:
     consts: frozenset[str] = frozenset()  # constants the column's range grows with
     # the column in one instance: (constants, index values, slot term by slot name) -> term
     concrete: Callable[[dict[str, int], tuple[int, ...], Callable[[str], z3.ExprRef]], z3.ExprRef] | None = None
+    uses: frozenset[int] = frozenset()  # the view's index positions the column reads
 
 
 @dataclass
@@ -66,7 +67,7 @@ class _Slot:
 def _domain(enc: ParamEncoder, t: ir.Type) -> Domain:
     lo, hi = enc.bounds(t)
     lo, hi = z3.simplify(lo), z3.simplify(hi)
-    return Domain(lo, hi, f"{lo.sexpr()}..{hi.sexpr()}")
+    return Domain(lo, hi, range_key(lo, hi))
 
 
 def _chain(enc: ParamEncoder, t: ir.Type) -> tuple[list[Domain], ir.Type]:
@@ -169,10 +170,11 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
                     t = t.elem
                 return slot(text)
 
-            cols.append(Column(text, _mine_type(leaf), "elem", term, value, consts=grows, concrete=concrete))
+            cols.append(Column(text, _mine_type(leaf), "elem", term, value, consts=grows, concrete=concrete,
+                               uses=frozenset(emb)))
     for k, name in enumerate(names):
         cols.append(Column(name, unbounded, "index", lambda s, xs, k=k: xs[k], lambda d, c, ix, k=k: ix[k],
-                           concrete=lambda c, ix, slot, k=k: z3.IntVal(ix[k])))
+                           concrete=lambda c, ix, slot, k=k: z3.IntVal(ix[k]), uses=frozenset({k})))
     # position columns: an index against an int column whose range grows with the same constants
     base = list(cols)
     for k, name in enumerate(names):
@@ -206,7 +208,8 @@ def _cmp_column(name: str, k: int, c: int, col: Column) -> Column:
         a, b = ix[k] + c, col.concrete(cs, ix, slot)  # type: ignore[misc]
         return z3.If(a < b, -1, z3.If(b == a, 0, 1))  # type: ignore[operator]
 
-    return Column(f"cmp({lhs}, {col.name})", ir.IntType(-1, 1), "cmp", term, value, eq_text, concrete=concrete)
+    return Column(f"cmp({lhs}, {col.name})", ir.IntType(-1, 1), "cmp", term, value, eq_text, concrete=concrete,
+                  uses=col.uses | {k})
 
 
 def _mine_type(t: ir.Type) -> ir.ScalarType:
@@ -282,14 +285,23 @@ def mine_view(view: View, rows: np.ndarray, limit: int) -> list[Atom]:
     """Atoms over the view's columns that hold in every row and may hold at every size: no
     condition on a constant, an index, or a growing column at other than 0; no numeric bound
     beyond 1 on a growing column or a constant (`waves_run[x] <= 3` is a fact about the small
-    sizes sampled); and in an indexed view, every atom reads something at the indices."""
+    sizes sampled); and in an indexed view, every atom reads at every one of the view's indices
+    (one that does not is the same candidate as in a smaller view)."""
     if len(rows) == 0:
         return []
     cols = view.columns
     slots = [_Slot(c.name, c.type) for c in cols]
-    atoms = mine_atoms(slots, [tuple(r) for r in rows.tolist()], limit * 20)  # type: ignore[arg-type]
+    everywhere = frozenset(range(len(view.names)))
+
+    def cond_ok(i: int, v: int) -> bool:
+        return not (cols[i].kind in ("const", "index") or (cols[i].consts and v != 0))
+
+    atoms = mine_atoms(slots, [tuple(r) for r in rows.tolist()], limit * 20, cond_ok=cond_ok,
+                       vary=True)  # type: ignore[arg-type]
     out = []
     for a in atoms:
+        if frozenset().union(*[cols[i].uses for i in a.slots()]) != everywhere:
+            continue
         if any(cols[i].kind in ("const", "index") or (cols[i].consts and v != 0) for i, v in a.cond):
             continue
         body_cols = [i for _, i in a.terms]

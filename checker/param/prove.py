@@ -25,6 +25,7 @@ import z3
 from spec import ir
 from checker.param.encode import ParamEncoder, PState
 from checker.param.extract import Unsupported, extract
+from checker.param.induct import Consecution
 from checker.param.mine import View, mine_view, view_rows, views
 from checker.smt.mining import Atom
 from checker.smt.session import DEFAULT_SEED, Deadline
@@ -35,7 +36,9 @@ SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
 SIZES_ABOVE = 2
-FILTER_SECONDS = 30.0  # the fixed-size Houdini pre-filter
+FILTER_SECONDS = 90.0  # the fixed-size Houdini pre-filter
+GLOBAL_MAX = 80  # one symbolic Houdini over all candidates only up to this many
+MAX_ROUNDS = 8  # property-directed refinement rounds (_refine)
 SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run  # small instances go up to lower bound + this, one constant at a time
 
 
@@ -48,7 +51,7 @@ class Candidate:
         """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
         quantified = xs is None
         if xs is None:
-            xs = [z3.Int(f"{n}!q{id(self)}") for n in self.view.names]
+            xs = [z3.Int(f"{n}!q{id(self)}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
         cols = [c.term(s, xs) for c in self.view.columns]
         body = self.atom.z3(cols)
         dom = _domain(self.view, xs)
@@ -85,6 +88,19 @@ def small_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[
 def filter_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
     """The instances of the pre-filter: every named constant one above its lower bound."""
     return [dict(fixed, **{n: lower[n] + 1 for n in names})]
+
+
+def _shared_skolems(view: View) -> list[z3.ArithRef]:
+    """One skolem index per (range, occurrence in the view): every view's violation uses the
+    same few, so instantiation over them stays small (a disjunction of violations needs only
+    one to hold, at its own indices: sharing the names loses nothing)."""
+    out: list[z3.ArithRef] = []
+    seen: dict[str, int] = {}
+    for d in view.domains:
+        n = seen.get(d.key, 0)
+        seen[d.key] = n + 1
+        out.append(z3.Int(f"skv!{d.key}!{n}"))
+    return out
 
 
 def _cap(deadline: Deadline, most: float) -> Deadline:
@@ -129,24 +145,22 @@ def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed:
         if len(kept) == len(active):
             return None, "a counterexample to initiation that breaks no candidate (model evaluation)"
         active = kept
-    sol = solver()
-    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
-    for k, c in enumerate(cands):
-        sol.add(z3.Implies(lits[k], c.formula(enc, s)))
-    sol.add(z3.Or(*[z3.And(lits[k], viol_t[k]) for k in range(len(cands))]))
+    # consecution, one action at a time, the candidates instantiated (checker/param/induct.py);
+    # the violations share one skolem index per range position, so the terms stay few
+    shared = [c.formula(enc, t, _shared_skolems(c.view)) for c in cands]
+    cons = Consecution(enc, s, t, [c.formula(enc, s) for c in cands],
+                       z3.Or(*[z3.And(lits[k], shared[k]) for k in range(len(cands))]), seed=seed, tag="hc",
+                       lits=lits)  # the goal's literals are the hypotheses' (a dropped candidate is neither)
     while active:
-        ms = deadline.ms()
-        if ms is not None:
-            sol.set("timeout", ms)
-        on = set(active)
         checks += 1
-        r = sol.check(*[lits[k] if k in on else z3.Not(lits[k]) for k in range(len(cands))])
-        if r == z3.unsat:
+        ans = cons.check(active, deadline)
+        if ans.verdict == "unsat":
             break
-        if r != z3.sat and not _candidate_model(sol):
-            return None, f"z3 gave no answer on consecution ({sol.reason_unknown()}) after {checks} checks"
-        kept = drop(sol.model(), viol_t)
-        if len(kept) == len(active):
+        if ans.model is None:
+            return None, f"z3 gave no answer on consecution ({ans.reason}) after {checks} checks"
+        broken = [k for k in active if ans.true(shared[k])]
+        kept = [k for k in active if k not in broken]
+        if not broken:
             return None, "a counterexample to induction that breaks no candidate (model evaluation)"
         active = kept
     return active, f"{checks} checks"
@@ -245,12 +259,16 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     filtered = got is not None
     if got is not None:
         cands = [cands[k] for k in got]
-    kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_SECONDS))
+    if len(cands) <= GLOBAL_MAX:
+        kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_SECONDS))
+    else:  # too many for one symbolic Houdini in time: per property, from its fixed-size proof
+        kept, how = None, f"not run on {len(cands)} (more than {GLOBAL_MAX})"
     tried = (f"{len(mined)} candidates mined from {len(samples)} small instances"
              + (f", {len(cands)} inductive at {_at(point, names)}" if filtered else "")
              + ", Houdini with the sizes symbolic: ")
     tried += how if kept is None else f"{len(kept)} lemmas inductive for all sizes ({how})"
     lemmas = [] if kept is None else [cands[k] for k in kept]
+    shared_seconds = time.monotonic() - started
     out: dict[str, Result] = {}
     for name in todo:
         t0 = time.monotonic()
@@ -264,16 +282,9 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         used, why = _relative(enc, lemmas, prop, deadline) if kept is not None else (None, "no lemma set")
         note = tried
         if used is None and filtered:
-            core = instance_core(enc, load, point, cands, prop, _cap(deadline, FILTER_SECONDS))
-            if core is not None:
-                small = [cands[k] for k in core]
-                kept2, how2 = houdini(enc, small, _cap(deadline, SYMBOLIC_SECONDS))
-                note += (f"; the {len(small)} lemmas its proof at {_at(point, names)} uses: "
-                         + (how2 if kept2 is None else f"{len(kept2)} inductive for all sizes"))
-                if kept2 is not None:
-                    used, why = _relative(enc, [small[k] for k in kept2], prop, deadline)
-            else:
-                note += f"; no proof at {_at(point, names)} relative to the candidates"
+            used, why2, note2 = _refine(enc, load, point, cands, prop, deadline)
+            note += note2
+            why = why2 or why
         if used is None:
             out[name] = _unknown(name, model, names, f"{note}; the property is {why}")
             continue
@@ -282,8 +293,47 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
                            reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({note})",
                            detail={"for_all": list(names), "invariant": text if used else None, "lemmas": len(used),
                                    "candidates": len(mined), "mine_seconds": round(t_mine, 3),
+                                   "shared_seconds": round(shared_seconds, 3),
                                    "seconds": round(time.monotonic() - t0, 3)})
     return out
+
+
+def _refine(enc: ParamEncoder, load: "callable", point: dict[str, int], cands: list[Candidate],
+            prop: ir.Invariant | ir.TransitionProperty, deadline: Deadline
+            ) -> tuple[list[Candidate] | None, str, str]:
+    """Property-directed: the candidates the property's proof at the fixed size `point` uses
+    (`instance_core`), Houdini on them with the sizes symbolic, relative induction; what
+    symbolic Houdini drops (true at `point`, not for every size) leaves the pool, the pool is
+    closed under induction at `point` again, and the next core is taken. Dropping a
+    candidate is always sound; a proof still needs Z3 with the sizes symbolic."""
+    from checker.param.finite import instance_core, instance_survivors
+
+    names = enc.pm.names
+    pool = list(range(len(cands)))
+    note, why = "", ""
+    for round_ in range(1, MAX_ROUNDS + 1):
+        core = instance_core(enc, load, point, [cands[k] for k in pool], prop, _cap(deadline, FILTER_SECONDS))
+        if core is None:
+            note += f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates left"
+            return None, why, note
+        small = [pool[k] for k in core]
+        kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_SECONDS))
+        note += (f"; round {round_}: the {len(small)} lemmas its proof at {_at(point, names)} uses: "
+                 + (how if kept is None else f"{len(kept)} inductive for all sizes"))
+        if kept is None:
+            return None, why, note
+        used, why = _relative(enc, [cands[small[k]] for k in kept], prop, deadline)
+        if used is not None:
+            return used, "", note
+        dropped = set(small) - {small[k] for k in kept}
+        if not dropped or deadline.expired:
+            return None, why, note
+        pool = [k for k in pool if k not in dropped]
+        got = instance_survivors(enc, load, point, [cands[k] for k in pool], _cap(deadline, FILTER_SECONDS))
+        if got is None:
+            return None, why, note + "; no answer closing the rest at the fixed size"
+        pool = [pool[k] for k in got]
+    return None, why, note + f"; stopped after {MAX_ROUNDS} rounds"
 
 
 def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
@@ -302,27 +352,20 @@ def _unsat(deadline: Deadline, *formulas: z3.BoolRef) -> bool:
 def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,
               deadline: Deadline) -> tuple[list[Candidate] | None, str]:
     """`L and P and T => P'` (a transition property: `L and T => P`) with the sizes
-    symbolic: the lemmas the proof uses (closed under induction), or None and why not."""
+    symbolic, one action at a time (checker/param/induct.py): the lemmas the proof uses
+    (closed under induction), or None and why not."""
     s, t = enc.state("ps."), enc.state("pt.")
-    lits = [z3.Bool(f"lemma!{k}") for k in range(len(lemmas))]
-    sol = z3.Solver()
-    ms = deadline.ms()
-    if ms is not None:
-        sol.set("timeout", ms)
-    sol.set("mbqi", MBQI)
-    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
-    sol.add(*[z3.Implies(l, c.formula(enc, s)) for l, c in zip(lits, lemmas)])
     inv = prop if isinstance(prop, ir.Invariant) else None
     if inv is not None:
-        sol.add(enc.holds(inv.expr, s), z3.Not(enc.holds(inv.expr, t)))
+        fixed, goal = [enc.holds(inv.expr, s)], z3.Not(enc.holds(inv.expr, t))
     else:
-        sol.add(z3.Not(enc.holds(prop.expr, s, t)))
-    sol.set("core.minimize", True)
-    r = sol.check(*lits)
-    if r != z3.unsat:
-        return None, ("not inductive relative to them" if r == z3.sat else f"undecided (z3: {sol.reason_unknown()})")
-    core = {c.get_id() for c in sol.unsat_core()}
-    used = [c for l, c in zip(lits, lemmas) if l.get_id() in core]
+        fixed, goal = [], z3.Not(enc.holds(prop.expr, s, t))
+    cons = Consecution(enc, s, t, [c.formula(enc, s) for c in lemmas], goal, fixed=fixed, mbqi=MBQI, tag="rel")
+    ans = cons.check(range(len(lemmas)), deadline)
+    if ans.verdict != "unsat":
+        return None, ("not inductive relative to them" if ans.verdict == "sat"
+                      else f"undecided (z3: {ans.reason})")
+    used = [lemmas[k] for k in sorted(ans.core)]
     return _close(enc, used, lemmas, inv, deadline), ""
 
 
@@ -330,29 +373,19 @@ def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], in
            deadline: Deadline) -> list[Candidate]:
     """Grow `used` by unsat cores until it is inductive on its own (with the property)."""
     s, t = enc.state("cs."), enc.state("ct.")
-    lits = [z3.Bool(f"close!{k}") for k in range(len(lemmas))]
-    sol = z3.Solver()
-    ms = deadline.ms()
-    if ms is not None:
-        sol.set("timeout", ms)
-    sol.set("core.minimize", True)
-    sol.add(*enc.facts, enc.in_range(s), enc.trans(s, t))
-    if inv is not None:
-        sol.add(enc.holds(inv.expr, s))
-    sol.add(*[z3.Implies(l, c.formula(enc, s)) for l, c in zip(lits, lemmas)])
+    fixed = [enc.holds(inv.expr, s)] if inv is not None else []
+    hyps = [c.formula(enc, s) for c in lemmas]
     chosen = {id(c) for c in used}
     while True:
         cur = [c for c in lemmas if id(c) in chosen]
         if not cur:
             return cur
-        sol.push()
-        sol.add(z3.Or(*[z3.Not(c.formula(enc, t)) for c in cur]))
-        r = sol.check(*lits)
-        core = {c.get_id() for c in sol.unsat_core()} if r == z3.unsat else None
-        sol.pop()
-        if core is None:
+        goal = z3.Or(*[c.formula(enc, t, _shared_skolems(c.view)) for c in cur])  # few skolems
+        cons = Consecution(enc, s, t, hyps, goal, fixed=fixed, tag="close")
+        ans = cons.check(range(len(lemmas)), deadline)
+        if ans.verdict != "unsat":
             return lemmas  # no answer: the whole inductive set
-        grown = chosen | {id(c) for l, c in zip(lits, lemmas) if l.get_id() in core}
+        grown = chosen | {id(lemmas[k]) for k in ans.core}
         if grown == chosen:
             return cur
         chosen = grown

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import z3
@@ -120,9 +120,15 @@ def sample_states(cm: object, limit: int, deadline: Deadline) -> tuple[list[tupl
 
 
 def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: int,
-               max_conditions: int = 2) -> list[Atom]:
+               max_conditions: int = 2, cond_ok: Callable[[int, int], bool] | None = None,
+               vary: bool = False) -> list[Atom]:
     """Every template atom with at most `max_conditions` conditions that holds in all
-    `states`, cheapest first, at most `limit`."""
+    `states`, cheapest first, at most `limit`. `cond_ok(slot, value)` says which equalities
+    may be conditions (all with a small domain when None): a caller that discards atoms
+    under some conditions says so here, so the limit is not spent on them. With `vary`, an
+    equality under conditions is kept only between slots that both vary under them (one
+    constant there is already said by the conditional ranges and the types), and two
+    conditions also give int ranges tighter than either condition alone gives."""
     if not states:
         return []
     arr = np.asarray(states, dtype=np.int64)
@@ -133,7 +139,8 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
     out: list[Atom] = []
     out += _unary(slots, (), lo, hi, values, None)
     out += _pairs(ints, (), arr, lo, hi, bounds=True)
-    conds = [(i, int(v)) for i in range(nslots) if 1 < len(values[i]) <= SMALL_DOMAIN for v in values[i]]
+    conds = [(i, int(v)) for i in range(nslots) if 1 < len(values[i]) <= SMALL_DOMAIN for v in values[i]
+             if cond_ok is None or cond_ok(i, int(v))]
     masks = {c: arr[:, c[0]] == c[1] for c in conds}
     if max_conditions < 1:
         return out
@@ -142,7 +149,7 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
         clo, chi = sub.min(axis=0), sub.max(axis=0)
         cvals = [np.unique(sub[:, i]) if len(values[i]) <= SMALL_DOMAIN else None for i in range(nslots)]
         out += _unary(slots, (c,), clo, chi, cvals, (lo, hi, values), skip=c[0])
-        out += _pairs([i for i in ints if i != c[0]], (c,), sub, lo, hi, bounds=False, glob=arr)
+        out += _pairs([i for i in ints if i != c[0]], (c,), sub, lo, hi, bounds=False, glob=arr, vary=vary)
         if len(out) > limit:
             return out[:limit]
     examined = 0
@@ -158,8 +165,20 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
         if examined > MAX_PAIR_CONDITIONS:
             break
         sub = arr[m]
+        if vary:  # bounds tighter than under either condition alone
+            g1, g2 = arr[masks[c1]], arr[masks[c2]]
+            glo = np.maximum(g1.min(axis=0), g2.min(axis=0))
+            ghi = np.minimum(g1.max(axis=0), g2.max(axis=0))
+            slo, shi = sub.min(axis=0), sub.max(axis=0)
+            for i in ints:
+                if i in (c1[0], c2[0]):
+                    continue
+                if slo[i] > glo[i]:
+                    out.append(Atom((c1, c2), "le", ((-1, i),), -int(slo[i])))
+                if shi[i] < ghi[i]:
+                    out.append(Atom((c1, c2), "le", ((1, i),), int(shi[i])))
         out += _pairs([i for i in ints if i not in (c1[0], c2[0])], (c1, c2), sub, lo, hi, bounds=False,
-                      glob=arr[masks[c1]], glob2=arr[masks[c2]])
+                      glob=arr[masks[c1]], glob2=arr[masks[c2]], vary=vary)
         if len(out) > limit:
             return out[:limit]
     return out
@@ -200,12 +219,16 @@ def _unary(slots: Sequence[Slot], cond: tuple[tuple[int, int], ...], lo: np.ndar
 
 def _pairs(ints: Sequence[int], cond: tuple[tuple[int, int], ...], sub: np.ndarray, lo: np.ndarray,
            hi: np.ndarray, *, bounds: bool, glob: np.ndarray | None = None,
-           glob2: np.ndarray | None = None) -> list[Atom]:
+           glob2: np.ndarray | None = None, vary: bool = False) -> list[Atom]:
     """Differences and sums of two int slots: bounds tighter than the ranges imply (without a
     condition), or equalities not already holding without it (under one)."""
     out: list[Atom] = []
     if len(ints) < 2:
         return out
+    if vary and not bounds:
+        ints = [i for i in ints if sub[:, i].min() != sub[:, i].max()]
+        if len(ints) < 2:
+            return out
     cols = sub[:, ints]
     for a in range(len(ints) - 1):
         i = ints[a]

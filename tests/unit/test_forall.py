@@ -122,3 +122,65 @@ def test_cli_for_all_json_and_usage_errors(examples, capsys):
     assert main(["verify", str(examples / "ring.gpspec"), "--for-all", "NOPE"]) == 2
     assert "no constant 'NOPE'" in capsys.readouterr().err
     assert main(["verify", str(examples / "ring.gpspec"), "--for-all", "N>=x"]) == 2
+
+
+# Holds while W <= 3: each queue counts its waves' first runs, and the bound is 3.
+WAVES_PER_QUEUE = """model waves_per_queue
+const Q = 1
+const W = 1
+var ran: [0..Q-1] -> [0..W-1] -> bool = false
+var n: [0..Q-1] -> 0..20 = 0
+action run(q: 0..Q-1, w: 0..W-1) { require not ran[q][w]
+  ran[q][w] = true
+  n[q] = n[q] + 1 }
+allow deadlock
+invariant few: all q in 0..Q-1: n[q] <= 3
+"""
+
+# Holds while Q * W <= 4: one global counter over every (queue, wave); the sampled sizes
+# (each constant up to 3 with the other at 1, and Q = W = 2) all have Q * W <= 4.
+TOTAL = """model total
+const Q = 1
+const W = 1
+var ran: [0..Q-1] -> [0..W-1] -> bool = false
+var total: 0..50 = 0
+action run(q: 0..Q-1, w: 0..W-1) { require not ran[q][w]
+  ran[q][w] = true
+  total = total + 1 }
+allow deadlock
+invariant bounded: total <= 4
+"""
+
+
+@pytest.mark.parametrize("src, prop, small", [
+    (WAVES_PER_QUEUE, "few", [{"Q": 1, "W": 3}, {"Q": 2, "W": 2}, {"Q": 3, "W": 1}]),
+    (TOTAL, "bounded", [{"Q": 1, "W": 3}, {"Q": 2, "W": 2}, {"Q": 3, "W": 1}]),
+])
+def test_nested_arrays_holding_small_failing_large_are_never_proved(tmp_path, src, prop, small):
+    """Two symbolic sizes, nested arrays: the instantiation-based consecution must not make
+    a proof out of the small sizes (each of these fails at some larger size)."""
+    path = _write(tmp_path, src)
+    for consts in small:
+        assert verify(path, consts=consts).result(prop).verdict is Verdict.PROVED
+    r = verify_for_all(path, ["Q", "W"], {"Q": 1, "W": 1}, timeout=120).result(prop)
+    assert r.verdict is not Verdict.PROVED, r
+    assert r.detail["for_all"] == ["Q", "W"]
+
+
+@pytest.mark.slow
+def test_cwsr_no_reexecution_no_loss_for_all_sizes_and_invariants_rechecked():
+    """CWSR never re-executes an instruction and loses none, for every number of queues,
+    dispatches, waves and instructions (faults off); the printed invariants hold in small
+    instances (the explicit engine, each lemma added to the model as an invariant)."""
+    from spec.load import resolve_spec_path
+
+    report = verify_for_all("cwsr", ["Q", "N", "W", "L"], {"Q": 1, "N": 1, "W": 1, "L": 1},
+                            properties=["no_reexecution", "no_loss"], timeout=900)
+    for name in ("no_reexecution", "no_loss"):
+        r = report.result(name)
+        assert r.verdict is Verdict.PROVED, r
+        assert r.detail["for_all"] == ["Q", "N", "W", "L"]
+        inv = r.detail["invariant"]
+        assert "ops[x][y][z]" in inv and "rptr[x]" in inv
+        _recheck(resolve_spec_path("cwsr").read_text(), inv,
+                 [{"Q": 1, "N": 2, "W": 2, "L": 2}, {"Q": 2, "N": 1, "W": 1, "L": 3}, {"Q": 1, "N": 3, "W": 1, "L": 4}])

@@ -1,0 +1,90 @@
+"""Consecution with the sizes symbolic, one action at a time, hypotheses instantiated.
+
+`Consecution` holds one Z3 solver per action of the model: the size facts, `s` in range, the
+action's step `s -> t`, the hypotheses (each behind a literal, so a check names the subset
+it assumes and an unsat core says which were used) and a goal to satisfy (a violation in
+`t`). Universal quantifiers in the hypotheses are replaced by their instances at the
+action's and the goal's index terms (checker/param/instantiate.py): the queries become
+(nearly) quantifier-free, which Z3 decides where E-matching over the whole transition
+relation did not answer. `unsat` for every action proves the goal unreachable in one step;
+a `sat` model may be spurious (a missing instance) and only ever drops candidates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import z3
+
+from checker.param.encode import ParamEncoder, PState
+from checker.param.instantiate import Instantiator, skolemize
+from checker.smt.session import DEFAULT_SEED, Deadline
+
+
+@dataclass
+class Answer:
+    verdict: str  # "unsat" | "sat" | "unknown"
+    core: set[int]  # unsat: the hypotheses used (indices)
+    model: z3.ModelRef | None = None  # sat, or unknown with a candidate model
+    reason: str = ""
+    subst: list[tuple[z3.ExprRef, z3.ExprRef]] | None = None  # t -> the action's next state
+
+    def true(self, f: z3.BoolRef) -> bool:
+        """`f` (over s and t) is true in the model (t read through the action's step)."""
+        assert self.model is not None
+        g = z3.substitute(f, *self.subst) if self.subst else f
+        return z3.is_true(self.model.eval(g, model_completion=True))
+
+
+class Consecution:
+    def __init__(self, enc: ParamEncoder, s: PState, t: PState, hyps: Sequence[z3.BoolRef],
+                 goal: z3.BoolRef, fixed: Sequence[z3.BoolRef] = (), mbqi: bool = False,
+                 seed: int = DEFAULT_SEED, tag: str = "sk", lits: Sequence[z3.BoolRef] | None = None) -> None:
+        """`hyps` over `s` (behind `lits`, fresh ones unless given: the goal may use them
+        too), `fixed` over `s` (always assumed), `goal` over `s` and `t` (skolemized here)."""
+        self.lits = list(lits) if lits is not None else [z3.Bool(f"{tag}!h{k}") for k in range(len(hyps))]
+        inst = Instantiator(enc, [s, t])
+        goal = skolemize(goal, tag)
+        self.solvers: list[tuple[str, z3.Solver, list[tuple[z3.ExprRef, z3.ExprRef]]]] = []
+        for name, guard, nxt in enc.steps(s):
+            # t replaced by the action's next state; simplify beta-reduces selects of lambdas
+            branch = guard
+            goal_b = z3.simplify(z3.substitute(goal, *enc.substitution(t, nxt)))
+            if z3.is_false(z3.simplify(guard)) or z3.is_false(goal_b):
+                continue
+            terms = inst.index_terms([branch, goal_b])
+            sol = z3.Solver()
+            sol.set("random_seed", seed)
+            sol.set("mbqi", mbqi)
+            sol.set("core.minimize", True)
+            sol.add(*enc.facts, inst.expand(enc.in_range(s), terms), inst.expand(branch, terms), goal_b)
+            sol.add(*[inst.expand(f, terms) for f in fixed])
+            for lit, h in zip(self.lits, hyps):
+                sol.add(z3.Implies(lit, inst.expand(h, terms)))
+            self.solvers.append((name, sol, enc.substitution(t, nxt)))
+
+    def check(self, on: set[int] | Sequence[int], deadline: Deadline) -> Answer:
+        """Is the goal reachable by one step from a state satisfying the hypotheses `on`?"""
+        on = set(on)
+        assume = [lit if k in on else z3.Not(lit) for k, lit in enumerate(self.lits)]
+        core: set[int] = set()
+        for name, sol, subst in self.solvers:
+            ms = deadline.ms()
+            if ms is not None:
+                sol.set("timeout", max(1, ms))
+            r = sol.check(*assume)
+            if r == z3.unsat:
+                ids = {c.get_id() for c in sol.unsat_core()}
+                core |= {k for k, lit in enumerate(self.lits) if lit.get_id() in ids}
+                continue
+            if r == z3.sat:
+                return Answer("sat", set(), sol.model(), name, subst)
+            why = sol.reason_unknown()
+            model = None
+            if "incomplete" in why:
+                try:
+                    model = sol.model()
+                except z3.Z3Exception:
+                    model = None
+            return Answer("unknown", set(), model, f"{name}: {why}", subst)
+        return Answer("unsat", core)
