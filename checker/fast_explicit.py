@@ -202,6 +202,8 @@ class _sequential:
 
 PARALLEL_ROWS = 1 << 18  # successor rows of one parallel chunk (chunk states x instances)
 PARALLEL_CHUNK = 1 << 16  # at most this many states a chunk
+PARALLEL_MIN = 512  # fewer unexpanded states than this: expanded by the sequential kernel (a
+# launch on every thread costs more than it saves, and a deep, narrow search has one per level)
 
 
 class _parallel:
@@ -251,6 +253,12 @@ class _parallel:
                 ctl[CTL_LEVEL_END] = n
                 ctl[CTL_NEXT_COUNT] = 0
             m = min(self.chunk, n - cur)  # stored states, possibly past the level's end
+            if m < PARALLEL_MIN:
+                status = int(mod.expand(*seq, m, *scratch))
+                if status != RUNNING:
+                    return status
+                done += m
+                continue
             mod.chunk_successors(states, table, flags, cur, m, self.pout, self.poiids, self.cnt, self.found,
                                  self.hashes, self.ebad, self.ibad, self.inside, self.dead, self.bad, want_inv, want_tr,
                                  len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, self.nblocks)

@@ -44,17 +44,25 @@ def _models() -> list[tuple[str, ir.Model]]:
     return out
 
 
+def _chunked() -> list[tuple[str, ir.Model, int]]:
+    """(name, model, chunk size): tiny chunks (many per BFS level, across level ends) on the
+    small specs, chunks of 97 states and whole levels on the bundled models."""
+    small = set(SMALL) | set(EXTRA)
+    return [(name, model, chunk) for name, model in _models()
+            for chunk in ((1, 3, 1 << 16) if name in small else (97, 1 << 16))]
+
+
 def _json(report) -> dict:
     out = report.to_json()
     out.pop("seconds")
     return out
 
 
-@pytest.mark.parametrize("chunk", [1, 3, 1 << 16])
-@pytest.mark.parametrize("name,model", _models(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize("name,model,chunk", _chunked(),
+                         ids=lambda x: x if isinstance(x, str) else str(x) if isinstance(x, int) else "")
 def test_two_workers_find_the_same_states_in_the_same_order(name, model, chunk, monkeypatch):
-    # small chunks: many chunks per BFS level and chunks across the end of a level
     monkeypatch.setattr(fast_explicit, "PARALLEL_CHUNK", chunk)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1 if chunk <= 3 else 20)  # chunks of every size
     cm = compile_model(model)
     wanted = select_properties(model, None)
     one, g1 = fast_explicit.search(cm, wanted, Limits())
@@ -70,7 +78,8 @@ def test_two_workers_find_the_same_states_in_the_same_order(name, model, chunk, 
     assert a == b
 
 
-def test_two_workers_stop_at_the_same_state_limit(examples):
+def test_two_workers_stop_at_the_same_state_limit(examples, monkeypatch):
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1)
     model = load_spec(examples / "rewind.gpspec", {"N": 8, "MAXP": 2})
     wanted = select_properties(model, None)
     for limit in (1, 57, 1000):
@@ -107,6 +116,7 @@ def test_arrays_window_and_tables_grow_past_the_initial_capacity(examples, monke
     monkeypatch.setattr(fast_explicit, "INITIAL_CAPACITY", 16)
     monkeypatch.setattr(fast_explicit, "RESERVE_STATES", 16)
     monkeypatch.setattr(fast_explicit, "PARALLEL_CHUNK", 5)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1)
     model = load_spec(examples / "rewind.gpspec", {"N": 6, "MAXP": 2})
     wanted = select_properties(model, None)
     ref = _json(run_explicit(model, wanted, Limits(), core="python"))
