@@ -45,20 +45,25 @@ def verify(
     depth: int | None = None,
     progress: ProgressFn | None = None,
     core: str = "auto",
+    workers: int = 1,
+    fingerprint: bool = False,
 ) -> Report:
     """Check the properties of one model instance with one engine (or `auto`); `core` says how
-    the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit)."""
+    the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit);
+    `workers` and `fingerprint` how the compiled core runs (see run_explicit)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
         raise UsageError(f"unknown explicit core {core!r} (cores: {', '.join(CORES)})")
     _check_limits(max_states, timeout, depth)
+    _check_compiled_options(core, workers, fingerprint)
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
     with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
         if engine == "explicit":
-            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core)
+            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core, workers=workers,
+                                  fingerprint=fingerprint)
         else:
             from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
@@ -83,6 +88,17 @@ def _check_limits(max_states: int | None, timeout: float | None, depth: int | No
         raise UsageError(f"timeout={timeout!r}: expected a positive, finite number of seconds")
 
 
+def _check_compiled_options(core: str, workers: int, fingerprint: bool) -> None:
+    """`workers` and `fingerprint` apply to the compiled core only, and not together."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise UsageError(f"workers={workers!r}: expected an integer >= 1")
+    if core == "python" and (workers > 1 or fingerprint):
+        raise UsageError("--workers and --fingerprint apply to the compiled core; the python core is the "
+                         "single-threaded reference with exact states")
+    if workers > 1 and fingerprint:
+        raise UsageError("--fingerprint runs on one worker (leave --workers out)")
+
+
 def stopped_reasons(results: list[Result]) -> list[Result]:
     """After the command's budget stopped (checker/budget.py), an engine cut short reports it
     as a timeout (Z3 says "canceled" or "timeout"): name the real reason instead."""
@@ -99,14 +115,20 @@ def stopped_reasons(results: list[Result]) -> list[Result]:
 
 
 def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
-                 core: str = "auto") -> Report:
+                 core: str = "auto", workers: int = 1, fingerprint: bool = False) -> Report:
     """The explicit engine. `core` python: the reference search of checker/explicit.py;
     compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the
     Python search first, and the compiled one when the model turns out larger than
     AUTO_PYTHON_STATES (AUTO_PYTHON_STATES_CACHED if its compiled code is cached already), so
     small models start at once (without even importing numba) and large ones pay the compile
-    time once."""
+    time once. The compiled core runs on `workers` threads (NOTE(parallel-bfs) in
+    gpmodel/jit_parallel.py: the same results) and with `fingerprint` keeps 64-bit
+    fingerprints instead of exact states (NOTE(fingerprint-bfs)): then a property that holds
+    in every state found is `holds_to_bound`, not `proved` (a collision may have hidden
+    states), and the report carries TLC's estimates of that probability."""
+    _check_compiled_options(core, workers, fingerprint)
     cm = cm or compile_model(model)
+    collision: dict[str, float] | None = None
     started = time.monotonic()
     res, graph = None, None
     if core == "python":
@@ -121,7 +143,11 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
             raise UsageError(f"{model.file}: the compiled explicit core cannot run this model: {why}")
         left = None if limits.timeout is None else max(0.0, limits.timeout - (time.monotonic() - started))
         try:
-            res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress))
+            res, graph = fast_explicit.search(cm, wanted, Limits(limits.max_states, left, limits.progress),
+                                              workers=workers, fingerprint=fingerprint)
+            if fingerprint:
+                generated = len(cm.initial_states()) + sum(res.fired)
+                collision = fast_explicit.collision_probability(graph, generated)
         except budget.Stop as stop:  # stopped while the compiled code was being built: nothing explored
             res, graph = explicit.Search({}, complete=False, pruned=False, depth=0, stop_reason=stop.text,
                                          fired=[0] * len(cm.instances)), None
@@ -132,14 +158,30 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
         states = len(res.parent) if res.complete else None
         live = liveness_results(cm, res, wanted)
     results = explicit.safety_results(cm, res, wanted) + live
+    if collision is not None:
+        results = [_not_proved(r, collision, res.depth) for r in results]
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     results.sort(key=lambda r: order.get(r.property, len(order)))
     coverage: dict[str, int] = {}
     for inst, n in zip(cm.instances, res.fired):
         coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
-    return Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
-                  warnings=warnings)
+    report = Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
+                    warnings=warnings)
+    if collision is not None:
+        report.fingerprint = {"bits": 64, "collision_probability": collision}
+    return report
+
+
+def _not_proved(r: Result, collision: dict[str, float], depth: int) -> Result:
+    """A fingerprint search proves nothing: what held in every state it found holds to its
+    depth, with the chance that a collision hid a state (TLC's estimates)."""
+    if r.verdict not in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND):
+        return r
+    why = f"64-bit fingerprints: a collision may have hidden a state (probability {collision['calculated']:.1e}, TLC's estimate)"
+    if r.verdict is Verdict.PROVED:
+        return replace(r, verdict=Verdict.HOLDS_TO_BOUND, bound=depth, reason=why)
+    return replace(r, reason=f"{r.reason}; {why}" if r.reason else why)
 
 
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:

@@ -17,6 +17,7 @@ implements NOTE(predicate-errors) in full)."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from types import ModuleType
@@ -27,16 +28,19 @@ import numpy as np
 from gpmodel import CompiledModel, ModelError, State
 from gpmodel.jit import load_model_module, module_source
 from gpmodel.jit_kernels import (
-    CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_N, CTL_PRUNED, CTL_SIZE, DONE, FAULT_EXPAND,
+    CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_LEVEL_END, CTL_N, CTL_NEXT_COUNT, CTL_PRUNED, CTL_SIZE,
+    CTL_STARTED, DONE, FAULT_EXPAND,
     FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS, GROW, LIMIT, MAX_LOAD_PERCENT, RUNNING,
 )
+from gpmodel.jit_fingerprint import CTL_BASE, CTL_FP_SIZE
 from gpmodel.packed import PackedLayout
 from checker import liveness
 from checker import budget
-from checker.explicit import Limits, Search, make_steps
-from checker.verdict import Counterexample, Result
+from checker.explicit import ENGINE, Limits, Search, make_steps
+from checker.verdict import Counterexample, Result, Verdict
 
 INITIAL_CAPACITY = 1 << 16  # states; the arrays double when full
+RESERVE_STATES = 1 << 24  # rows of the per-state arrays reserved up front (see _reserved_rows)
 BUDGET = 1 << 16  # expansions between checks of the clock and progress reports
 
 
@@ -51,9 +55,28 @@ class PackedGraph:
     flags: np.ndarray  # uint8, 1 = inside the constraints (expanded)
     table: np.ndarray  # int64 hash set of state indexes (gpmodel/jit_kernels.find_or_insert)
     n: int
+    # with fingerprints (NOTE(fingerprint-bfs)): `states` is the window of unexpanded states,
+    # `table` holds fingerprints, via[i] is the instance that reached state i, `roots` the keys
+    # of the initial states; a state is rebuilt by replaying instances with `cm`
+    cm: CompiledModel | None = None
+    via: np.ndarray | None = None
+    roots: np.ndarray | None = None
 
     def state(self, i: int) -> State:
-        return self.packed.unpack(tuple(int(x) for x in self.states[i]))
+        return self.path_states(i)[-1]
+
+    def path_states(self, i: int) -> list[State]:
+        """The states on the BFS path from an initial state to state i."""
+        if self.via is None:
+            return [self.packed.unpack(tuple(int(x) for x in self.states[k])) for k in self.path(i)]
+        assert self.cm is not None and self.roots is not None
+        path = self.path(i)
+        out = [self.packed.unpack(tuple(int(x) for x in self.roots[path[0]]))]
+        for k in path[1:]:
+            nxt = self.cm.step(int(self.via[k]), out[-1])
+            assert isinstance(nxt, tuple), "a recorded step replays"
+            out.append(nxt)
+        return out
 
     def path(self, i: int) -> list[int]:
         out = [i]
@@ -64,9 +87,16 @@ class PackedGraph:
 
 
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
-           packed: PackedLayout | None = None) -> tuple[Search, PackedGraph]:
+           packed: PackedLayout | None = None, workers: int = 1,
+           fingerprint: bool = False) -> tuple[Search, PackedGraph]:
     """Breadth-first search of every reachable state; the same `Search` as explicit.search
-    (with `parent` restricted to counterexample paths) and the stored graph."""
+    (with `parent` restricted to counterexample paths) and the stored graph. With `workers`
+    > 1 each BFS level is expanded by that many threads and merged in order
+    (NOTE(parallel-bfs) in gpmodel/jit_parallel.py): the same states, numbers and results.
+    With `fingerprint` the visited set keeps 64-bit fingerprints, not keys
+    (NOTE(fingerprint-bfs) in gpmodel/jit_fingerprint.py): one worker."""
+    if fingerprint and workers > 1:
+        raise ValueError("fingerprints run on one worker")
     model = cm.model
     packed = packed or PackedLayout(cm.layout.slot_types)
     with budget.uncooperative():  # compiling has nothing partial to report: a stop ends it
@@ -88,25 +118,38 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     out = np.zeros((ninst, words), dtype=np.int64)
     iids = np.zeros(ninst, dtype=np.int64)
     err = np.zeros(1, dtype=np.int64)
-    ctl = np.zeros(CTL_SIZE, dtype=np.int64)
+    ctl = np.zeros(CTL_FP_SIZE if fingerprint else CTL_SIZE, dtype=np.int64)
     ctl[CTL_DEADLOCK] = -1
 
     init_keys = np.array([packed.pack(x) for x in cm.initial_states()], dtype=np.int64).reshape(-1, words)
     cap = INITIAL_CAPACITY
     while cap < 2 * (len(init_keys) + ninst):
         cap *= 2
-    g = PackedGraph(packed, mod, np.zeros((cap, words), dtype=np.int64), np.empty(cap, dtype=np.int32),
-                    np.zeros(cap, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64), 0)
+    rows = _reserved_rows(cap, (0 if fingerprint else 8 * words) + 4 + 1 + (4 if fingerprint else 0))
+    g = PackedGraph(packed, mod, np.zeros((cap if fingerprint else rows, words), dtype=np.int64),
+                    np.empty(rows, dtype=np.int32), np.zeros(rows, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64), 0)
+    if fingerprint:
+        g.cm, g.via = cm, np.empty(rows, dtype=np.int32)
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
 
     start = time.monotonic()
     max_states = -1 if limits.max_states is None else limits.max_states
+    step: _sequential | _parallel | _fingerprints
+    if fingerprint:
+        step = _fingerprints(mod, g, ninst)
+    else:
+        step = _sequential(mod, ninst) if workers <= 1 else _parallel(mod, cm, packed, workers)
     status = RUNNING
     while status == RUNNING or status == GROW:
         if status == GROW:
-            _grow(g, int(ctl[CTL_N]), int(ctl[CTL_N]) + ninst)
-        status = mod.expand(init_keys, g.states, g.parent, g.table, g.flags, ctl, fired, want_inv, inv_first, inv_bad,
-                            want_tr, tr_first, tr_bad, check_deadlock, max_states, BUDGET, s, t, w, out, iids, err)
+            if fingerprint:
+                _grow_fingerprints(g, ctl, step.room)
+            else:
+                _grow(g, int(ctl[CTL_N]), int(ctl[CTL_N]) + step.room)
+        status = step(init_keys, g.states, g.parent, g.table, g.flags, ctl, fired, want_inv, inv_first, inv_bad,
+                      want_tr, tr_first, tr_bad, check_deadlock, max_states, BUDGET, s, t, w, out, iids, err)
+        if fingerprint and g.roots is None:
+            _keep_roots(g, ctl)
         elapsed = time.monotonic() - start
         if limits.progress is not None:
             limits.progress(int(ctl[CTL_N]), int(ctl[CTL_DEPTH]), int(ctl[CTL_N] - ctl[CTL_CUR]), elapsed)
@@ -137,10 +180,189 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
             res.invariant_cex[k] = _keep_path(res, g, int(i))
     for k, (si, iid, ti) in enumerate(tr_first):
         if si >= 0:
-            res.transition_cex[k] = (_keep_path(res, g, int(si)), int(iid), g.state(int(ti)))
+            src = _keep_path(res, g, int(si))
+            nxt = g.state(int(ti)) if ti >= 0 else cm.step(int(iid), src)  # fingerprints: no target number
+            assert isinstance(nxt, tuple)
+            res.transition_cex[k] = (src, int(iid), nxt)
     if ctl[CTL_DEADLOCK] >= 0:
         res.deadlock = _keep_path(res, g, int(ctl[CTL_DEADLOCK]))
     return res, g
+
+
+class _sequential:
+    """One call of the sequential kernel `expand`; `room`: the states one call may add."""
+
+    def __init__(self, mod: ModuleType, ninst: int):
+        self.mod = mod
+        self.room = ninst  # out: one row per instance
+
+    def __call__(self, *args: object) -> int:
+        return int(self.mod.expand(*args))
+
+
+PARALLEL_ROWS = 1 << 18  # successor rows of one parallel chunk (chunk states x instances)
+PARALLEL_CHUNK = 1 << 16  # at most this many states a chunk
+PARALLEL_MIN = 512  # fewer unexpanded states than this: expanded by the sequential kernel (a
+# launch on every thread costs more than it saves, and a deep, narrow search has one per level)
+
+
+class _parallel:
+    """The chunk loop of the parallel search (NOTE(parallel-bfs) in gpmodel/jit_parallel.py):
+    called as the sequential `expand`, with the same results."""
+
+    def __init__(self, mod: ModuleType, cm: CompiledModel, packed: PackedLayout, workers: int):
+        self.mod = mod
+        self.threads = int(mod.set_threads(workers))
+        self.nblocks = 4 * self.threads  # blocks of a chunk, taken by the threads as they come free
+        ninst = max(1, len(cm.instances))
+        self.chunk = max(1, min(PARALLEL_CHUNK, PARALLEL_ROWS // ninst))
+        rows = self.room = self.chunk * ninst
+        ninv, ntr = max(1, len(cm.model.invariants)), max(1, len(cm.model.transitions))
+        self.pout = np.zeros((rows, packed.words), dtype=np.int64)
+        self.poiids = np.zeros(rows, dtype=np.int64)
+        self.found = np.zeros(rows, dtype=np.int64)
+        self.hashes = np.zeros(rows, dtype=np.uint64)
+        self.ebad = np.zeros((rows, ntr), dtype=np.uint8)
+        self.ibad = np.zeros((rows, ninv), dtype=np.uint8)
+        self.inside = np.zeros(rows, dtype=np.uint8)
+        self.cnt = np.zeros(self.chunk, dtype=np.int64)
+        self.dead = np.zeros(self.chunk, dtype=np.uint8)
+        self.bad = np.zeros(self.chunk, dtype=np.uint8)
+
+    def __call__(self, init_keys: np.ndarray, states: np.ndarray, parent: np.ndarray, table: np.ndarray,
+                 flags: np.ndarray, ctl: np.ndarray, fired: np.ndarray, want_inv: np.ndarray, inv_first: np.ndarray,
+                 inv_bad: np.ndarray, want_tr: np.ndarray, tr_first: np.ndarray, tr_bad: np.ndarray,
+                 check_deadlock: bool, max_states: int, budget: int, *scratch: np.ndarray) -> int:
+        mod = self.mod
+        seq = (init_keys, states, parent, table, flags, ctl, fired, want_inv, inv_first, inv_bad, want_tr, tr_first,
+               tr_bad, check_deadlock, max_states)
+        if ctl[CTL_STARTED] == 0:  # the initial states, on one thread
+            status = int(mod.expand(*seq, 0, *scratch))
+            if status != RUNNING:
+                return status
+        cap = min(states.shape[0], (table.shape[0] * MAX_LOAD_PERCENT) // 100)
+        done = 0
+        while done < budget:
+            n, cur = int(ctl[CTL_N]), int(ctl[CTL_CUR])
+            if cur == ctl[CTL_LEVEL_END]:  # as in expand
+                if ctl[CTL_NEXT_COUNT] == 0:
+                    ctl[CTL_CUR] = ctl[CTL_LEVEL_END] = n
+                    return DONE
+                if cur > 0:
+                    ctl[CTL_DEPTH] += 1
+                ctl[CTL_LEVEL_END] = n
+                ctl[CTL_NEXT_COUNT] = 0
+            m = min(self.chunk, n - cur)  # stored states, possibly past the level's end
+            if m < PARALLEL_MIN:
+                status = int(mod.expand(*seq, m, *scratch))
+                if status != RUNNING:
+                    return status
+                done += m
+                continue
+            mod.chunk_successors(states, table, flags, cur, m, self.pout, self.poiids, self.cnt, self.found,
+                                 self.hashes, self.ebad, self.ibad, self.inside, self.dead, self.bad, want_inv, want_tr,
+                                 len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, self.nblocks)
+            if self.bad[:m].any():  # a modelling error: the sequential kernel meets it in order
+                return int(mod.expand(*seq, m, *scratch))
+            if n + int(self.cnt[:m].sum()) > cap:
+                return GROW
+            status = int(mod.merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
+                                         len(inv_bad), check_deadlock, max_states, m, self.pout, self.poiids,
+                                         self.cnt, self.found, self.hashes, self.ebad, self.ibad, self.inside,
+                                         self.dead))
+            if status != RUNNING:
+                return status
+            done += m
+        return RUNNING
+
+
+class _fingerprints:
+    """One call of `expand_fp` (gpmodel/jit_fingerprint.py), with `via` and the capacity."""
+
+    def __init__(self, mod: ModuleType, g: PackedGraph, ninst: int):
+        self.mod, self.g = mod, g
+        self.room = ninst
+
+    def __call__(self, init_keys: np.ndarray, win: np.ndarray, parent: np.ndarray, table: np.ndarray,
+                 flags: np.ndarray, ctl: np.ndarray, fired: np.ndarray, *rest: object) -> int:
+        before, after = rest[:9], rest[9:]  # want_inv .. budget | scratch
+        return int(self.mod.expand_fp(init_keys, win, parent, self.g.via, table, flags, ctl, fired, *before,
+                                      len(parent), *after))
+
+
+def _keep_roots(g: PackedGraph, ctl: np.ndarray) -> None:
+    """Fingerprints: keep the keys of the initial states (numbers 0.., parent -1) once they
+    are all stored and before the window moves past them."""
+    n = int(ctl[CTL_N])
+    if n == 0 or ctl[CTL_STARTED] == 0:
+        return
+    assert ctl[CTL_BASE] == 0
+    roots = int(np.argmax(g.parent[:n] >= 0)) if (g.parent[:n] >= 0).any() else n
+    g.roots = g.states[:roots].copy()
+
+
+def _grow_fingerprints(g: PackedGraph, ctl: np.ndarray, room: int) -> None:
+    """Fingerprints: move the window to the first unexpanded state and widen it, grow the
+    per-state arrays and the fingerprint table, so that `room` more states fit."""
+    n, cur, base = int(ctl[CTL_N]), int(ctl[CTL_CUR]), int(ctl[CTL_BASE])
+    if g.roots is None:
+        _keep_roots(g, ctl)
+    live = g.states[cur - base:n - base]
+    rows = g.states.shape[0]
+    while (n - cur) + room > rows // 2:
+        rows *= 2
+    if rows != g.states.shape[0]:
+        win = np.zeros((rows, g.states.shape[1]), dtype=np.int64)
+        win[:n - cur] = live
+        g.states = win
+    elif cur > base:
+        g.states[:n - cur] = live.copy()
+    ctl[CTL_BASE] = cur
+    if n + room > g.parent.shape[0]:
+        cap = 2 * g.parent.shape[0]
+        while cap < n + room:
+            cap *= 2
+        for name, dtype in (("parent", np.int32), ("via", np.int32), ("flags", np.uint8)):
+            old = getattr(g, name)
+            new = np.zeros(cap, dtype=dtype)
+            new[:n] = old[:n]
+            setattr(g, name, new)
+    if (n + room) * 100 > g.table.shape[0] * MAX_LOAD_PERCENT:
+        size = 2 * g.table.shape[0]
+        while (n + room) * 100 > size * MAX_LOAD_PERCENT:
+            size *= 2
+        table = np.zeros(size, dtype=np.int64)
+        g.module.fp_rehash(g.table, table)
+        g.table = table
+
+
+def collision_probability(g: PackedGraph, generated: int) -> dict[str, float]:
+    """TLC's two estimates of the probability that a fingerprint search missed a state because
+    two distinct states had the same fingerprint: "calculated (optimistic)" n * (g - n) / 2**64
+    for n distinct and g generated states, and "based on the actual fingerprints" 1 / (the
+    smallest distance between two stored fingerprints). Sorts the fingerprint table in place
+    (the search is over)."""
+    n = g.n
+    calculated = n * max(0, generated - n) / 2.0 ** 64
+    gap = int(g.module.min_gap(g.table)) if n > 1 else 0
+    actual = 1.0 / gap if gap > 0 else 0.0
+    return {"calculated": calculated, "actual": actual}
+
+
+def _reserved_rows(cap: int, row_bytes: int) -> int:
+    """How many states the per-state arrays are made for at first: RESERVE_STATES (halved while
+    they would take more than a quarter of the physical memory), at least `cap`. Their pages
+    are filled in storing order and the kernel maps a page only when it is first written, so
+    a reservation costs no memory; it saves the copies (old and new array at once) that
+    doubling would make."""
+    try:
+        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return cap
+    rows = RESERVE_STATES
+    while rows > cap and rows * row_bytes > phys // 4:
+        rows //= 2
+    return max(cap, rows)
 
 
 def _grow(g: PackedGraph, used: int, need: int) -> None:
@@ -169,8 +391,7 @@ def _grow(g: PackedGraph, used: int, need: int) -> None:
 def _keep_path(res: Search, g: PackedGraph, i: int) -> State:
     """Record the BFS path to state i in `res.parent` (state -> parent state); its last state."""
     prev: State | None = None
-    for k in g.path(i):
-        st = g.state(k)
+    for st in g.path_states(i):
         res.parent.setdefault(st, prev)
         prev = st
     assert prev is not None
@@ -250,6 +471,26 @@ class _Accepting:
         return self._sccs[c]
 
 
+def _rebuild_exact(cm: CompiledModel, g: PackedGraph) -> None:
+    """Fingerprints: rebuild every state's packed key (replaying `via` from the roots) and an
+    exact table of them, for liveness, which needs the whole graph."""
+    assert g.roots is not None
+    words = g.packed.words
+    states = np.zeros((max(1, g.n), words), dtype=np.int64)
+    ninst = max(1, len(cm.instances))
+    scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
+    g.module.rebuild_states(g.roots, g.parent, g.via, g.n, states, scratch, scratch.copy(),
+                            np.zeros((ninst, words), dtype=np.int64), np.zeros(ninst, dtype=np.int64),
+                            np.zeros(1, dtype=np.int64))
+    size = 1 << 16
+    while g.n * 100 > size * MAX_LOAD_PERCENT:
+        size *= 2
+    g.table = np.empty(0, dtype=np.int64)  # the fingerprints are no longer needed
+    g.table = np.zeros(size, dtype=np.int64)
+    g.module.rehash(states, g.n, g.table)
+    g.states, g.via = states, None
+
+
 def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set[str]) -> list[Result]:
     """Liveness on the compact graph (checker/liveness.py explains the method): SCCs, fairness
     and reachability in compiled code over CSR edge arrays; only the counterexample lasso is
@@ -257,6 +498,8 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     props = [p for p in cm.model.liveness if p.name in wanted]
     if not props or not res.complete:
         return liveness.verdicts(cm.model, res, props, lambda p: None)
+    if g.via is not None:
+        _rebuild_exact(cm, g)
     mod, n = g.module, g.n
     edges = int(sum(res.fired))
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -266,8 +509,12 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     out = np.zeros((ninst, g.packed.words), dtype=np.int64)
     scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
     err = np.zeros(1, dtype=np.int64)
-    if mod.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(), scratch.copy(), out,
-                       np.zeros(ninst, dtype=np.int64), err) != edges:
+    built = mod.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(), scratch.copy(),
+                            out, np.zeros(ninst, dtype=np.int64), err)
+    if built < 0 and g.via is not None:  # a successor is not stored: it shared a fingerprint
+        why = "a fingerprint collision made the search miss a state; run without --fingerprint"
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=why) for p in props]
+    if built != edges:
         raise AssertionError("the compiled engine's edge count differs from its search")
     graph = _CsrGraph(g, offsets, targets, edge_iids)
     fair = np.array([inst.action.fair for inst in cm.instances] or [False], dtype=np.uint8)

@@ -122,6 +122,12 @@ def render_text(report: Report, width: int = 110) -> str:
     if report.coverage:
         cov = "  ".join(f"{a} {n:,}" for a, n in report.coverage.items())
         console.print(f"\ncoverage (transitions per action): {cov}", markup=False)
+    if report.fingerprint is not None:  # worded as TLC words it
+        p = report.fingerprint["collision_probability"]
+        console.print("\nstates kept as 64-bit fingerprints. Estimates of the probability that the search did not "
+                      "check all reachable states because two distinct states had the same fingerprint:\n"
+                      f"  calculated (optimistic):  val = {p['calculated']:.1E}\n"
+                      f"  based on the actual fingerprints:  val = {p['actual']:.1E}", markup=False)
     for w in report.warnings:
         console.print(f"warning: {w}", markup=False)
     return buf.getvalue()

@@ -98,6 +98,8 @@ class Report:
     seconds: float = 0.0
     coverage: dict[str, int] | None = None  # action name -> times fired (explicit engine)
     warnings: list[str] = field(default_factory=list)
+    # --fingerprint: {"bits": 64, "collision_probability": {"calculated": p, "actual": q}} (TLC's estimates)
+    fingerprint: dict[str, Any] | None = None
 
     def result(self, prop: str) -> Result:
         for r in self.results:
@@ -126,4 +128,6 @@ class Report:
             out["coverage"] = self.coverage
         if self.warnings:
             out["warnings"] = self.warnings
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
         return out

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from spec import ir
-from gpmodel import jit_kernels
+from gpmodel import jit_fingerprint, jit_kernels, jit_parallel
 from gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
 from gpmodel.int_range import fits_int64
 from gpmodel.model import CompiledModel
@@ -195,6 +195,8 @@ class JitCompiler(Compiler):
         lines.append(self._liveness_source("live_q", [p.q for p in m.liveness]))
         lines.append(self._liveness_source("live_p", [p.p for p in m.liveness]))
         lines.append(jit_kernels.model_source(_module_name(jit_kernels.GRAPH_SOURCE)))
+        lines.append(jit_parallel.source())
+        lines.append(jit_fingerprint.source())
         return "\n".join(_with_err(line) for line in "\n".join(lines).split("\n")) + "\n"
 
     def _unpack_source(self) -> str:

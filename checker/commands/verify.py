@@ -31,6 +31,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="how the explicit engine runs: python (the reference), compiled (bit-packed states, "
                         "numba; compiles once per model and constants, cached in ~/.cache/gpcheck/jit), or auto "
                         "(default: python for small models, compiled past 200,000 states)")
+    p.add_argument("--workers", type=count, default=1, metavar="N",
+                   help="compiled core: expand each BFS level on N threads, merged in order (the same states, "
+                        "verdicts and counterexamples as one; default 1)")
+    p.add_argument("--fingerprint", action="store_true",
+                   help="compiled core: keep 64-bit fingerprints of states instead of the states (less memory); "
+                        "holding properties are then holds_to_bound, with TLC's collision probability")
     p.add_argument("--max-states", type=count, default=None, metavar="N")
     add_timeout_flag(p, "the check (per model for the whole library)")
     p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
@@ -72,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     with budget.cooperative():
         try:
             report = verify(model, None, args.property, args.engine or "explicit",
-                            args.max_states, args.timeout, args.depth, progress, core=args.core)
+                            args.max_states, args.timeout, args.depth, progress, core=args.core,
+                            workers=args.workers, fingerprint=args.fingerprint)
         finally:
             progress.close()
         write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))

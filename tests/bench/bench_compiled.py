@@ -4,6 +4,7 @@ time and peak RSS from wait4), medians over --runs.
 
     python tests/bench/bench_compiled.py [--runs 3] [--cases rewind12,rewind16,cwsr,table]
                                          [--python-table] [--python-timeout 900]
+                                         [--variants workers2,fingerprint]
 
 Cases (issue 13):
   rewind12  rewind.gpspec N=12 B=2 CAP=2 MAXP=3, waves_run widened to 0..8 (2,774,248 states);
@@ -118,17 +119,23 @@ class Table:
         if a in rows and b in rows:
             wa, wb = statistics.median(rows[a][1]), statistics.median(rows[b][1])
             ma, mb = max(rows[a][2]), max(rows[b][2])
+            if not all(0 < x < float("inf") for x in (wa, wb, ma, mb)):  # a side timed out
+                return
             print(f"  ratio {a} / {b}: wall {wa / wb:.2f}x, peak memory {ma / mb:.2f}x", flush=True)
 
 
+VARIANTS = {"workers2": ("--workers", "2"), "fingerprint": ("--fingerprint",)}  # --variants
+
+
 def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, cache: Path,
-                py_timeout: float, hash_bits: int | None, cold: bool = True) -> None:
+                py_timeout: float, hash_bits: int | None, cold: bool = True, variants: tuple[str, ...] = ()) -> None:
     print(f"rewind {consts} (waves_run 0..8), {expected:,} states", flush=True)
     table = Table()
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "rewind_wide.gpspec"
         spec.write_text(EXAMPLE.read_text().replace(*WIDE))
         cold, warm, sp, py = [], [], [], []
+        var: dict[str, list[tuple[float, int]]] = {v: [] for v in variants}
         build = 0.0
         gpcheck(str(spec), consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
         for _ in range(runs):
@@ -138,6 +145,10 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
             wall, rss, out = gpcheck(str(spec), consts, "compiled", cache)
             assert out is not None and out["states"] == expected, out and out["states"]
             warm.append((wall, rss))
+            for v in variants:
+                wall, rss, out = gpcheck(str(spec), consts, "compiled", cache, extra=VARIANTS[v])
+                assert out is not None and out["states"] == expected, out and out["states"]
+                var[v].append((wall, rss))
             if cold:
                 with tempfile.TemporaryDirectory() as fresh:
                     wall, rss, out = gpcheck(str(spec), consts, "compiled", Path(fresh))
@@ -150,37 +161,54 @@ def rewind_case(consts: dict[str, int], expected: int, runs: int, python: bool, 
     table.add("SPIN pan (-O2 -DSAFETY)", [w for w, _ in sp], [r for _, r in sp], expected)
     print(f"  (spin -a + gcc -O2: {build:.2f} s, not included)")
     table.add("gpcheck compiled (cache warm)", [w for w, _ in warm], [r for _, r in warm], expected)
+    for v in variants:
+        table.add(f"gpcheck compiled --{v}", [w for w, _ in var[v]], [r for _, r in var[v]], expected)
     if cold:
         table.add("gpcheck compiled cold (compiles)", [w for w, _ in cold], [r for _, r in cold], expected)
     if py:
         table.add("gpcheck python", [w for w, _ in py], [r for _, r in py], expected)
     table.ratio("gpcheck compiled (cache warm)", "SPIN pan (-O2 -DSAFETY)")
+    for v in variants:
+        table.ratio(f"gpcheck compiled --{v}", "SPIN pan (-O2 -DSAFETY)")
     table.ratio("gpcheck compiled cold (compiles)", "SPIN pan (-O2 -DSAFETY)")
     table.ratio("gpcheck compiled (cache warm)", "gpcheck python")
 
 
-def model_case(name: str, consts: dict[str, int], runs: int, python: bool, cache: Path, py_timeout: float) -> None:
+def model_case(name: str, consts: dict[str, int], runs: int, python: bool, cache: Path, py_timeout: float,
+               variants: tuple[str, ...] = ()) -> None:
     print(f"{name} {consts}", flush=True)
     table = Table()
-    gpcheck(name, consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
+    core = "compiled"
+    if gpcheck(name, consts, "compiled", cache, extra=("--max-states", "1"))[2] is None:  # compile: warm the cache
+        # the compiled core refuses the model (a predicate that can fail to evaluate, ...): auto runs Python
+        print("  the compiled core refuses this model: measured with --core auto (the Python core)", flush=True)
+        core, variants = "auto", ()
     fast, py = [], []
     states = None
     verdicts = None
     for _ in range(runs):
-        wall, rss, out = gpcheck(name, consts, "compiled", cache)
+        wall, rss, out = gpcheck(name, consts, core, cache)
         assert out is not None
         states = out["states"]
         verdicts = {r["property"]: r["verdict"] for r in out["results"]}
         fast.append((wall, rss, out["seconds"]))
+    var: dict[str, list[tuple[float, int]]] = {v: [] for v in variants}
+    for v in variants:
+        for _ in range(runs):
+            wall, rss, out = gpcheck(name, consts, "compiled", cache, extra=VARIANTS[v])
+            assert out is not None and out["states"] == states
+            var[v].append((wall, rss))
     if python:
         wall, rss, out = gpcheck(name, consts, "python", cache, timeout=py_timeout)
         if out is not None:
             assert out["states"] == states
             assert {r["property"]: r["verdict"] for r in out["results"]} == verdicts
         py.append((wall, rss))
-    table.add("gpcheck compiled (cache warm)", [w for w, _, _ in fast], [r for _, r, _ in fast], states)
+    table.add(f"gpcheck {core} (cache warm)", [w for w, _, _ in fast], [r for _, r, _ in fast], states)
     print(f"  search + properties inside the process: median {statistics.median(s for _, _, s in fast):.2f} s; "
           f"verdicts {verdicts}")
+    for v in variants:
+        table.add(f"gpcheck compiled --{v}", [w for w, _ in var[v]], [r for _, r in var[v]], states)
     if py:
         table.add("gpcheck python" + (" (timed out)" if py[0][0] == float("inf") else ""),
                   [w for w, _ in py], [max(1, r) for _, r in py], states)
@@ -197,22 +225,26 @@ def main() -> None:
     ap.add_argument("--python-timeout", type=float, default=900.0)
     ap.add_argument("--no-cold", action="store_true", help="skip the runs that compile from an empty cache")
     ap.add_argument("--cache", default=None, help="compile cache to use (default: a fresh temporary one)")
+    ap.add_argument("--variants", default="", help=f"also run the compiled core with: {','.join(VARIANTS)}")
     opts = ap.parse_args()
     cases = opts.cases.split(",")
+    variants = tuple(v for v in opts.variants.split(",") if v)
     with tempfile.TemporaryDirectory() as cache_dir:
         cache = Path(opts.cache or cache_dir)
         if "rewind12" in cases:
-            rewind_case(REWIND12, 2_774_248, opts.runs, True, cache, opts.python_timeout, None, not opts.no_cold)
+            rewind_case(REWIND12, 2_774_248, opts.runs, True, cache, opts.python_timeout, None, not opts.no_cold,
+                        variants)
         if "rewind16" in cases:
-            rewind_case(REWIND16, 29_904_391, opts.runs, False, cache, opts.python_timeout, 26, not opts.no_cold)
+            rewind_case(REWIND16, 29_904_391, opts.runs, False, cache, opts.python_timeout, 26, not opts.no_cold,
+                        variants)
         if "cwsr" in cases:
-            model_case("cwsr", {"Q": 2}, opts.runs, True, cache, opts.python_timeout)
+            model_case("cwsr", {"Q": 2}, opts.runs, True, cache, opts.python_timeout, variants)
         if "table" in cases:
             for name, consts in TABLE:
                 if opts.models and name not in opts.models.split(","):
                     continue
                 model_case(name, consts, opts.table_runs or opts.runs, opts.python_table, cache,
-                           opts.python_timeout)
+                           opts.python_timeout, variants)
 
 
 if __name__ == "__main__":

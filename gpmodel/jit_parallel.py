@@ -1,0 +1,202 @@
+"""The parallel breadth-first search kernels of the compiled explicit engine (`--workers N`),
+as numba source appended to each model's generated module (gpmodel/jit.py), beside the
+sequential kernels of gpmodel/jit_kernels.py whose storage they share (NOTE(packed-bfs)).
+
+NOTE(parallel-bfs): the stored states not yet expanded are cut into chunks of consecutive
+states (a chunk may run past the end of a BFS level: those states are all stored). For one chunk,
+`chunk_successors` runs on every worker thread (numba `prange` over blocks of the chunk) and
+computes everything that reads only the state and the table as it was before the chunk: each
+state's successors (written to fixed rows, `ninst` per state), the deadlock test, transition
+properties on every edge, each successor's hash and its index if already stored, and for the
+successors not yet stored their invariants, constraints and terminal predicates. Then
+the chunk is merged on one thread, in the sequential order: the same
+`fired` counts, the same insertions (so the same state numbers, parents and BFS order), the
+same first violations (`merge_chunk`). The result is therefore identical to the sequential
+`expand`, state for state. A chunk in which any evaluation hits a modelling error commits
+nothing: it is run again by the sequential `expand`, which stops at the very error the
+sequential search meets. The loop over chunks is checker/fast_explicit.py's `_parallel`."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING
+
+from gpmodel.jit_kernels import CONSTANTS
+
+if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
+    import numpy as np
+
+
+def chunk_successors(states, table, flags, cur, m, out, oiids, cnt, found, hashes, ebad, ibad, inside, dead, bad,
+                     want_inv, want_tr, ntr, check_deadlock, nblocks):  # pragma: no cover - compiled
+    """For the states cur..cur+m-1 (a = 0..m-1): cnt[a] successors in rows a*ninst.. of `out`
+    (instances in `oiids`), dead[a] = 1 if it has none and is not terminal, bad[a] = 1 if an
+    evaluation failed (then its other entries are not to be read); per successor row r:
+    hashes[r], found[r] (its stored index, or -1 - the empty table slot where it would go), ebad[r, x] (transition property x fails on the
+    edge); for a successor not stored yet ibad[r, x] (invariant x fails) and inside[r]."""
+    ninst = oiids.shape[0] // cnt.shape[0]
+    per = (m + nblocks - 1) // nblocks
+    for b in prange(nblocks):  # noqa: F821
+        # every array a thread makes views of is its own: views of shared arrays would count
+        # references on one shared cache line from every thread
+        s = np.zeros(NSLOTS, np.int64)  # noqa: F821
+        t = np.zeros(NSLOTS, np.int64)  # noqa: F821
+        w = np.zeros(NSLOTS, np.int64)  # noqa: F821
+        key = np.zeros(WORDS, np.int64)  # noqa: F821
+        lout = np.zeros((ninst, WORDS), np.int64)  # noqa: F821
+        liids = np.zeros(ninst, np.int64)
+        err = np.zeros(1, np.int64)
+        tbad = np.zeros(max(1, ntr), np.uint8)
+        vbad = np.zeros(ibad.shape[1], np.uint8)
+        lo = b * per
+        hi = min(m, lo + per)
+        for a in range(lo, hi):
+            cnt[a] = 0
+            dead[a] = 0
+            bad[a] = 0
+        for a in range(lo, hi):
+            i = cur + a
+            if flags[i] == 0:
+                continue
+            for q in range(WORDS):  # noqa: F821
+                key[q] = states[i, q]
+            k = succ(key, s, w, lout, liids, err)  # noqa: F821
+            if k < 0:
+                bad[a] = 1
+                break
+            cnt[a] = k
+            if ntr > 0 or (k == 0 and check_deadlock):
+                unpack_row(key, s)  # noqa: F821
+            if k == 0 and check_deadlock:
+                if not terminal(s, err):  # noqa: F821
+                    dead[a] = 1
+                if err[0]:
+                    bad[a] = 1
+                    break
+            base = a * ninst
+            for j in range(k):
+                r = base + j
+                row = lout[j]
+                for q in range(WORDS):  # noqa: F821
+                    out[r, q] = row[q]
+                oiids[r] = liids[j]
+                if ntr > 0:
+                    unpack_row(row, t)  # noqa: F821
+                    transitions(s, t, want_tr, tbad, err)  # noqa: F821
+                    for x in range(ntr):
+                        ebad[r, x] = tbad[x]
+                        tbad[x] = 0
+                    if err[0]:
+                        break
+                h = hash_row(row)  # noqa: F821
+                hashes[r] = h
+                pos, x = probe(states, table, row, h)  # noqa: F821
+                found[r] = x if x >= 0 else -1 - pos  # absent: where it would go
+                if x < 0:  # maybe a new state: its predicates, as the merge may store it
+                    unpack_row(row, t)  # noqa: F821
+                    inside[r] = 1 if state_preds(t, want_inv, vbad, err) else 0  # noqa: F821
+                    for y in range(vbad.shape[0]):
+                        ibad[r, y] = vbad[y]
+                        vbad[y] = 0
+                    if err[0]:
+                        break
+            if err[0]:
+                bad[a] = 1
+                break
+    return 0
+
+
+def insert_hashed(states, table, row, n, h, pos):  # pragma: no cover - compiled
+    """find_or_insert with the hash of `row` already computed and `pos` the empty slot where
+    the probe before the chunk ended: if that slot is still empty, no state inserted since has
+    the same key (it would have gone there), so `row` goes there without a second probe."""
+    if table[pos] != 0:
+        pos, i = probe(states, table, row, h)  # noqa: F821
+        if i >= 0:
+            return i
+    table[pos] = ((n + 1) << 32) | np.int64(h >> np.uint64(32))
+    for k in range(row.shape[0]):
+        states[n, k] = row[k]
+    return n
+
+
+def merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, ntr, ninv, check_deadlock, max_states,
+                m, pout, poiids, cnt, found, hashes, ebad, ibad, inside, dead):  # pragma: no cover - compiled
+    """Merge the chunk of the m states from ctl[CTL_CUR] on, which `chunk_successors` expanded,
+    in the order of the sequential `expand` (same insertions, counts and first violations);
+    the room for every successor is there. RUNNING, DONE or LIMIT; ctl updated."""
+    n = ctl[CTL_N]  # noqa: F821
+    cur = ctl[CTL_CUR]  # noqa: F821
+    level_end = ctl[CTL_LEVEL_END]  # noqa: F821
+    next_count = ctl[CTL_NEXT_COUNT]  # noqa: F821
+    ninst = poiids.shape[0] // cnt.shape[0]
+    status = RUNNING  # noqa: F821
+    for a in range(m):
+        if cur == level_end:  # a BFS level ends inside the chunk: as in expand
+            if next_count == 0:
+                cur = n
+                level_end = n
+                status = DONE  # noqa: F821
+                break
+            ctl[CTL_DEPTH] += 1  # noqa: F821
+            level_end = n
+            next_count = 0
+        i = cur
+        if flags[i] == 0:
+            cur += 1
+            continue
+        k = cnt[a]
+        if k == 0 and check_deadlock and ctl[CTL_DEADLOCK] < 0 and dead[a]:  # noqa: F821
+            ctl[CTL_DEADLOCK] = i  # noqa: F821
+        base = a * ninst
+        for j in range(k):
+            r = base + j
+            fired[poiids[r]] += 1
+            x = found[r]
+            if x < 0:
+                x = insert_hashed(states, table, pout[r], n, hashes[r], -1 - x)
+            for y in range(ntr):
+                if ebad[r, y] and tr_first[y, 0] < 0:
+                    tr_first[y, 0] = i
+                    tr_first[y, 1] = poiids[r]
+                    tr_first[y, 2] = x
+            if x != n:
+                continue
+            parent[n] = i
+            n += 1
+            for y in range(ninv):
+                if ibad[r, y] and inv_first[y] < 0:
+                    inv_first[y] = x
+            if inside[r]:
+                flags[x] = 1
+                next_count += 1
+            else:
+                ctl[CTL_PRUNED] = 1  # noqa: F821
+        cur += 1
+        if max_states >= 0 and n > max_states:
+            status = LIMIT  # noqa: F821
+            break
+    ctl[CTL_N] = n  # noqa: F821
+    ctl[CTL_CUR] = cur  # noqa: F821
+    ctl[CTL_LEVEL_END] = level_end  # noqa: F821
+    ctl[CTL_NEXT_COUNT] = next_count  # noqa: F821
+    return status
+
+
+def set_threads(n):  # pragma: no cover - runs in the generated module
+    """Use n worker threads (at most numba's NUMBA_NUM_THREADS); the number in use."""
+    import numba
+
+    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+    return numba.get_num_threads()
+
+
+def source() -> str:
+    """The parallel kernels as source for a model module (after gpmodel/jit_kernels.model_source)."""
+    parts = ["from numba import prange"]
+    parts += [f"{name} = {value}" for name, value in CONSTANTS.items()]
+    parts.append("\n@njit(cache=True, parallel=True)\n" + inspect.getsource(chunk_successors))
+    parts.append("\n@njit(cache=True)\n" + inspect.getsource(insert_hashed))
+    parts.append("\n@njit(cache=True)\n" + inspect.getsource(merge_chunk))
+    parts.append("\n" + inspect.getsource(set_threads))
+    return "\n".join(parts)

@@ -1,0 +1,161 @@
+"""The compiled explicit core's options (issue 13): `--workers N` (parallel expansion, merged in
+order: the same states, numbers, verdicts and shortest counterexamples as one worker) and
+`--fingerprint` (64-bit fingerprints instead of exact keys: the same search without a
+collision, holding properties reported as holds_to_bound with TLC's collision estimates).
+Each is compared with the sequential exact compiled search, itself compared with the Python
+reference in tests/unit/test_fast_explicit.py."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from checker import fast_explicit
+from checker.api import run_explicit
+from checker.explicit import Limits, select_properties
+from checker.verdict import Verdict
+from checker.witness import check_witness
+from gpmodel import compile_model
+from spec import bundled_models, ir, load_source, load_spec
+from spec.errors import UsageError
+
+pytest.importorskip("numba")
+
+from tests.unit.test_fast_explicit import SMALL  # noqa: E402  (the corner-case specs)
+
+# modelling errors in actions, predicates evaluated on new states and on edges, deadlocks,
+# constraints, transition properties, liveness: each must come out of the parallel merge as
+# out of the sequential search
+EXTRA = {
+    "late_fault": ("var x: 0..6 = 0\nvar y: 0..3 = 0\naction inc { require x < 6\n x = x + 1 }\n"
+                   "action up { require x >= 4\n y = y + 2 }\nallow deadlock\ninvariant small: x < 5\n"),
+    "wide": ("var a: [0..3] -> 0..2 = 0\naction bump(i: 0..3) { require a[i] < 2\n a[i] = a[i] + 1 }\n"
+             "action drop(i: 0..3) { require a[i] > 0\n a[i] = a[i] - 1 }\n"
+             "invariant not_full: (sum i in 0..3: a[i]) < 8\ntransition one_step: (sum i in 0..3: a'[i]) <= "
+             "(sum i in 0..3: a[i]) + 1\nfair action bump\nliveness full: eventually (all i in 0..3: a[i] == 2)\n"),
+}
+
+
+def _models() -> list[tuple[str, ir.Model]]:
+    out = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in {**SMALL, **EXTRA}.items()]
+    out += [(name, load_spec(name)) for name in bundled_models()]
+    return out
+
+
+def _chunked() -> list[tuple[str, ir.Model, int]]:
+    """(name, model, chunk size): tiny chunks (many per BFS level, across level ends) on the
+    small specs, chunks of 97 states and whole levels on the bundled models."""
+    small = set(SMALL) | set(EXTRA)
+    return [(name, model, chunk) for name, model in _models()
+            for chunk in ((1, 3, 1 << 16) if name in small else (97, 1 << 16))]
+
+
+def _json(report) -> dict:
+    out = report.to_json()
+    out.pop("seconds")
+    return out
+
+
+@pytest.mark.parametrize("name,model,chunk", _chunked(),
+                         ids=lambda x: x if isinstance(x, str) else str(x) if isinstance(x, int) else "")
+def test_two_workers_find_the_same_states_in_the_same_order(name, model, chunk, monkeypatch):
+    monkeypatch.setattr(fast_explicit, "PARALLEL_CHUNK", chunk)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1 if chunk <= 3 else 20)  # chunks of every size
+    cm = compile_model(model)
+    wanted = select_properties(model, None)
+    one, g1 = fast_explicit.search(cm, wanted, Limits())
+    two, g2 = fast_explicit.search(cm, wanted, Limits(), workers=2)
+    assert g1.n == g2.n
+    assert (g1.states[:g1.n] == g2.states[:g2.n]).all() and (g1.parent[:g1.n] == g2.parent[:g2.n]).all()
+    for field in ("complete", "pruned", "depth", "stop_reason", "fired", "invariant_cex", "transition_cex",
+                  "deadlock", "parent"):
+        assert getattr(one, field) == getattr(two, field), field
+    assert str(one.fault) == str(two.fault)
+    a = _json(run_explicit(model, wanted, Limits(), core="compiled"))
+    b = _json(run_explicit(model, wanted, Limits(), core="compiled", workers=2))
+    assert a == b
+
+
+def test_two_workers_stop_at_the_same_state_limit(examples, monkeypatch):
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1)
+    model = load_spec(examples / "rewind.gpspec", {"N": 8, "MAXP": 2})
+    wanted = select_properties(model, None)
+    for limit in (1, 57, 1000):
+        a = _json(run_explicit(model, wanted, Limits(max_states=limit), core="compiled"))
+        b = _json(run_explicit(model, wanted, Limits(max_states=limit), core="compiled", workers=2))
+        assert a == b and f"state limit {limit}" in b["results"][1]["reason"]
+
+
+@pytest.mark.parametrize("name,model", _models(), ids=lambda x: x if isinstance(x, str) else "")
+def test_fingerprints_give_the_exact_search_with_holding_verdicts_bounded(name, model):
+    wanted = select_properties(model, None)
+    exact = run_explicit(model, wanted, Limits(), core="compiled")
+    fp = run_explicit(model, wanted, Limits(), core="compiled", fingerprint=True)
+    assert (fp.states, fp.coverage, fp.warnings) == (exact.states, exact.coverage, exact.warnings)
+    cm = compile_model(model)
+    for a, b in zip(exact.results, fp.results):
+        assert (a.property, a.kind) == (b.property, b.kind)
+        if a.verdict is Verdict.PROVED:  # a fingerprint search proves nothing
+            assert b.verdict is Verdict.HOLDS_TO_BOUND and "fingerprints" in b.reason
+        else:
+            assert b.verdict is a.verdict and b.bound == a.bound
+            assert b.to_json()["counterexample"] == a.to_json()["counterexample"]
+            assert (b.detail, b.reason is None) == (a.detail, a.reason is None)
+            if b.verdict is Verdict.VIOLATED and (b.kind != "range" or "action" in b.detail):
+                assert check_witness(cm, b) is None, b.property
+    if fp.states is not None:
+        p = fp.fingerprint["collision_probability"]
+        generated = len(cm.initial_states()) + sum(fp.coverage.values())
+        assert p["calculated"] == pytest.approx(fp.states * (generated - fp.states) / 2.0 ** 64)
+        assert 0 <= p["calculated"] < 1e-6 and 0 <= p["actual"] < 1e-6
+
+
+def test_arrays_window_and_tables_grow_past_the_initial_capacity(examples, monkeypatch):
+    monkeypatch.setattr(fast_explicit, "INITIAL_CAPACITY", 16)
+    monkeypatch.setattr(fast_explicit, "RESERVE_STATES", 16)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_CHUNK", 5)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1)
+    model = load_spec(examples / "rewind.gpspec", {"N": 6, "MAXP": 2})
+    wanted = select_properties(model, None)
+    ref = _json(run_explicit(model, wanted, Limits(), core="python"))
+    exact = _json(run_explicit(model, wanted, Limits(), core="compiled"))
+    two = _json(run_explicit(model, wanted, Limits(), core="compiled", workers=2))
+    fp = _json(run_explicit(model, wanted, Limits(), core="compiled", fingerprint=True))
+    assert ref == exact == two
+    assert fp["states"] == exact["states"] > 1000 and fp["coverage"] == exact["coverage"]
+    assert [r["counterexample"] for r in fp["results"]] == [r["counterexample"] for r in exact["results"]]
+
+
+def test_collision_estimate_is_tlcs_smallest_gap():
+    model = load_source("model t\n" + SMALL["deadlock"], "t.gpspec")
+    _, g = fast_explicit.search(compile_model(model), set(), fingerprint=True)
+    g.table = np.array([0, 40, 7, 0, 19, 1 << 40], dtype=np.int64)
+    g.n = 4
+    p = fast_explicit.collision_probability(g, 10)
+    assert p == {"calculated": pytest.approx(4 * 6 / 2.0 ** 64), "actual": pytest.approx(1 / 12)}
+
+
+def test_flags_on_the_command_line(examples, capsys):
+    from checker.cli import main
+
+    spec = str(examples / "rewind.gpspec")
+    outs = []
+    for extra in ([], ["--workers", "2"]):
+        assert main(["verify", spec, "--json", "--core", "compiled", *extra]) == 1
+        out = json.loads(capsys.readouterr().out)
+        out.pop("seconds")
+        outs.append(out)
+    assert outs[0] == outs[1]
+    assert main(["verify", spec, "--json", "--core", "compiled", "--fingerprint"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["fingerprint"]["bits"] == 64 and out["states"] == 326
+    assert {r["verdict"] for r in out["results"]} == {"violated", "holds_to_bound"}
+    assert main(["verify", spec, "--core", "compiled", "--fingerprint"]) == 1
+    assert "calculated (optimistic):  val = " in capsys.readouterr().out
+    for bad in (["--workers", "0"], ["--core", "python", "--workers", "2"], ["--core", "python", "--fingerprint"],
+                ["--fingerprint", "--workers", "2"]):
+        assert main(["verify", spec, *bad]) == 2, bad
+    with pytest.raises(UsageError):
+        run_explicit(load_spec(spec), set(), Limits(), core="compiled", workers=0)
