@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import Callable, Sequence
 
-from checker import budget
+from checker import budget, textout
 from checker.commands.flags import add_memory_flag
 from spec.errors import GpcheckError, SpecError
 from traces.atomic import remove_temp_files
@@ -76,6 +76,15 @@ exit codes: 0 nothing violated or unknown, 1 something violated (or a trace dive
 or usage, 3 nothing violated but something unknown, 130/143 stopped by SIGINT/SIGTERM."""
 
 
+def _columns(text: str) -> int:
+    from checker.commands.flags import count
+
+    n = count(text)
+    if n < textout.MIN_WIDTH:
+        raise argparse.ArgumentTypeError(f"at least {textout.MIN_WIDTH} columns")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpcheck", description="Formal models and trace checking for GPU preemption.",
                      epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -84,7 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     common = _Parser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    common.add_argument("--json", action="store_true",
+                        help="print one JSON object instead of text (errors too: {\"error\": {\"file\", \"line\", "
+                             "\"column\", \"message\"}}; same exit codes)")
+    common.add_argument("--width", type=_columns, default=None, metavar="COLUMNS",
+                        help="width of text output (default: the terminal's, else $COLUMNS, else 100)")
     add_memory_flag(common)
     for name in COMMANDS:
         importlib.import_module(name).register(sub, common)
@@ -101,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # a usage error (message printed) or --help: the exit code
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     max_memory = args.max_memory if args.max_memory is not None else budget.default_max_memory()
+    textout.set_width(getattr(args, "width", None))
     budget.on_hard_exit(remove_temp_files)
     global _stopped
     try:

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Literal, overload
 from rich.console import Console
 from rich.table import Table
 
+from checker import textout
 from checker.api import verify
 from checker.verdict import Report, Result, Verdict
 from spec import bundled_models, load_spec
@@ -200,9 +201,10 @@ def _mark(c: Cell) -> str:
     return "" if c.met else f" ! expected {c.expected}"
 
 
-def render_matrix(rep: LibraryReport, width: int = 160) -> str:
+def render_matrix(rep: LibraryReport, width: int | None = None) -> str:
     """The matrix for people: shared properties as columns, the mechanism-specific ones below."""
     buf = io.StringIO()
+    width = width if width is not None else textout.width(160)
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     console.print(f"gpcheck model library: {len(rep.rows)} models, engine {rep.engine}, {rep.seconds:.1f} s")
     table = Table(show_edge=False, box=None, pad_edge=False)

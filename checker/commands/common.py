@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from checker.textout import strip_lines
 from spec import parse_const_overrides
 
 
@@ -23,7 +24,7 @@ def write_out(data: bytes | str) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.write(b"\n")
     else:
-        sys.stdout.write(data)
+        sys.stdout.write(strip_lines(data))  # no trailing spaces on any line (checker/textout.py)
     sys.stdout.flush()
 
 

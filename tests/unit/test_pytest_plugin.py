@@ -119,7 +119,7 @@ def test_failing_assert_holds_shows_counterexample_and_command(pytester: pytest.
         "model counter (*counter.gpspec)  constants: N=3 LIMIT=2",
         "counterexample for bounded (invariant):",
         "    0  initial state",
-        "         x=0",
+        "         x = 0",
         "    1  inc",
         "         x: 0 -> 1",
         "    2  inc",
