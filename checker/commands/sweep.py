@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_output(out: Path, spec: Path) -> None:
+    if str(out) == "-":
+        raise UsageError("--html '-': give a file name (the heat map is written to a file)")
     if not out.parent.is_dir() and str(out.parent):
         raise UsageError(f"--html {out}: no such directory {out.parent}")
     if spec.exists() and out.exists() and out.resolve() == spec.resolve():
