@@ -53,6 +53,8 @@ def verdict_text(r: Result) -> str:
     if r.verdict is Verdict.VIOLATED and r.counterexample is not None:
         suffix = f", lasso at {r.counterexample.loop}" if r.counterexample.loop is not None else ""
         return f"violated ({r.counterexample.length} steps{suffix})"
+    if r.verdict is Verdict.UNKNOWN and r.detail.get("not_checked"):
+        return "not checked"
     if r.verdict is Verdict.HOLDS_TO_BOUND:
         return f"holds to bound {r.bound}" if r.bound is not None else "holds to bound"
     return r.verdict.value
