@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="how the explicit engine runs: python (the reference), compiled (bit-packed states, "
                         "numba; compiles once per model and constants, cached in ~/.cache/gpcheck/jit), or auto "
                         "(default: python for small models, compiled past 200,000 states)")
-    p.add_argument("--max-states", type=count, default=None, metavar="N")
+    p.add_argument("--max-states", type=count, default=None, metavar="N",
+                   help="explicit engine: stop after N distinct states (the verdicts not decided by then: unknown)")
     add_timeout_flag(p, "the check (per model for the whole library)")
     p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
     p.add_argument("--for-all", metavar="NAME[,NAME...]", default=None,
