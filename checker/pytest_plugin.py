@@ -139,8 +139,7 @@ class Gpcheck:
         return assert_holds(model, prop, consts=self._merge(const, consts), **kw)
 
     def assert_violated(self, model: ModelArg, prop: str, *, consts: Mapping[str, int] | None = None,
-                        consts: Mapping[str, int] | None = None, const: Mapping[str, int] | None = None,
-                       **kw: Any) -> Result:
+                        const: Mapping[str, int] | None = None, **kw: Any) -> Result:
         """See checker.testing.assert_violated."""
         __tracebackhide__ = True
         return assert_violated(model, prop, consts=self._merge(const, consts), **kw)

@@ -117,7 +117,7 @@ def assert_holds(
     `constraint`) counts unless `proved=True`."""
     __tracebackhide__ = True
     const = _consts(consts, const)
-    return assert_verdict(model, prop, "proved" if proved else "holds", engine=engine, const=const,
+    return assert_verdict(model, prop, "proved" if proved else "holds", engine=engine, consts=const,
                           max_states=max_states, timeout=timeout, depth=depth)
 
 
@@ -135,7 +135,7 @@ def assert_violated(
     """Assert that `engine` finds a counterexample to `prop`; the `Result` returned carries it."""
     __tracebackhide__ = True
     const = _consts(consts, const)
-    return assert_verdict(model, prop, "violated", engine=engine, const=const,
+    return assert_verdict(model, prop, "violated", engine=engine, consts=const,
                           max_states=max_states, timeout=timeout, depth=depth)
 
 
@@ -279,7 +279,6 @@ def assert_observations(
     priority inversion windows and time-slice gaps). Informational and unknown results do not
     fail the assertion; read them from the returned report."""
     __tracebackhide__ = True
-    const = _consts(consts, const)
     from checker.reproduce import check_command
     from checker.trace_api import check_trace
     from traces.observe import render_text
