@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import Callable, Sequence
 
-from checker import budget, textout
+from checker import budget, progress, textout
 from checker.commands.flags import add_memory_flag
 from spec.errors import GpcheckError, SpecError
 from traces.atomic import remove_temp_files
@@ -118,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     budget.on_hard_exit(remove_temp_files)
     global _stopped
     try:
-        with budget.activate(max_memory=max_memory):
+        with budget.activate(max_memory=max_memory), \
+                progress.reporting(enabled=not getattr(args, "no_progress", False)):
             code = _run(args)
             _stopped = budget.stopped() is not None
             # a report printed after SIGINT/SIGTERM (partial: `unknown`, reason interrupted)

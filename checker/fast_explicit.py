@@ -33,6 +33,7 @@ from gpmodel.jit_kernels import (
 from gpmodel.packed import PackedLayout
 from checker import liveness
 from checker import budget
+from checker import progress as meter
 from checker.explicit import Limits, Search, make_steps
 from checker.verdict import Counterexample, Result
 
@@ -102,12 +103,14 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     start = time.monotonic()
     max_states = -1 if limits.max_states is None else limits.max_states
     status = RUNNING
+    meter.begin("explicit", "compiled core")
     while status == RUNNING or status == GROW:
         if status == GROW:
             _grow(g, int(ctl[CTL_N]), int(ctl[CTL_N]) + ninst)
         status = mod.expand(init_keys, g.states, g.parent, g.table, g.flags, ctl, fired, want_inv, inv_first, inv_bad,
                             want_tr, tr_first, tr_bad, check_deadlock, max_states, BUDGET, s, t, w, out, iids, err)
         elapsed = time.monotonic() - start
+        meter.note(states=int(ctl[CTL_N]), depth=int(ctl[CTL_DEPTH]), frontier=int(ctl[CTL_N] - ctl[CTL_CUR]))
         if limits.progress is not None:
             limits.progress(int(ctl[CTL_N]), int(ctl[CTL_DEPTH]), int(ctl[CTL_N] - ctl[CTL_CUR]), elapsed)
         if status == RUNNING and limits.timeout is not None and elapsed > limits.timeout:

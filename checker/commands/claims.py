@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--engine", choices=ENGINES, default="explicit",
                    help="engine for the evidence checks (default %(default)s)")
     add_timeout_flag(p, "the checks")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.set_defaults(run=run)
 
 

@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="engine that finds the counterexample (default %(default)s)")
     p.add_argument("--no-blame", action="store_true", help="skip the parameter analysis (faster)")
     add_timeout_flag(p, "the check")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.set_defaults(run=run)
 
 
