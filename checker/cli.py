@@ -30,6 +30,7 @@ COMMANDS = (
     "checker.commands.claims",
     "checker.commands.sweep",
     "checker.commands.docs",
+    "checker.commands.lsp",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -113,7 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # a usage error (message printed) or --help: the exit code
         return e.code if isinstance(e.code, int) else EXIT_USAGE
-    max_memory = args.max_memory if args.max_memory is not None else budget.default_max_memory()
+    max_memory = getattr(args, "max_memory", None)
+    max_memory = max_memory if max_memory is not None else budget.default_max_memory()
     textout.set_width(getattr(args, "width", None))
     budget.on_hard_exit(remove_temp_files)
     global _stopped

@@ -12,6 +12,7 @@ TOPICS: dict[str, tuple[str, str]] = {
     "language": ("language.md", "the gpspec language reference"),
     "trace-format": ("trace-format.md", "the trace format, simulate, replay, ITF and Perfetto"),
     "real-traces": ("real-traces.md", "importing real GPU traces (nsys, kineto, rocprof, CUPTI)"),
+    "editors": ("editors/README.md", "editor support: the TextMate grammar and `gpcheck lsp`"),
 }
 
 
