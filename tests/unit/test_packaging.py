@@ -18,9 +18,22 @@ def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
+def _prefix() -> str:
+    """"gpcheck." once the folders are mapped into one `gpcheck` package, else ""."""
+    return "gpcheck." if "gpcheck" in _pyproject()["tool"]["setuptools"]["packages"] else ""
+
+
+def _data(key: str) -> list[str]:
+    data = _pyproject()["tool"]["setuptools"]["package-data"]
+    if key == "docs":
+        return data.get("gpcheck.docs") or data["checker.docs"]
+    return data[_prefix() + key]
+
+
 def test_every_package_of_the_tree_is_listed():
     listed = set(_pyproject()["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for pkg in PACKAGES for p in (ROOT / pkg).rglob("__init__.py")}
+    found = {_prefix() + ".".join(p.parent.relative_to(ROOT).parts)
+             for pkg in PACKAGES for p in (ROOT / pkg).rglob("__init__.py")}
     missing = found - listed
     assert not missing, f"add to [tool.setuptools] packages in pyproject.toml: {sorted(missing)}"
     mapped = set(_pyproject()["tool"]["setuptools"].get("package-dir", {}))
@@ -32,10 +45,9 @@ def test_licence_typing_marker_and_metadata():
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert "License :: OSI Approved :: MIT License" in project["classifiers"]
     assert "Typing :: Typed" in project["classifiers"]
-    data = _pyproject()["tool"]["setuptools"]["package-data"]
     for pkg in PACKAGES:
         assert (ROOT / pkg / "py.typed").is_file()
-        assert "py.typed" in data[pkg]
+        assert "py.typed" in _data(pkg)
 
 
 def test_docs_are_package_data_and_every_topic_exists():
@@ -43,7 +55,7 @@ def test_docs_are_package_data_and_every_topic_exists():
 
     root = docs_dir()
     assert root is not None and root.resolve() == (ROOT / "docs").resolve()
-    patterns = _pyproject()["tool"]["setuptools"]["package-data"]["checker.docs"]
+    patterns = _data("docs")
     for topic, (name, _) in TOPICS.items():
         assert (root / name).is_file(), topic
         assert any(Path(name).match(p) for p in patterns), f"{name} is not shipped (package-data)"
