@@ -51,9 +51,12 @@ class _Parser(argparse.ArgumentParser):
 def _print_json_error(exc: BaseException | str, kind: str) -> None:
     """Under --json, the error as `{"error": {"file", "line", "column", "message"}}` on stdout
     (checker/error_report.py); the text on stderr stays as it is."""
+    from checker.commands.common import wrote_report
     from checker.error_report import error_object
     from checker.report import to_json_bytes
 
+    if wrote_report():  # the report is out already (a stop while writing files): one document only
+        return
     try:
         sys.stdout.buffer.write(to_json_bytes(error_object(exc, kind)) + b"\n")
         sys.stdout.flush()
@@ -110,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     _json_errors = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser()
+    from checker.commands.common import reset_report
+
+    reset_report()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # a usage error (message printed) or --help: the exit code

@@ -19,7 +19,23 @@ def consts_of(args: argparse.Namespace) -> dict[str, int]:
     return parse_const_overrides(list(args.const))
 
 
+_written = False  # this command printed its report on stdout (cli.main resets it)
+
+
+def wrote_report() -> bool:
+    """Whether `write_out` printed something since `reset_report()`: a stop after the report
+    was printed must not add a second JSON document to stdout."""
+    return _written
+
+
+def reset_report() -> None:
+    global _written
+    _written = False
+
+
 def write_out(data: bytes | str) -> None:
+    global _written
+    _written = True
     if isinstance(data, bytes):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.write(b"\n")
