@@ -73,6 +73,10 @@ def verify(
             states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
             report.states = states[0] if states else None
     report.results = stopped_reasons(report.results)
+    if properties is not None:  # a liveness property the user named counts, checked or not
+        named = set(properties)
+        report.results = [replace(r, detail={k: v for k, v in r.detail.items() if k != "not_checked"})
+                          if r.property in named and r.detail.get("not_checked") else r for r in report.results]
     report.seconds = time.monotonic() - started
     return report
 

@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import Callable, Sequence
 
-from checker import budget
+from checker import budget, progress, textout
 from checker.commands.flags import add_memory_flag
 from spec.errors import GpcheckError, SpecError
 from traces.atomic import remove_temp_files
@@ -29,24 +29,79 @@ COMMANDS = (
     "checker.commands.explain",
     "checker.commands.claims",
     "checker.commands.sweep",
+    "checker.commands.docs",
+    "checker.commands.lsp",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+_json_errors = False  # --json was asked for: errors also go to stdout as a JSON object
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
+        if _json_errors:
+            _print_json_error(f"{self.prog}: {message}", "usage")
         raise SystemExit(EXIT_USAGE)
 
 
+def _print_json_error(exc: BaseException | str, kind: str) -> None:
+    """Under --json, the error as `{"error": {"file", "line", "column", "message"}}` on stdout
+    (checker/error_report.py); the text on stderr stays as it is."""
+    from checker.commands.common import wrote_report
+    from checker.error_report import error_object
+    from checker.report import to_json_bytes
+
+    if wrote_report():  # the report is out already (a stop while writing files): one document only
+        return
+    try:
+        sys.stdout.buffer.write(to_json_bytes(error_object(exc, kind)) + b"\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        pass
+
+
+def version() -> str:
+    """The installed distribution's version, else the source tree's (pyproject.toml)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("gpcheck")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+_EPILOG = """documentation: `gpcheck docs` lists it; `gpcheck docs tutorial` (a first model, trace and test),
+`gpcheck docs language` (the gpspec language), `gpcheck docs trace-format` (traces, replay).
+exit codes: 0 nothing violated or unknown, 1 something violated (or a trace diverges), 2 bad input
+or usage, 3 nothing violated but something unknown, 130/143 stopped by SIGINT/SIGTERM."""
+
+
+def _columns(text: str) -> int:
+    from checker.commands.flags import count
+
+    n = count(text)
+    if n < textout.MIN_WIDTH:
+        raise argparse.ArgumentTypeError(f"at least {textout.MIN_WIDTH} columns")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpcheck", description="Formal models and trace checking for GPU preemption.")
+    parser = _Parser(prog="gpcheck", description="Formal models and trace checking for GPU preemption.",
+                     epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gpcheck {version()}",
+                        help="print gpcheck's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     common = _Parser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    common.add_argument("--json", action="store_true",
+                        help="print one JSON object instead of text (errors too: {\"error\": {\"file\", \"line\", "
+                             "\"column\", \"message\"}}; same exit codes)")
+    common.add_argument("--width", type=_columns, default=None, metavar="COLUMNS",
+                        help="width of text output (default: the terminal's, else $COLUMNS, else 100)")
     add_memory_flag(common)
     for name in COMMANDS:
         importlib.import_module(name).register(sub, common)
@@ -54,16 +109,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _json_errors
+    words = list(sys.argv[1:] if argv is None else argv)
+    _json_errors = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser()
+    from checker.commands.common import reset_report
+
+    reset_report()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # a usage error (message printed) or --help: the exit code
         return e.code if isinstance(e.code, int) else EXIT_USAGE
-    max_memory = args.max_memory if args.max_memory is not None else budget.default_max_memory()
+    max_memory = getattr(args, "max_memory", None)
+    max_memory = max_memory if max_memory is not None else budget.default_max_memory()
+    textout.set_width(getattr(args, "width", None))
     budget.on_hard_exit(remove_temp_files)
     global _stopped
     try:
-        with budget.activate(max_memory=max_memory):
+        with budget.activate(max_memory=max_memory), \
+                progress.reporting(enabled=not getattr(args, "no_progress", False)):
             code = _run(args)
             _stopped = budget.stopped() is not None
             # a report printed after SIGINT/SIGTERM (partial: `unknown`, reason interrupted)
@@ -71,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except budget.Stop as e:
         _stopped = True
         sys.stderr.write(f"gpcheck: {e.text}\n")
+        if _json_errors:
+            _print_json_error(e.text, "stopped")
         return e.exit_code
 
 
@@ -80,19 +146,44 @@ def _run(args: argparse.Namespace) -> int:
         return run(args)
     except SpecError as e:
         sys.stderr.write(e.render() + "\n")
+        sys.stderr.write(f"gpcheck: the language is described in {_docs_hint('language')}\n")
+        if _json_errors:
+            _print_json_error(e, "spec")
         return EXIT_USAGE
     except GpcheckError as e:
         sys.stderr.write(f"gpcheck: error: {e}\n")
+        if _json_errors:
+            _print_json_error(e, _error_kind(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("gpcheck: interrupted\n")
+        if _json_errors:
+            _print_json_error("interrupted", "stopped")
         return 130
     except BrokenPipeError:
         return EXIT_OK
     except Exception as e:  # noqa: BLE001 - last resort: a bug must not show as a traceback either
         sys.stderr.write(f"gpcheck: internal error: {_describe(e)} (a bug in gpcheck: please report it "
                          f"with the input that caused it)\n")
+        if _json_errors:
+            _print_json_error(f"internal error: {_describe(e)}", "internal")
         return EXIT_USAGE
+
+
+def _docs_hint(topic: str) -> str:
+    from checker.manual import pointer
+
+    return pointer(topic)
+
+
+def _error_kind(e: GpcheckError) -> str:
+    from spec.errors import TraceError, UsageError
+
+    if isinstance(e, TraceError):
+        return "trace"
+    if isinstance(e, UsageError):
+        return "usage"
+    return "input"
 
 
 def _describe(e: BaseException) -> str:

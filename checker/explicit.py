@@ -18,6 +18,7 @@ from gpmodel import CompiledModel, ModelError, State, truth
 from gpmodel.model import first_error
 from gpmodel.runtime import Fault
 from checker import budget
+from checker import progress as meter
 from checker.verdict import Counterexample, Result, Step, Verdict
 
 ENGINE = "explicit"
@@ -115,6 +116,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
     max_states = limits.max_states
     timeout = limits.timeout
     progress = limits.progress
+    meter.begin("explicit")
     tick = 0
     while frontier:
         nxt: list[State] = []
@@ -122,6 +124,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
             tick += 1
             if tick & 0xFFF == 0:
                 elapsed = time.monotonic() - start
+                meter.note(states=len(parent), depth=res.depth, frontier=len(frontier))  # checker/progress.py
                 if progress is not None:
                     progress(len(parent), res.depth, len(frontier), elapsed)
                 if timeout is not None and elapsed > timeout:

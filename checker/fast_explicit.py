@@ -36,6 +36,7 @@ from gpmodel.jit_fingerprint import CTL_BASE, CTL_FP_SIZE
 from gpmodel.packed import PackedLayout
 from checker import liveness
 from checker import budget
+from checker import progress as meter
 from checker.explicit import ENGINE, Limits, Search, make_steps
 from checker.verdict import Counterexample, Result, Verdict
 
@@ -140,6 +141,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     else:
         step = _sequential(mod, ninst) if workers <= 1 else _parallel(mod, cm, packed, workers)
     status = RUNNING
+    meter.begin("explicit", "compiled core")
     while status == RUNNING or status == GROW:
         if status == GROW:
             if fingerprint:
@@ -151,6 +153,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
         if fingerprint and g.roots is None:
             _keep_roots(g, ctl)
         elapsed = time.monotonic() - start
+        meter.note(states=int(ctl[CTL_N]), depth=int(ctl[CTL_DEPTH]), frontier=int(ctl[CTL_N] - ctl[CTL_CUR]))
         if limits.progress is not None:
             limits.progress(int(ctl[CTL_N]), int(ctl[CTL_DEPTH]), int(ctl[CTL_N] - ctl[CTL_CUR]), elapsed)
         if status == RUNNING and limits.timeout is not None and elapsed > limits.timeout:

@@ -44,8 +44,12 @@ class OutputPlan:
 
     def claim(self, flag: str, path: str | Path) -> str:
         """Reserve `path` as the output of `flag`; UsageError if it is an input of this run or
-        another output of it. Returns the path."""
+        another output of it (or `-`: outputs are files, standard output carries the report).
+        Returns the path."""
         path = str(path)
+        if path.strip() in ("", "-"):
+            raise UsageError(f"{flag} {path!r}: give a file name (gpcheck writes this output to a file; "
+                             "standard output carries the report, or --json's object)")
         ident = identity(path)
         real = os.path.realpath(os.path.abspath(path))
         for role, src in self.inputs:

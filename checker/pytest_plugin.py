@@ -127,45 +127,50 @@ class Gpcheck:
     def __init__(self, const: Mapping[str, int]):
         self.const: dict[str, int] = dict(const)
 
-    def _merge(self, const: Mapping[str, int] | None) -> dict[str, int]:
-        return {**self.const, **(const or {})}
+    def _merge(self, const: Mapping[str, int] | None, consts: Mapping[str, int] | None = None) -> dict[str, int]:
+        from checker.testing import _consts
 
-    def assert_holds(self, model: ModelArg, prop: str, *, const: Mapping[str, int] | None = None,
-                     **kw: Any) -> Result:
+        return {**self.const, **(_consts(consts, const) or {})}
+
+    def assert_holds(self, model: ModelArg, prop: str, *, consts: Mapping[str, int] | None = None,
+                     const: Mapping[str, int] | None = None, **kw: Any) -> Result:
         """See checker.testing.assert_holds."""
         __tracebackhide__ = True
-        return assert_holds(model, prop, const=self._merge(const), **kw)
+        return assert_holds(model, prop, consts=self._merge(const, consts), **kw)
 
-    def assert_violated(self, model: ModelArg, prop: str, *, const: Mapping[str, int] | None = None,
-                        **kw: Any) -> Result:
+    def assert_violated(self, model: ModelArg, prop: str, *, consts: Mapping[str, int] | None = None,
+                        const: Mapping[str, int] | None = None, **kw: Any) -> Result:
         """See checker.testing.assert_violated."""
         __tracebackhide__ = True
-        return assert_violated(model, prop, const=self._merge(const), **kw)
+        return assert_violated(model, prop, consts=self._merge(const, consts), **kw)
 
     def assert_verdict(self, model: ModelArg, prop: str, expected: str | Verdict, *,
-                       const: Mapping[str, int] | None = None, **kw: Any) -> Result:
+                       consts: Mapping[str, int] | None = None, const: Mapping[str, int] | None = None,
+                       **kw: Any) -> Result:
         """See checker.testing.assert_verdict."""
         __tracebackhide__ = True
-        return assert_verdict(model, prop, expected, const=self._merge(const), **kw)
+        return assert_verdict(model, prop, expected, consts=self._merge(const, consts), **kw)
 
     def assert_conforms(self, trace: Any, model: ModelArg | None = None, *,
-                        const: Mapping[str, int] | None = None, **kw: Any) -> Any:
+                        consts: Mapping[str, int] | None = None, const: Mapping[str, int] | None = None,
+                        **kw: Any) -> Any:
         """See checker.testing.assert_conforms (the defaults override the trace's constants)."""
         __tracebackhide__ = True
-        return assert_conforms(trace, model, const=self._merge(const) or None, **kw)
+        return assert_conforms(trace, model, consts=self._merge(const, consts) or None, **kw)
 
-    def verify(self, model: ModelArg, *, const: Mapping[str, int] | None = None, **kw: Any) -> Report:
+    def verify(self, model: ModelArg, *, consts: Mapping[str, int] | None = None,
+               const: Mapping[str, int] | None = None, **kw: Any) -> Report:
         """checker.verify with the default constants."""
         from checker.api import verify
 
-        return verify(model, self._merge(const), **kw)
+        return verify(model, self._merge(const, consts), **kw)
 
-    def replay(self, trace: Any, model: ModelArg | None = None, *, const: Mapping[str, int] | None = None,
-               **kw: Any) -> Any:
+    def replay(self, trace: Any, model: ModelArg | None = None, *, consts: Mapping[str, int] | None = None,
+               const: Mapping[str, int] | None = None, **kw: Any) -> Any:
         """checker.replay with the default constants."""
         from checker.trace_api import replay
 
-        return replay(trace, model, self._merge(const) or None, **kw)
+        return replay(trace, model, self._merge(const, consts) or None, **kw)
 
 
 @pytest.fixture

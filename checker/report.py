@@ -10,7 +10,9 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from checker import textout
 from checker.verdict import Counterexample, Report, Result, Verdict
+from spec.show import show, wrap_items, wrap_text
 
 _STYLE = {
     Verdict.PROVED: "green",
@@ -43,35 +45,40 @@ def _is_record(d: dict[str, Any]) -> bool:
 
 
 def fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+    """A value in gpspec syntax (spec/show.py): true/false, enum names, [a, b], {f: v}."""
+    return show(v)
 
 
 def verdict_text(r: Result) -> str:
     if r.verdict is Verdict.VIOLATED and r.counterexample is not None:
         suffix = f", lasso at {r.counterexample.loop}" if r.counterexample.loop is not None else ""
         return f"violated ({r.counterexample.length} steps{suffix})"
+    if r.verdict is Verdict.UNKNOWN and r.detail.get("not_checked"):
+        return "not checked"
     if r.verdict is Verdict.HOLDS_TO_BOUND:
         return f"holds to bound {r.bound}" if r.bound is not None else "holds to bound"
     return r.verdict.value
 
 
-def counterexample_lines(cex: Counterexample) -> list[str]:
-    """Step by step: the action with its arguments and only the variables that changed."""
+def counterexample_lines(cex: Counterexample, width: int | None = None) -> list[str]:
+    """Step by step: the action with its arguments and only the variables that changed; the
+    initial state in full, as `name = value` in gpspec syntax; long lines wrapped at `width`
+    (default: checker/textout.py) and indented under their step."""
+    cols = width if width is not None else textout.width()
+    indent = " " * 9
     lines = []
     prev: dict[str, Any] = {}
     for k, step in enumerate(cex.steps):
         flat = flatten_value(step.state, "", {})
         if step.action is None:
             lines.append(f"  {k:>3}  initial state")
-            lines.append("         " + "  ".join(f"{n}={fmt(v)}" for n, v in flat.items()))
+            lines += wrap_items([f"{n} = {show(v)}" for n, v in step.state.items()], cols, indent)
         else:
             args = ", ".join(f"{a}={fmt(v)}" for a, v in step.args.items())
             label = f"{step.action}({args})" if args else step.action
             changed = [f"{n}: {fmt(prev.get(n))} -> {fmt(v)}" for n, v in flat.items() if prev.get(n) != v]
             lines.append(f"  {k:>3}  {label}")
-            lines.append("         " + ("  ".join(changed) if changed else "(no variable changed)"))
+            lines += wrap_items(changed, cols, indent) if changed else [indent + "(no variable changed)"]
         prev = flat
     if cex.loop is not None:
         last = len(cex.steps) - 1
@@ -82,7 +89,10 @@ def counterexample_lines(cex: Counterexample) -> list[str]:
     return lines
 
 
-def render_text(report: Report, width: int = 110) -> str:
+def render_text(report: Report, width: int | None = None) -> str:
+    """The report for people: a header, one table row per property, then each counterexample.
+    `width`: the columns to fit (default: the terminal's, checker/textout.py)."""
+    width = width if width is not None else textout.width()
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     consts = " ".join(f"{k}={v}" for k, v in report.constants.items())
@@ -94,9 +104,7 @@ def render_text(report: Report, width: int = 110) -> str:
     else:
         states = "no explicit search (symbolic engines count no states)"
     console.print(f"{states}, {report.seconds:.2f} s")
-    table = Table(show_edge=False, box=None, pad_edge=False)
-    for col in ("property", "kind", "verdict", "engine", "states", "time", "detail"):
-        table.add_column(col, justify="right" if col in ("states", "time") else "left")
+    rows = []
     for r in report.results:
         detail = r.reason or ""
         if r.detail.get("error"):
@@ -105,14 +113,33 @@ def render_text(report: Report, width: int = 110) -> str:
             detail = detail or f"k = {r.detail['k']}"
         n = r.detail.get("states", report.states if r.engine == "explicit" else None)
         secs = r.detail.get("seconds", report.seconds)
-        table.add_row(r.property, r.kind, verdict_text(r), r.engine, f"{n:,}" if n is not None else "-",
-                      f"{secs:.2f}s", detail, style=_STYLE.get(r.verdict))
-    console.print(table)
+        rows.append(([r.property, r.kind, verdict_text(r), r.engine, f"{n:,}" if n is not None else "-",
+                      f"{secs:.2f}s"], detail, _STYLE.get(r.verdict)))
+    heads = ("property", "kind", "verdict", "engine", "states", "time")
+    longest = [max([len(h)] + [len(cells[i]) for cells, _, _ in rows]) for i, h in enumerate(heads)]
+    # the detail goes in a last column, wrapped inside it, when that column gets at least 30
+    # of the width; otherwise under the table, one wrapped paragraph per property
+    room = width - sum(longest) - 2 * len(heads)
+    inline = room >= 30 or not any(d for _, d, _ in rows)
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for i, col in enumerate(heads):
+        table.add_column(col, justify="right" if col in ("states", "time") else "left",
+                         min_width=longest[i], no_wrap=True)
+    if inline:
+        table.add_column("detail", overflow="fold")
+    for cells, detail, style in rows:
+        table.add_row(*cells, *([detail] if inline else []), style=style)
+    # a table wider than the width is printed whole (lines get long) rather than cut
+    console.print(table, width=max(width, sum(longest) + 2 * (len(heads) - 1) + (30 if inline else 0)), crop=False)
+    if not inline:
+        for (cells, detail, _) in rows:
+            if detail:
+                console.print("\n".join(wrap_text(f"{cells[0]}: {detail}", width, "  ")), markup=False, soft_wrap=True)
     for r in report.results:
         if r.verdict is Verdict.VIOLATED and r.counterexample is not None:
             console.print(f"\ncounterexample for {r.property} ({r.kind}):")
-            for line in counterexample_lines(r.counterexample):
-                console.print(line, markup=False)
+            for line in counterexample_lines(r.counterexample, width):
+                console.print(line, markup=False, soft_wrap=True)
             if r.kind == "range" and r.detail.get("action"):
                 args = ", ".join(f"{a}={fmt(v)}" for a, v in r.detail.get("args", {}).items())
                 console.print(f"  then {r.detail['action']}({args}) fails: {r.detail['error']} "
@@ -120,8 +147,9 @@ def render_text(report: Report, width: int = 110) -> str:
         if r.detail.get("invariant"):
             console.print(f"\ninductive invariant found for {r.property}:\n  {r.detail['invariant']}", markup=False)
     if report.coverage:
-        cov = "  ".join(f"{a} {n:,}" for a, n in report.coverage.items())
-        console.print(f"\ncoverage (transitions per action): {cov}", markup=False)
+        console.print("\ncoverage (transitions per action):", markup=False)
+        for line in wrap_items([f"{a} {n:,}" for a, n in report.coverage.items()], width, "  "):
+            console.print(line, markup=False, soft_wrap=True)
     if report.fingerprint is not None:  # worded as TLC words it
         p = report.fingerprint["collision_probability"]
         console.print("\nstates kept as 64-bit fingerprints. Estimates of the probability that the search did not "
@@ -130,7 +158,7 @@ def render_text(report: Report, width: int = 110) -> str:
                       f"  based on the actual fingerprints:  val = {p['actual']:.1E}", markup=False)
     for w in report.warnings:
         console.print(f"warning: {w}", markup=False)
-    return buf.getvalue()
+    return textout.strip_lines(buf.getvalue())
 
 
 def to_json_bytes(obj: Any) -> bytes:

@@ -52,7 +52,7 @@ def _render(argv: list[str]) -> str:
 
 def verify_command(
     spec: str | Path | ir.Model,
-    prop: str | None,
+    prop: str | None = None,
     engine: str = "explicit",
     consts: Mapping[str, int] | None = None,
     *,
@@ -85,7 +85,8 @@ def replay_command(
     *,
     max_hidden: int | None = None,
     max_candidates: int | None = None,
-    fmt: str | None = None,
+    format: str | None = None,
+    fmt: str | None = None,  # deprecated spelling of format
 ) -> str | None:
     """`gpcheck replay TRACE --model SPEC --const ... [...]`, or None when the trace or the
     model is not a file (events or a model held in memory)."""
@@ -105,7 +106,13 @@ def replay_command(
     if max_candidates is not None:
         argv += ["--max-candidates", str(max_candidates)]
     if fmt is not None:
-        argv += ["--format", fmt]
+        import warnings
+
+        warnings.warn("replay_command(fmt=...) is deprecated: use format= (as replay() does)", DeprecationWarning,
+                      stacklevel=2)
+        format = format or fmt
+    if format is not None:
+        argv += ["--format", format]
     return _render(argv)
 
 

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from checker import textout
 from checker.library import Cell
 from checker.report import _STYLE
 from checker.sweep import Run
@@ -54,10 +55,11 @@ def progress_line(done: int, total: int, run: Run) -> str:
     return f"[{done}/{total}] {constants_text(run.constants)}  {results_summary(run.results)}  {secs}"
 
 
-def render_sweep_text(title: str, runs: Sequence[Run | None], width: int = 140) -> str:
+def render_sweep_text(title: str, runs: Sequence[Run | None], width: int | None = None) -> str:
     """The sweep table (rows in combination order; None is a combination not finished), then
     the reasons of unknown cells and a one-line summary."""
     buf = io.StringIO()
+    width = width if width is not None else textout.width(140)
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     console.print(title, markup=False)
     done = [r for r in runs if r is not None]

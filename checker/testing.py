@@ -23,6 +23,7 @@ Runs with a timeout and the Z3 engines are never cached (their outcome may vary)
 from __future__ import annotations
 
 import re
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Hashable, Iterable, Mapping, TypeVar
@@ -104,7 +105,8 @@ def assert_holds(
     prop: str,
     *,
     engine: str = "explicit",
-    const: Mapping[str, int] | None = None,
+    consts: Mapping[str, int] | None = None,
+    const: Mapping[str, int] | None = None,  # deprecated spelling of consts
     proved: bool = False,
     max_states: int | None = None,
     timeout: float | None = None,
@@ -114,7 +116,8 @@ def assert_holds(
     `engine` (explicit, bmc, kind, pdr, auto). Holding to a bound (BMC, or a search inside a
     `constraint`) counts unless `proved=True`."""
     __tracebackhide__ = True
-    return assert_verdict(model, prop, "proved" if proved else "holds", engine=engine, const=const,
+    const = _consts(consts, const)
+    return assert_verdict(model, prop, "proved" if proved else "holds", engine=engine, consts=const,
                           max_states=max_states, timeout=timeout, depth=depth)
 
 
@@ -123,14 +126,16 @@ def assert_violated(
     prop: str,
     *,
     engine: str = "explicit",
-    const: Mapping[str, int] | None = None,
+    consts: Mapping[str, int] | None = None,
+    const: Mapping[str, int] | None = None,  # deprecated spelling of consts
     max_states: int | None = None,
     timeout: float | None = None,
     depth: int | None = None,
 ) -> Result:
     """Assert that `engine` finds a counterexample to `prop`; the `Result` returned carries it."""
     __tracebackhide__ = True
-    return assert_verdict(model, prop, "violated", engine=engine, const=const,
+    const = _consts(consts, const)
+    return assert_verdict(model, prop, "violated", engine=engine, consts=const,
                           max_states=max_states, timeout=timeout, depth=depth)
 
 
@@ -140,7 +145,8 @@ def assert_verdict(
     expected: str | Verdict,
     *,
     engine: str = "explicit",
-    const: Mapping[str, int] | None = None,
+    consts: Mapping[str, int] | None = None,
+    const: Mapping[str, int] | None = None,  # deprecated spelling of consts
     max_states: int | None = None,
     timeout: float | None = None,
     depth: int | None = None,
@@ -148,6 +154,7 @@ def assert_verdict(
     """Assert the verdict of `prop`: `expected` is a `Verdict` or one of EXPECTED (the words of a
     gpspec `expect` line, so `model.expectations` can be checked as they are)."""
     __tracebackhide__ = True
+    const = _consts(consts, const)
     want = expected.value if isinstance(expected, Verdict) else expected
     if want not in EXPECTED:
         raise UsageError(f"expected verdict {expected!r}: use one of {', '.join(EXPECTED)}")
@@ -214,28 +221,35 @@ def assert_conforms(
     trace: str | Path | tuple[TraceHeader, Iterable[Event]],
     model: ModelArg | None = None,
     *,
-    const: Mapping[str, int] | None = None,
-    properties: bool = True,
+    consts: Mapping[str, int] | None = None,
+    const: Mapping[str, int] | None = None,  # deprecated spelling of consts
+    check_properties: bool = True,
+    properties: bool | None = None,  # deprecated spelling of check_properties
     max_hidden: int | None = None,
     max_candidates: int | None = None,
     format: str | None = None,
 ) -> ReplayReport:
     """Assert that `trace` is a behaviour of `model` (see `checker.replay`) and, unless
-    `properties=False`, that none of the model's invariants and transition properties is
+    `check_properties=False`, that none of the model's invariants and transition properties is
     violated on it. A property whose verdict depends on values the trace does not observe
     (unknown) does not fail the assertion; read it from the returned report."""
     __tracebackhide__ = True
+    const = _consts(consts, const)
     from checker.trace_api import replay_with_model
     from traces.replay_report import render_text
 
     report, inst = replay_with_model(trace, model, const, max_hidden=max_hidden,
                                      max_candidates=max_candidates, format=format)
-    violated = [r for r in report.results if r.verdict is Verdict.VIOLATED] if properties else []
+    if properties is not None:
+        warnings.warn("assert_conforms(properties=...) is deprecated: use check_properties= (`properties` "
+                      "names a list of properties elsewhere)", DeprecationWarning, stacklevel=2)
+        check_properties = bool(properties)
+    violated = [r for r in report.results if r.verdict is Verdict.VIOLATED] if check_properties else []
     if report.conforms is True and not violated:
         return report
     path = None if isinstance(trace, tuple) else trace
     spec: ModelArg | None = inst if isinstance(model, ir.Model) else model
-    command = replay_command(path, spec, const, max_hidden=max_hidden, max_candidates=max_candidates, fmt=format)
+    command = replay_command(path, spec, const, max_hidden=max_hidden, max_candidates=max_candidates, format=format)
     what = {True: "it violates " + ", ".join(r.property for r in violated), False: "it diverges",
             None: "replay could not decide it"}[report.conforms]
     lines = [f"gpcheck: expected {report.trace} to conform to {inst.name}, but {what}", render_text(report)]
@@ -338,6 +352,18 @@ def _file_key(spec: str | Path) -> tuple[str, int, int]:
     path = resolve_spec_path(spec)
     st = path.stat()
     return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _consts(consts: Mapping[str, int] | None, const: Mapping[str, int] | None) -> Mapping[str, int] | None:
+    """`consts=` (the API's word, as in `verify` and `load`); `const=` still works, with a
+    DeprecationWarning (issue 17: one vocabulary)."""
+    if const is None:
+        return consts
+    if consts is not None:
+        raise UsageError("give consts= only (const= is its deprecated spelling)")
+    warnings.warn("const= is deprecated: use consts= (as in gpcheck's verify and load)", DeprecationWarning,
+                  stacklevel=3)
+    return const
 
 
 def _instance(model: ModelArg, const: Mapping[str, int] | None) -> ir.Model:

@@ -109,9 +109,12 @@ class Report:
 
     @property
     def exit_code(self) -> int:
+        """1 something violated, else 3 something unknown, else 0. A property the engine does
+        not check (`detail["not_checked"]`: liveness under kind/pdr, not asked for by name) is
+        reported but changes nothing."""
         if any(r.verdict is Verdict.VIOLATED for r in self.results):
             return 1
-        if any(r.verdict is Verdict.UNKNOWN for r in self.results):
+        if any(r.verdict is Verdict.UNKNOWN and not r.detail.get("not_checked") for r in self.results):
             return 3
         return 0
 

@@ -118,7 +118,10 @@ class ObservationReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(r.status == VIOLATED for r in self.results) else 0
+        """1 a property is violated; 3 nothing could be checked (no kernel launches); else 0."""
+        if any(r.status == VIOLATED for r in self.results):
+            return 1
+        return 3 if self.kernels == 0 and self.results else 0
 
     def to_json(self) -> dict[str, Any]:
         return {"trace": self.trace, "model": self.model, "events": self.events, "kernels": self.kernels,
@@ -493,6 +496,11 @@ def observe_events(header: TraceHeader, events: Iterable[Event], path: str = "<t
             results.append(check_launch_delay(c, opts, names))
         else:
             results.append(check_blocking(c, opts, names))
+    if not c.launches:
+        # nothing was observed to check: saying `ok` would claim what the trace cannot show
+        why = ("the trace has no kernel launches, so there is nothing to check (a model's behaviour? "
+               "check it with `gpcheck replay TRACE --model SPEC`)")
+        results = [PropertyResult(r.name, UNKNOWN, why) if r.status != VIOLATED else r for r in results]
     streams = len({L.stream for L in c.launches.values() if L.stream is not None})
     return ObservationReport(path, header.model, c.events, len(c.launches), streams, results, names)
 

@@ -40,6 +40,7 @@ from traces.atomic import AtomicFile
 from traces.format import Event, TraceHeader
 from traces.observation import Observer
 
+GENERATOR = "gpcheck export"  # otherData.generator of the files this module writes
 PID = 1
 HIGHLIGHT = re.compile(r"preempt|resume|reset|clear|save|restore|rewind|evict|kill|halt|switch", re.I)
 STEP_NS = 1000  # synthetic time per step when events carry no `t`
@@ -54,7 +55,10 @@ class PerfettoWriter:
         self.observer = Observer(model) if model is not None else None
         self._out = AtomicFile(path)
         self._f: IO[bytes] = self._out.file
-        self._f.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
+        # otherData marks the file as a model behaviour drawn by gpcheck (not a profile of
+        # kernels): `gpcheck import --format chrome` refuses it
+        self._f.write(b'{"displayTimeUnit":"ns","otherData":{"generator":"' + GENERATOR.encode() + b'"},'
+                      b'"traceEvents":[\n')
         self._first = True
         self._tids: dict[str, int] = {}
         self._values: dict[str, Any] = {}  # path -> last value

@@ -42,7 +42,7 @@ from checker import budget
 from checker.verdict import Counterexample, Result, Step, Verdict
 from gpmodel import CompiledModel, ModelError
 from spec import ir
-from spec.errors import TraceError
+from spec.errors import GpcheckError, TraceError
 from traces.format import Event, TraceHeader
 from traces.hidden import HiddenSearch
 from traces.observation import Match, Observer
@@ -652,9 +652,12 @@ class Replayer:
         line = req.span.line or None
         if self._source_lines is None:
             try:
-                with open(self.model.file, encoding="utf-8") as f:
+                # a bundled model's `file` is its name: read the shipped file (spec/models/)
+                from spec import resolve_spec_path
+
+                with open(resolve_spec_path(self.model.file), encoding="utf-8") as f:
                     self._source_lines = f.read().splitlines()
-            except OSError:
+            except (OSError, GpcheckError):
                 self._source_lines = []
         text = ""
         if line and line <= len(self._source_lines):

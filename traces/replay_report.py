@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.verdict import Result, Verdict
+from spec.show import show
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,7 @@ class Attempt:
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+    return show(v)  # gpspec syntax (spec/show.py): true/false, [a, b], {f: v}
 
 
 @dataclass(frozen=True)
@@ -218,9 +217,9 @@ def _event_text(ev: dict[str, Any]) -> str:
     if args:
         s += "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in args.items()) + ")"
     if ev.get("state"):
-        s += " state " + ", ".join(f"{k}={v}" for k, v in ev["state"].items())
+        s += " state " + ", ".join(f"{k}={_fmt(v)}" for k, v in ev["state"].items())
     return s
 
 
 def _state_text(state: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={_fmt(v) if not isinstance(v, (list, dict)) else v}" for k, v in state.items())
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in state.items())

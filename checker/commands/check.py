@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from spec import load_spec
+from spec.errors import UsageError
 from checker.commands.observe_cmd import add_observation_flags, options_of, run_observation_check
 from checker import budget
 from checker.commands.flags import add_timeout_flag
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("file", metavar="FILE", help="a .gpspec file, a bundled model name, or a trace")
     add_const_flag(p)
     p.add_argument("--property", action="append", default=None, metavar="NAME",
-                   help="(traces) check only this observation property")
+                   help="(traces only) check only this observation property (repeatable); for a spec's "
+                        "properties use `gpcheck verify SPEC --property NAME`")
     add_observation_flags(p)
     add_timeout_flag(p, "the trace check")
     add_corpus_arguments(p)
@@ -35,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
         return run_check_corpus(args, inputs_of(args, args.file))
     if _is_trace(args.file):
         return run_observation_check(args.file, args.property, args.json, options_of(args))
+    _refuse_json(args.file)
+    if args.property:
+        raise UsageError("--property names observation properties of a trace; `check SPEC` only parses and "
+                         "type-checks (check a spec's properties with `gpcheck verify SPEC --property NAME`)")
     model = load_spec(args.file, consts_of(args))
     summary = {
         "model": model.name,
@@ -52,6 +58,26 @@ def run(args: argparse.Namespace) -> int:
         write_out(f"ok: model {model.name}: {len(model.vars)} variables ({model.slot_total} slots), "
                   f"{len(model.actions)} actions, {len(model.property_names())} properties\n")
     return 0
+
+
+def _refuse_json(name: str) -> None:
+    """A JSON file is not a spec: an ITF file (a model's behaviour) goes to `replay`, any other
+    JSON (a profiler's export) to `import`; say so instead of a syntax error at `{`."""
+    lowered = name.lower()
+    head = b""
+    if not lowered.endswith(".gpspec"):
+        try:
+            with open(name, "rb") as f:
+                head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+        except OSError:
+            return  # a bundled model's name, or a missing file: load_spec says which
+    if not (lowered.endswith(".json") or head[:1] in (b"{", b"[")):
+        return
+    if lowered.endswith(".itf.json") or b'"#meta"' in head or b'"states"' in head:
+        raise UsageError(f"{name}: an ITF file (a model's behaviour), not a spec or an observed trace: "
+                         f"replay it with `gpcheck replay {name} --model SPEC`")
+    raise UsageError(f"{name}: a JSON file, not a gpspec spec or a gpcheck trace: import a profiler's export "
+                     f"first (`gpcheck import {name} --format FORMAT --out TRACE.jsonl`), then check that trace")
 
 
 def _is_trace(name: str) -> bool:

@@ -1,6 +1,9 @@
-"""`gpcheck claims`: seed 002 part 4 (tables 4.1 and 4.2) row by row: which model and property
-decide each claim, the outcome, and the live evidence (counterexample lengths, proofs, and the
-best/worst latencies computed from the rt_latency model with the seeds' constants)."""
+"""`gpcheck verify-claims` (formerly `gpcheck claims`, still accepted): the claims of the
+comparison tables of the project's seed analysis, "GPreempt (NVIDIA) vs AMD CWSR" (seed 002,
+2026-01-29, part 4: table 4.1 the mechanisms, table 4.2 typical scenarios), checked row by row
+against the model library: which model and property decide each claim, the outcome, and the
+live evidence (counterexample lengths, proofs, and the best/worst latencies computed from the
+rt_latency model with the seeds' constants)."""
 
 from __future__ import annotations
 
@@ -15,10 +18,21 @@ from checker.report import to_json_bytes
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("claims", parents=[common], help="check the seeds' comparison tables against the models",
-                       description="Check seed 002 part 4 (tables 4.1 and 4.2) row by row against the model library.")
-    p.add_argument("--engine", choices=ENGINES, default="explicit")
+    p = sub.add_parser("verify-claims", aliases=["claims"], parents=[common],
+                       help="verify the GPreempt-vs-CWSR comparison table's claims against the models "
+                            "(formerly `claims`)",
+                       description="Verify, row by row against the bundled model library, the claims of the "
+                                   "comparison tables in the project's seed analysis \"GPreempt (NVIDIA) vs AMD "
+                                   "CWSR\" (seed 002, 2026-01-29, part 4: table 4.1 compares the mechanisms, "
+                                   "table 4.2 typical scenarios). Each row gets an outcome (confirmed, refuted, "
+                                   "confirmed only under stated parameters or in the best case, not decided by a "
+                                   "model) and the live evidence: the model properties that decide it, recomputed "
+                                   "on every run. Exit 1 when some row's evidence no longer supports its outcome. "
+                                   "`gpcheck claims` is the old name of this command.")
+    p.add_argument("--engine", choices=ENGINES, default="explicit",
+                   help="engine for the evidence checks (default %(default)s)")
     add_timeout_flag(p, "the checks")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.set_defaults(run=run)
 
 
@@ -32,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
             counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
         write_out(to_json_bytes({"rows": [r.to_json() for r in rows], "summary": counts, "ok": not changed}))
         return 1 if changed else 0
-    out = ["seed 002 part 4 checked against the model library", ""]
+    out = ["seed 002 (\"GPreempt (NVIDIA) vs AMD CWSR\", 2026-01-29) part 4, tables 4.1 and 4.2, "
+           "checked against the model library", ""]
     for r in rows:
         out.append(f"{r.ident:<7} {r.side:<8} {r.topic}: \"{r.claim}\"")
         out.append(f"        -> {r.outcome.value.upper()}" + (f": {r.why}" if r.why else ""))

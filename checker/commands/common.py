@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
+from checker import progress as meter
+from checker.textout import strip_lines
 from spec import parse_const_overrides
 
 
@@ -18,33 +19,42 @@ def consts_of(args: argparse.Namespace) -> dict[str, int]:
     return parse_const_overrides(list(args.const))
 
 
+_written = False  # this command printed its report on stdout (cli.main resets it)
+
+
+def wrote_report() -> bool:
+    """Whether `write_out` printed something since `reset_report()`: a stop after the report
+    was printed must not add a second JSON document to stdout."""
+    return _written
+
+
+def reset_report() -> None:
+    global _written
+    _written = False
+
+
 def write_out(data: bytes | str) -> None:
+    global _written
+    _written = True
     if isinstance(data, bytes):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.write(b"\n")
     else:
-        sys.stdout.write(data)
+        sys.stdout.write(strip_lines(data))  # no trailing spaces on any line (checker/textout.py)
     sys.stdout.flush()
 
 
 class Progress:
-    """A one-line progress display on stderr for long searches (only on a terminal, after 1 s)."""
+    """The explicit search's progress callback, kept for the commands that pass one: it feeds
+    checker/progress.py's meter, which `cli.main` shows on stderr (a redrawn line on a terminal,
+    a line every 10 s otherwise; `--no-progress` turns it off)."""
 
     def __init__(self, enabled: bool):
-        self.enabled = enabled and sys.stderr.isatty()
-        self.shown = False
-        self.last = 0.0
+        self.enabled = enabled
 
     def __call__(self, states: int, depth: int, frontier: int, seconds: float) -> None:
-        if not self.enabled or seconds < 1.0 or time.monotonic() - self.last < 0.25:
-            return
-        self.last = time.monotonic()
-        rate = states / seconds if seconds else 0
-        sys.stderr.write(f"\r  {states:,} states  depth {depth}  frontier {frontier:,}  {rate:,.0f} states/s   ")
-        sys.stderr.flush()
-        self.shown = True
+        if self.enabled:
+            meter.note(states=states, depth=depth, frontier=frontier)
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 78 + "\r")
-            sys.stderr.flush()
+        pass

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from checker import textout
 from checker.commands.common import consts_of, write_out
 from checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
 from checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, TraceJob, TraceRun, corpus_exit_code,
@@ -95,13 +96,14 @@ def _verdict(run: TraceRun) -> str:
     return "violated" if run.exit_code == 1 else "ok"
 
 
-def render_corpus_text(mode: str, runs: Sequence[TraceRun | None], title: str, width: int = 160) -> str:
+def render_corpus_text(mode: str, runs: Sequence[TraceRun | None], title: str, width: int | None = None) -> str:
     """One row per finished trace: its verdict and, by name, its properties that do not hold
     (observation properties by status); then the errors and a count. One summary column rather
     than a column per property keeps the table inside the terminal."""
     from checker.sweep_report import results_summary
 
     buf = io.StringIO()
+    width = width if width is not None else textout.width(160)
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     console.print(title, markup=False)
     done = [r for r in runs if r is not None]

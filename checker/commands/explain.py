@@ -24,11 +24,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        description="Check one property and print its counterexample step by step: the "
                                    "action, the changed variables, and the parameters the step depends on.")
     p.add_argument("model", metavar="MODEL", help="a bundled model name or a .gpspec file")
-    p.add_argument("property", metavar="PROPERTY")
+    p.add_argument("property", metavar="PROPERTY", help="the property whose counterexample to tell")
     add_const_flag(p)
-    p.add_argument("--engine", choices=ENGINES, default="explicit")
+    p.add_argument("--engine", choices=ENGINES, default="explicit",
+                   help="engine that finds the counterexample (default %(default)s)")
     p.add_argument("--no-blame", action="store_true", help="skip the parameter analysis (faster)")
     add_timeout_flag(p, "the check")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.set_defaults(run=run)
 
 

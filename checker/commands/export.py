@@ -23,14 +23,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("export", parents=[common], help="convert a trace to Perfetto/Chrome JSON or ITF",
                        description="Convert a trace (gpcheck JSON Lines or ITF) to Chrome trace-event JSON "
                                    "(ui.perfetto.dev) or to ITF.")
-    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("trace", metavar="TRACE", help="a gpcheck trace (.jsonl, .jsonl.gz) or an ITF file")
     p.add_argument("--model", metavar="SPEC", default=None,
                    help="the model (needed for --itf and for ITF input; default: the bundled model the trace names)")
     add_const_flag(p)
     p.add_argument("--format", choices=FORMATS, default=None, help="input format (default: by extension)")
-    p.add_argument("--perfetto", metavar="FILE", default=None)
-    p.add_argument("--itf", metavar="FILE", default=None)
-    p.add_argument("--max-hidden", type=non_negative, default=None, metavar="K")
+    p.add_argument("--perfetto", metavar="FILE", default=None,
+                   help="write Chrome trace-event JSON for ui.perfetto.dev (actions as slices, variables as tracks)")
+    p.add_argument("--itf", metavar="FILE", default=None,
+                   help="write ITF (Apalache/Quint's Informal Trace Format) JSON")
+    p.add_argument("--max-hidden", type=non_negative, default=None, metavar="K",
+                   help="with a model: hidden internal steps replay may insert before each event when it "
+                        "reconstructs the full states (as for replay)")
     add_timeout_flag(p, "the export")
     p.set_defaults(run=run)
 

@@ -7,10 +7,51 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from checker import textout
 from checker.commands.common import write_out
 from checker.report import to_json_bytes
 from spec import bundled_models, ir, load_spec
 from spec.errors import UsageError
+from spec.show import wrap_text
+
+
+# The abbreviations the bundled models' descriptions and documentation use, explained where they
+# appear (issue 17: `models` used them unexplained).
+GLOSSARY: dict[str, str] = {
+    "LC": "latency-critical (task, context or inference: the one to serve first)",
+    "BE": "best-effort (the background work that gets preempted)",
+    "RT": "real-time (REEF's name for a latency-critical task)",
+    "HP": "high priority",
+    "LP": "low priority",
+    "TSG": "timeslice group (NVIDIA: channels scheduled together on the runlist)",
+    "CWSR": "compute-wave save/restore (AMD: preemption that saves every wave's state)",
+    "CILP": "compute-instruction-level preemption (NVIDIA)",
+    "HWS": "hardware scheduler (AMD's microcode that maps queues)",
+    "KFD": "the amdkfd kernel driver",
+    "AQL": "architected queuing language (AMD's dispatch-packet queue format)",
+    "HQD": "hardware queue descriptor (a queue slot in the GPU)",
+    "MQD": "memory queue descriptor (a queue's state in memory)",
+    "CU": "compute unit",
+    "SM": "streaming multiprocessor (NVIDIA's compute unit)",
+    "CTA": "cooperative thread array (a CUDA thread block)",
+    "CP": "command processor",
+    "WFI": "wait for idle (NVIDIA preemption at a kernel boundary)",
+    "LDS": "local data share (AMD's on-chip shared memory)",
+    "PC": "program counter",
+    "REEF": "the REEF GPU scheduler (SJTU-IPADS), whose reset path GPreempt's HIP client uses",
+}
+
+SOURCES = ("file:line citations in a model's documentation refer to the upstream code named on its "
+           "\"Code modelled\" line (repository @ commit); research/... are the project's research notes, "
+           "which are not shipped with gpcheck")
+
+
+def glossary_for(texts: list[str]) -> dict[str, str]:
+    """The GLOSSARY entries whose abbreviation occurs (as a word) in one of `texts`."""
+    import re
+
+    words = set(re.findall(r"\b[A-Z]{2,5}\b", "\n".join(texts)))
+    return {k: v for k, v in GLOSSARY.items() if k in words}
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -54,8 +95,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.model}: not a bundled model (bundled: {', '.join(names)})")
     chosen = [args.model] if args.model else names
     data = [describe(load_spec(n)) for n in chosen]
+    texts = [render(d, full=args.model is not None) for d in data]
+    terms = glossary_for(texts)
     if args.json:
-        write_out(to_json_bytes(data[0] if args.model else data))
+        if args.model:
+            write_out(to_json_bytes({**data[0], "glossary": terms, "sources": SOURCES}))
+        else:
+            write_out(to_json_bytes(data))
     else:
-        write_out("\n".join(render(d, full=args.model is not None) for d in data))
+        tail = ["", "abbreviations:"] + [f"  {k:<5} {v}" for k, v in terms.items()] if terms else []
+        if args.model is not None:
+            tail += ["", *wrap_text(SOURCES, textout.width(), "")]
+        write_out("\n".join(texts) + ("\n".join(tail) + "\n" if tail else ""))
     return 0

@@ -53,6 +53,11 @@ def run_observation_check(path: str, properties: Sequence[str] | None, as_json: 
         report = observe(path, properties or None, options or ObserveOptions())
     except GpcheckError as e:
         sys.stderr.write(f"gpcheck: error: {e}\n")
+        if as_json:  # the error as data too (checker/error_report.py)
+            from checker.error_report import error_object
+            from checker.report import to_json_bytes
+
+            write_out(to_json_bytes(error_object(e, "trace")))
         return EXIT_USAGE
     if as_json:
         import orjson

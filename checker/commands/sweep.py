@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help="check only this property (repeatable)")
     p.add_argument("--engine", choices=ENGINES, default="explicit", help="as for verify (default %(default)s)")
-    p.add_argument("--max-states", type=count, default=None, metavar="N")
+    p.add_argument("--max-states", type=count, default=None, metavar="N",
+                   help="explicit engine: stop each run after N distinct states (unknown)")
     p.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS", help="per combination")
     p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
     add_cluster_flags(p)
@@ -64,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_output(out: Path, spec: Path) -> None:
+    if str(out) == "-":
+        raise UsageError("--html '-': give a file name (the heat map is written to a file)")
     if not out.parent.is_dir() and str(out.parent):
         raise UsageError(f"--html {out}: no such directory {out.parent}")
     if spec.exists() and out.exists() and out.resolve() == spec.resolve():

@@ -10,6 +10,7 @@ from checker import budget
 from checker.api import CORES, ENGINES, load, verify
 from checker.commands.common import Progress, add_const_flag, consts_of, write_out
 from checker.commands.flags import add_timeout_flag, count, non_negative
+from checker.expectations import judge
 from checker.explicit import select_properties
 from checker.outputs import OutputPlan
 from spec import resolve_spec_path
@@ -37,13 +38,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--fingerprint", action="store_true",
                    help="compiled core: keep 64-bit fingerprints of states instead of the states (less memory); "
                         "holding properties are then holds_to_bound, with TLC's collision probability")
-    p.add_argument("--max-states", type=count, default=None, metavar="N")
+    p.add_argument("--max-states", type=count, default=None, metavar="N",
+                   help="explicit engine: stop after N distinct states (the verdicts not decided by then: unknown)")
     add_timeout_flag(p, "the check (per model for the whole library)")
     p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
     p.add_argument("--for-all", metavar="NAME[,NAME...]", default=None,
                    help="prove invariants and transition properties for every value of these constants "
                         "(each >= 1; NAME>=K for another lower bound)")
     p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    p.add_argument("--ignore-expect", action="store_true",
+                   help="ignore the model's `expect` lines: exit with the plain verdicts (by default a verdict "
+                        "that meets its expect line does not fail the run, and one that contradicts it exits 1, "
+                        "in a single-model run as in the library run)")
     p.add_argument("--itf", metavar="FILE", default=None,
                    help="write each counterexample as ITF (several: FILE gets the property name)")
     p.add_argument("--perfetto", metavar="FILE", default=None,
@@ -82,13 +88,24 @@ def run(args: argparse.Namespace) -> int:
                             workers=args.workers, fingerprint=args.fingerprint)
         finally:
             progress.close()
-        write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
+        judged = judge(model, report) if not args.ignore_expect else None
+        if args.json:
+            doc = report.to_json()
+            if judged is not None and judged.applied:
+                doc["expectations"] = judged.to_json()
+            doc["exit_code"] = judged.exit_code if judged is not None else report.exit_code
+            write_out(to_json_bytes(doc))
+        else:
+            text = render_text(report)
+            if judged is not None and judged.lines():
+                text += "\n".join(judged.lines()) + "\n"
+            write_out(text)
         if args.itf or args.perfetto:
             from traces.export import export_counterexamples
 
             for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
                 sys.stderr.write(f"wrote {path}\n")
-    return report.exit_code
+    return judged.exit_code if judged is not None else report.exit_code
 
 
 def _for_all(args: argparse.Namespace, model: object) -> int:

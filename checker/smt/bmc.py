@@ -12,6 +12,7 @@ import time
 import z3
 
 from spec import ir
+from checker import progress as meter
 from checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
 from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
 from checker.smt.props import ERROR_TAG, SafetyProp, action_error, bad
@@ -158,8 +159,10 @@ def run_bmc(
     un = Unroller(enc, deadline, reusable=False)  # every property is checked at depth k before k + 1
     results = _Stamped(start)
     open_props = list(props)
+    meter.begin(engine)
     for k in range(depth + 1):
         still: list[SafetyProp] = []
+        meter.note(bound=k)  # checker/progress.py
         for p in open_props:
             ans = un.check_bad(p, k)
             if isinstance(ans, Sat):

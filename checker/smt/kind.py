@@ -13,6 +13,7 @@ import time
 from typing import Sequence
 
 from spec import ir
+from checker import progress as meter
 from checker.smt.bmc import Unroller, proved_result, unknown_result
 from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
 from checker.smt.props import SafetyProp, bad, ok, safety_properties
@@ -99,6 +100,7 @@ def _kind_one(
     on_step = p.kind == "transition" or (p.kind == "range" and bool(enc.model.transitions))
     step = _StepPath(enc, deadline, list(lemmas), open_end=on_step)
     for k in range(1, max_k + 1):
+        meter.note(engine=ENGINE, bound=k, prop=p.name)  # checker/progress.py
         # base case: no violation at depth k-1 from an initial state
         ans = base.check_bad(p, k - 1)
         if isinstance(ans, Sat):

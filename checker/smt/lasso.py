@@ -23,6 +23,7 @@ import time
 import z3
 
 from spec import ir
+from checker import progress as meter
 from checker.smt.bmc import ENGINE, Unroller, unknown_result
 from checker.smt.decode import read_path, to_counterexample
 from checker.smt.encode import Encoder, State, bv_encoder
@@ -102,6 +103,7 @@ def run_lasso(model: ir.Model, props: list[ir.Liveness], *, depth: int, deadline
 def _one(enc: Encoder, un: Unroller, prop: ir.Liveness, depth: int) -> Result:
     stub = SafetyProp(prop.name, "liveness")
     for k in range(depth + 1):
+        meter.note(engine="bmc", phase="fair lassos", bound=k, prop=prop.name)  # checker/progress.py
         un.extend_to(k)
         constraint, loops, stutter = lasso_constraint(enc, prop, un.path, k)
         ans = un.check_at(k, constraint)

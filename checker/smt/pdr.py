@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import z3
 
 from spec import ir
+from checker import progress as meter
 from checker.smt.bmc import Unroller, proved_result, unknown_result
 from checker.smt.lemmas import LemmaProver
 from checker.smt.mining import sample_states
@@ -232,7 +233,9 @@ def run_pdr(
         from gpmodel import compile_model
 
         cm = compile_model(model)
+        meter.begin(ENGINE, "exploring for lemmas")  # checker/progress.py
         states, complete = sample_states(cm, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS))
+        meter.note(engine=ENGINE, phase="mining lemmas (Houdini)", states=len(states))
         prover = LemmaProver(system, cm, states, _share(deadline, HOUDINI_SECONDS), seed)
         stats = dict(prover.stats, sampled_states=len(states), sample_complete=complete,
                      seconds=round(time.monotonic() - started, 3))
@@ -245,6 +248,7 @@ def run_pdr(
             out.append(unknown_result(p, ENGINE, "timeout", None))
             continue
         r = None
+        meter.note(engine=ENGINE, phase="lemmas", prop=p.name)
         if prover is not None:
             r = _by_lemmas(system, prover, p, deadline)
         if r is None and complete:
@@ -256,6 +260,7 @@ def run_pdr(
             if cert.inductive:
                 r = _by_certificate(system, cert, p, deadline)
         if r is None:
+            meter.note(engine=ENGINE, phase="spacer", prop=p.name)
             r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
         if stats:
             r.detail.setdefault("lemmas", dict(stats))

@@ -51,5 +51,5 @@ def test_rewind_reexecutes_kernels_whatever_the_ring(gpcheck: Gpcheck) -> None:
 @pytest.mark.gpcheck_consts(N=[2, 3], MAXP=[1, 2])
 def test_cwsr_saves_and_restores_exactly(gpcheck_const: dict[str, int]) -> None:
     """CWSR neither re-executes nor loses work, at every size and preemption count tried."""
-    assert_holds("cwsr", "no_reexecution", const=gpcheck_const, proved=True)
-    assert_holds("cwsr", "no_loss", const=gpcheck_const, proved=True)
+    assert_holds("cwsr", "no_reexecution", consts=gpcheck_const, proved=True)
+    assert_holds("cwsr", "no_loss", consts=gpcheck_const, proved=True)

@@ -119,7 +119,7 @@ def test_failing_assert_holds_shows_counterexample_and_command(pytester: pytest.
         "model counter (*counter.gpspec)  constants: N=3 LIMIT=2",
         "counterexample for bounded (invariant):",
         "    0  initial state",
-        "         x=0",
+        "         x = 0",
         "    1  inc",
         "         x: 0 -> 1",
         "    2  inc",
@@ -137,7 +137,7 @@ def test_failing_assert_holds_shows_counterexample_and_command(pytester: pytest.
 
 def test_reproduction_command_reproduces(pytester: pytest.Pytester, counter: Path) -> None:
     with pytest.raises(GpcheckAssertionError) as info:
-        assert_holds("counter.gpspec", "bounded", const={"N": 3, "LIMIT": 1})
+        assert_holds("counter.gpspec", "bounded", consts={"N": 3, "LIMIT": 1})
     err = info.value
     assert err.command == "gpcheck verify counter.gpspec --const N=3 --const LIMIT=1 --property bounded --engine explicit"
     assert err.result is not None and err.result.counterexample is not None
@@ -154,7 +154,7 @@ def test_const_override_and_engine_appear_in_the_command(pytester: pytest.Pytest
         from checker.testing import assert_violated
 
         def test_bounded_small():
-            assert_violated("counter.gpspec", "bounded", const={"N": 2})
+            assert_violated("counter.gpspec", "bounded", consts={"N": 2})
     """)
     result = run(pytester)
     result.assert_outcomes(failed=1)
@@ -172,7 +172,7 @@ def test_passing_assertions_stay_quiet(pytester: pytest.Pytester, counter: Path)
         from checker.testing import assert_holds, assert_verdict, assert_violated
 
         def test_holds():
-            r = assert_holds("counter.gpspec", "bounded", const={"N": 2}, proved=True)
+            r = assert_holds("counter.gpspec", "bounded", consts={"N": 2}, proved=True)
             assert r.verdict.value == "proved"
 
         def test_violated():
@@ -221,12 +221,12 @@ def test_loaded_model_pins_every_constant(counter: Path, pytester: pytest.Pytest
         assert_holds(model, "bounded")
     assert info.value.command == "gpcheck verify counter.gpspec --const N=3 --const LIMIT=1 --property bounded --engine explicit"
     with pytest.raises(UsageError, match="already loaded"):
-        assert_holds(model, "bounded", const={"N": 2})
+        assert_holds(model, "bounded", consts={"N": 2})
 
 
 def test_z3_engine_is_named_in_the_command(counter: Path, pytester: pytest.Pytester) -> None:
     pytest.importorskip("checker.engines", reason="the Z3 engines (checker/engines.py) are not in this checkout")
-    r = assert_holds("counter.gpspec", "bounded", engine="pdr", const={"N": 2}, proved=True)
+    r = assert_holds("counter.gpspec", "bounded", engine="pdr", consts={"N": 2}, proved=True)
     assert r.engine == "pdr"
     with pytest.raises(GpcheckAssertionError) as info:
         assert_holds("counter.gpspec", "bounded", engine="bmc", depth=5)
@@ -244,7 +244,7 @@ def test_marker_parametrizes_over_the_cartesian_product(pytester: pytest.Pyteste
 
         @pytest.mark.gpcheck_consts(N=[2, 3], LIMIT=[2, 3])
         def test_bounded(gpcheck_const):
-            assert_holds("counter.gpspec", "bounded", const=gpcheck_const)
+            assert_holds("counter.gpspec", "bounded", consts=gpcheck_const)
     """)
     result = run(pytester, "--collect-only", "-q")
     result.stdout.fnmatch_lines([
@@ -271,7 +271,7 @@ def test_gpcheck_fixture_takes_marker_constants_as_defaults(pytester: pytest.Pyt
             def test_bounded(self, gpcheck, gpcheck_const):
                 assert gpcheck.const == gpcheck_const and gpcheck_const["LIMIT"] == 3
                 gpcheck.assert_holds("counter.gpspec", "bounded")
-                gpcheck.assert_violated("counter.gpspec", "bounded", const={"LIMIT": 0})
+                gpcheck.assert_violated("counter.gpspec", "bounded", consts={"LIMIT": 0})
                 assert gpcheck.verify("counter.gpspec").states == gpcheck_const["N"] + 1
 
             @pytest.mark.gpcheck_consts(LIMIT=[0])
@@ -370,13 +370,13 @@ def test_assert_conforms(pytester: pytest.Pytester, counter: Path) -> None:
             assert report.conforms and report.events == 2
 
         def test_overflow_without_properties():
-            assert_conforms("overflows.jsonl", "counter.gpspec", properties=False)
+            assert_conforms("overflows.jsonl", "counter.gpspec", check_properties=False)
 
         def test_skips():
             assert_conforms("skips.jsonl", "counter.gpspec")
 
         def test_overflows():
-            assert_conforms("overflows.jsonl", "counter.gpspec", const={"LIMIT": 2})
+            assert_conforms("overflows.jsonl", "counter.gpspec", consts={"LIMIT": 2})
     """)
     result = run(pytester, "--gpcheck-itf", "itf")
     result.assert_outcomes(passed=2, failed=2)

@@ -112,7 +112,15 @@ def flow_starts(events: list[Any], path: str) -> dict[Any, int]:
 def import_chrome(path: str) -> tuple[TraceHeader, list[Event]]:
     """Import a plain Chrome trace (see module doc)."""
     events, top = trace_events(load_json(path), path)
+    other = top.get("otherData")
+    if isinstance(other, dict) and str(other.get("generator", "")).startswith("gpcheck"):
+        raise TraceError(f"{path}:1:1: this is gpcheck's own Perfetto export of a model behaviour (its slices "
+                         "are actions and state tracks, not kernels): replay or check the gpcheck trace it was "
+                         "exported from instead")
     sl = slices(events, path)
+    if not sl:
+        raise TraceError(f"{path}:1:1: no duration slices (\"X\" events, or \"B\"/\"E\" pairs) in this Chrome "
+                         "trace: there is no kernel to import")
     kernel_cat = [s for s in sl if "kernel" in str(s[1].get("cat", "")).lower()]
     chosen = kernel_cat or sl
     tnames = names(events)

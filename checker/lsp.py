@@ -1,0 +1,187 @@
+"""`gpcheck lsp`: a language server for .gpspec files (Language Server Protocol 3.17 over stdio)
+that publishes the parser's and the type checker's diagnostics as the user types.
+
+What it does: full-text document sync; on open, change and save it runs `spec.load_source` on
+the buffer (nothing is explored: the same work as `gpcheck check`) and publishes every error
+with its range and notes, or an empty list once the file checks. Requests it does not know are
+answered with MethodNotFound; notifications it does not know are ignored, as the protocol asks.
+
+Why its own small JSON-RPC loop and not pygls: the protocol subset a diagnostics-only server
+needs is a few messages (initialize, didOpen/didChange/didSave/didClose, shutdown, exit), and
+a dependency with its own release cycle for them was not worth it; the loop is deterministic,
+synchronous and tested end to end (tests/unit/test_lsp.py).
+
+Positions: LSP lines and characters are 0-based, gpcheck's spans 1-based; characters are
+counted in code points (exact for ASCII sources; LSP's UTF-16 units differ only past U+FFFF)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, Any
+from urllib.parse import unquote, urlparse
+
+from spec.errors import GpcheckError, Severity, SpecError
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
+_SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.NOTE: 3}
+
+
+def uri_to_path(uri: str) -> str:
+    """`file:///a/b%20c.gpspec` -> `/a/b c.gpspec`; anything else is kept as the name."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def diagnostics(text: str, uri: str) -> list[dict[str, Any]]:
+    """The LSP diagnostics of one buffer: every parse or type error of the spec, [] if it checks."""
+    from spec import load_source
+
+    name = uri_to_path(uri)
+    try:
+        load_source(text, name)
+    except SpecError as e:
+        return [_lsp_diagnostic(d, name) for d in e.diagnostics]
+    except GpcheckError as e:  # a limit (spec/limits.py) or another located problem without a span
+        return [{"range": _range(1, 1, 1, 1), "severity": 1, "source": "gpcheck", "message": str(e)}]
+    return []
+
+
+def _range(line: int, col: int, end_line: int, end_col: int) -> dict[str, Any]:
+    line, col = max(line, 1), max(col, 1)
+    if (end_line, end_col) <= (line, col):
+        end_line, end_col = line, col + 1
+    return {"start": {"line": line - 1, "character": col - 1},
+            "end": {"line": end_line - 1, "character": end_col - 1}}
+
+
+def _lsp_diagnostic(d: Any, name: str) -> dict[str, Any]:
+    span = d.span
+    if span is None or span.line <= 0:
+        rng = _range(1, 1, 1, 1)
+    else:
+        rng = _range(span.line, span.column, span.end_line, span.end_column)
+    out: dict[str, Any] = {"range": rng, "severity": _SEVERITY.get(d.severity, 1), "source": "gpcheck",
+                           "message": d.message}
+    related = []
+    for note_span, note in d.notes:
+        if note_span is not None and note_span.line > 0 and note_span.file == name:
+            related.append({"location": {"uri": "", "range": _range(note_span.line, note_span.column,
+                                                                    note_span.end_line, note_span.end_column)},
+                            "message": note})
+        else:
+            out["message"] += f"\n{note}"
+    if related:
+        out["relatedInformation"] = related
+    return out
+
+
+class Server:
+    """One client on a pair of binary streams."""
+
+    def __init__(self, inp: IO[bytes], out: IO[bytes]):
+        self.inp = inp
+        self.out = out
+        self.docs: dict[str, str] = {}
+        self.shutdown = False
+
+    # ------------------------------------------------------------------ framing
+    def read(self) -> dict[str, Any] | None:
+        """The next message, None at the end of the input."""
+        length = None
+        while True:
+            line = self.inp.readline()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                break
+            key, _, value = line.decode("ascii", "replace").partition(":")
+            if key.strip().lower() == "content-length":
+                try:
+                    length = int(value.strip())
+                except ValueError:
+                    length = None
+        if length is None or length < 0:
+            self.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST,
+                                                                 "message": "missing Content-Length"}})
+            return {}
+        body = self.inp.read(length)
+        try:
+            msg = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            self.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": str(e)}})
+            return {}
+        return msg if isinstance(msg, dict) else {}
+
+    def send(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg, ensure_ascii=False).encode("utf-8")
+        self.out.write(f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body)
+        self.out.flush()
+
+    # ------------------------------------------------------------------ dispatch
+    def serve(self) -> int:
+        """Answer messages until `exit`; the exit code is 0 after a `shutdown`, else 1."""
+        while True:
+            msg = self.read()
+            if msg is None:
+                return 0 if self.shutdown else 1
+            method = msg.get("method")
+            params = msg.get("params") or {}
+            if method == "exit":
+                return 0 if self.shutdown else 1
+            if "id" in msg and method is not None:
+                self._request(msg["id"], method, params)
+            elif method is not None:
+                self._notification(method, params)
+
+    def _request(self, ident: Any, method: str, params: dict[str, Any]) -> None:
+        if method == "initialize":
+            from checker.cli import version
+
+            result: Any = {"capabilities": {"textDocumentSync": {"openClose": True, "change": 1,
+                                                                 "save": {"includeText": True}}},
+                           "serverInfo": {"name": "gpcheck", "version": version()}}
+        elif method == "shutdown":
+            self.shutdown = True
+            result = None
+        else:
+            self.send({"jsonrpc": "2.0", "id": ident,
+                       "error": {"code": METHOD_NOT_FOUND, "message": f"gpcheck lsp does not handle {method}"}})
+            return
+        self.send({"jsonrpc": "2.0", "id": ident, "result": result})
+
+    def _notification(self, method: str, params: dict[str, Any]) -> None:
+        doc = params.get("textDocument") or {}
+        uri = doc.get("uri")
+        if not isinstance(uri, str):
+            return
+        if method == "textDocument/didOpen":
+            self.docs[uri] = str(doc.get("text", ""))
+        elif method == "textDocument/didChange":
+            changes = params.get("contentChanges") or []
+            if changes and isinstance(changes[-1], dict) and "text" in changes[-1]:
+                self.docs[uri] = str(changes[-1]["text"])  # full sync: the last change is the text
+        elif method == "textDocument/didSave":
+            if "text" in params:
+                self.docs[uri] = str(params["text"])
+        elif method == "textDocument/didClose":
+            self.docs.pop(uri, None)
+            self.publish(uri, [])
+            return
+        else:
+            return
+        if uri in self.docs:
+            self.publish(uri, diagnostics(self.docs[uri], uri))
+
+    def publish(self, uri: str, items: list[dict[str, Any]]) -> None:
+        for d in items:
+            for rel in d.get("relatedInformation", []):
+                rel["location"]["uri"] = uri
+        self.send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                   "params": {"uri": uri, "diagnostics": items}})
+
+
+def serve_stdio() -> int:
+    """Run the server on this process's stdin and stdout."""
+    return Server(sys.stdin.buffer, sys.stdout.buffer).serve()

@@ -1,0 +1,37 @@
+"""Where the documentation is: `docs/` beside a checkout, or the copy the wheel ships inside the
+package (pyproject maps `docs/` to the package's `docs` folder). `gpcheck docs`, `--help` and
+error messages point users at these files, so they must exist wherever gpcheck is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# topic -> (file under docs/, one-line summary); the order `gpcheck docs` lists them in
+TOPICS: dict[str, tuple[str, str]] = {
+    "tutorial": ("tutorial.md", "from an empty file to a verified model, a replayed trace and a pytest test"),
+    "language": ("language.md", "the gpspec language reference"),
+    "trace-format": ("trace-format.md", "the trace format, simulate, replay, ITF and Perfetto"),
+    "real-traces": ("real-traces.md", "importing real GPU traces (nsys, kineto, rocprof, CUPTI)"),
+    "editors": ("editors/README.md", "editor support: the TextMate grammar and `gpcheck lsp`"),
+}
+
+
+def docs_dir() -> Path | None:
+    """The folder holding the documentation: inside the installed package, else the checkout's
+    `docs/` (the package's parent folder). None when neither exists."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "docs", here.parent / "docs"):
+        if (candidate / "language.md").is_file():
+            return candidate
+    return None
+
+
+def doc_path(topic: str) -> Path | None:
+    """The file of a topic (a key of TOPICS), or None where the docs are missing."""
+    root = docs_dir()
+    return None if root is None else root / TOPICS[topic][0]
+
+
+def pointer(topic: str) -> str:
+    """How a message tells the user where to read about `topic`: the command that prints it."""
+    return f"`gpcheck docs {topic}`"
