@@ -18,10 +18,12 @@ from spec.errors import UsageError
 from gpmodel import CompiledModel, compile_model, jit
 from checker import budget, explicit, liveness
 from checker.explicit import ENGINE, Limits, ProgressFn
+from gpmodel.symmetry import Symmetry
 from checker.verdict import Counterexample, Report, Result, Verdict
 
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
 CORES = ("auto", "python", "compiled")  # how the explicit engine runs (see run_explicit)
+SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (see run_explicit)
 AUTO_PYTHON_STATES = 200_000  # core auto: the Python search first; past this many states, the compiled one
 AUTO_PYTHON_STATES_CACHED = 20_000  # ... and past this many when the compiled code is already cached
 
@@ -45,20 +47,26 @@ def verify(
     depth: int | None = None,
     progress: ProgressFn | None = None,
     core: str = "auto",
+    symmetry: str = "auto",
 ) -> Report:
     """Check the properties of one model instance with one engine (or `auto`); `core` says how
-    the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit)."""
+    the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit), and
+    `symmetry` whether it reduces by the model's symmetric types: `on`, `off`, or `auto` (on
+    when the model has one and no liveness property is checked; see run_explicit)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
         raise UsageError(f"unknown explicit core {core!r} (cores: {', '.join(CORES)})")
+    if symmetry not in SYMMETRY:
+        raise UsageError(f"unknown symmetry setting {symmetry!r} (one of: {', '.join(SYMMETRY)})")
     _check_limits(max_states, timeout, depth)
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
     with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
         if engine == "explicit":
-            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core)
+            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core,
+                                  symmetry=symmetry)
         else:
             from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
@@ -99,17 +107,26 @@ def stopped_reasons(results: list[Result]) -> list[Result]:
 
 
 def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
-                 core: str = "auto") -> Report:
+                 core: str = "auto", symmetry: str = "off") -> Report:
     """The explicit engine. `core` python: the reference search of checker/explicit.py;
     compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the
     Python search first, and the compiled one when the model turns out larger than
     AUTO_PYTHON_STATES (AUTO_PYTHON_STATES_CACHED if its compiled code is cached already), so
     small models start at once (without even importing numba) and large ones pay the compile
-    time once."""
+    time once.
+
+    `symmetry` (NOTE(symmetry)): `on` searches the quotient by the model's symmetric types
+    (gpmodel/symmetry.py) on the Python core (the compiled core does not canonicalise; a
+    warning says so when it was asked for), and answers liveness `unknown`; `auto` does so
+    when the model has a symmetric type of two or more values, no liveness property is
+    checked and the compiled core was not asked for; `off` (the default here) never."""
     cm = cm or compile_model(model)
     started = time.monotonic()
     res, graph = None, None
-    if core == "python":
+    sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry)
+    if sym is not None:
+        res = explicit.search(cm, wanted, limits, symmetry=sym)
+    elif core == "python":
         res = explicit.search(cm, wanted, limits)
     elif core == "auto":
         res = _auto_python_search(cm, wanted, limits)
@@ -128,6 +145,10 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     if graph is not None:
         states = graph.n if res.complete else None
         live = fast_explicit.liveness_results(cm, res, graph, wanted)
+    elif live_refused:
+        states = len(res.parent) if res.complete else None
+        live = [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=live_refused)
+                for p in model.liveness if p.name in wanted]
     else:
         states = len(res.parent) if res.complete else None
         live = liveness_results(cm, res, wanted)
@@ -138,8 +159,35 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     for inst, n in zip(cm.instances, res.fired):
         coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
-    return Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
-                  warnings=warnings)
+    report = Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
+                    warnings=notes + warnings)
+    if res.symmetry is not None:
+        report.symmetry = {"reduced": True, "types": {t.symmetric: t.size() for t in res.symmetry.types},
+                           "group": res.symmetry.group_size}
+    return report
+
+
+def _symmetry_choice(model: ir.Model, wanted: set[str], core: str,
+                     setting: str) -> tuple[Symmetry | None, str | None, list[str]]:
+    """The symmetry reduction to search under (or None), the reason liveness is not checked
+    (or None), and warnings for the report."""
+    if setting == "off" or not model.symmetric:
+        return None, None, []
+    sym = Symmetry(model)
+    if not sym.active:
+        return None, None, []
+    live = [p.name for p in model.liveness if p.name in wanted]
+    if setting == "auto" and (live or core == "compiled"):
+        return None, None, []
+    notes = []
+    if core == "compiled":
+        notes.append("symmetry reduction runs on the Python core: the compiled core does not canonicalise states")
+    why = None
+    if live:
+        why = ("not checked under symmetry reduction: a fair cycle of the quotient graph need not be a fair "
+               "cycle of the model (weak fairness is per action instance, and instances are renamed along "
+               "it); run with --symmetry off (or auto)")
+    return sym, why, notes
 
 
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:

@@ -98,6 +98,9 @@ class Report:
     seconds: float = 0.0
     coverage: dict[str, int] | None = None  # action name -> times fired (explicit engine)
     warnings: list[str] = field(default_factory=list)
+    # Set when the explicit search was reduced by symmetric types (NOTE(symmetry)): `states`
+    # then counts orbits (canonical states), not distinct states. {"reduced", "types", "group"}
+    symmetry: dict[str, Any] | None = None
 
     def result(self, prop: str) -> Result:
         for r in self.results:
@@ -122,6 +125,8 @@ class Report:
             "seconds": round(self.seconds, 4),
             "results": [r.to_json() for r in self.results],
         }
+        if self.symmetry is not None:
+            out["symmetry"] = self.symmetry
         if self.coverage is not None:
             out["coverage"] = self.coverage
         if self.warnings:

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from checker import budget
-from checker.api import CORES, ENGINES, load, verify
+from checker.api import CORES, ENGINES, SYMMETRY, load, verify
 from checker.commands.common import Progress, add_const_flag, consts_of, write_out
 from checker.commands.flags import add_timeout_flag, count, non_negative
 from checker.explicit import select_properties
@@ -31,6 +31,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="how the explicit engine runs: python (the reference), compiled (bit-packed states, "
                         "numba; compiles once per model and constants, cached in ~/.cache/gpcheck/jit), or auto "
                         "(default: python for small models, compiled past 200,000 states)")
+    p.add_argument("--symmetry", choices=SYMMETRY, default="auto",
+                   help="symmetry reduction of the explicit engine by the model's 'symmetric' types: on, off, "
+                        "or auto (default: on when the model declares one and no liveness property is checked; "
+                        "the reduced search runs on the python core)")
     p.add_argument("--max-states", type=count, default=None, metavar="N")
     add_timeout_flag(p, "the check (per model for the whole library)")
     p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
@@ -72,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     with budget.cooperative():
         try:
             report = verify(model, None, args.property, args.engine or "explicit",
-                            args.max_states, args.timeout, args.depth, progress, core=args.core)
+                            args.max_states, args.timeout, args.depth, progress, core=args.core,
+                            symmetry=args.symmetry)
         finally:
             progress.close()
         write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
