@@ -166,7 +166,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
                     res.fault = first_error(step_checks, s, t)
                     if res.fault is not None:
                         res.fault_step = (s, iid, t)
-                if canon is not None:
+                if canon is not None and t not in parent:  # a key of parent is canonical already
                     t = canon(t)
                 if t not in parent:  # check_state(t), inlined: the hot path
                     parent[t] = s

@@ -35,9 +35,20 @@ class Symmetry:
         self.types = [t for t in model.symmetric if t.size() >= 2]
         self.names = [t.symmetric for t in self.types]
         self.active = bool(self.types)
-        self.roles: list[SlotRole] = slot_roles(model)
+        # levels of types with a single value move nothing: dropped
+        self.roles: list[SlotRole] = [SlotRole(tuple(x for x in r.levels if x[0] in self.names),
+                                               r.value if r.value in self.names else None)
+                                      for r in slot_roles(model)]
         self._getters: dict[Perm, Callable[[State], State]] = {}
+        offsets = model.var_offsets()
+        self._var_of = [v.index for v in model.vars for _ in range(ir.slot_count(v.type))]
+        assert len(self._var_of) == len(self.roles) and offsets == sorted(offsets)
         self._sig_plans = [self._signature_plan(k) for k in range(len(self.types))]
+        # a type whose every mentioning slot is plain (sole symmetric index, no symmetric value):
+        # equal signatures mean identical elements, so a tie needs no search
+        self._plain_only = [all(not multi and not holds for _, multi, holds in plan) for plan in self._sig_plans]
+        self._identity = tuple(tuple(range(t.size())) for t in self.types)
+        self._sizes = [t.size() for t in self.types]
         self._value_slots = [(j, self.names.index(r.value)) for j, r in enumerate(self.roles)
                              if r.value in self.names]
 
@@ -54,7 +65,7 @@ class Symmetry:
 
     # ------------------------------------------------------------------ permutations
     def identity(self) -> Perm:
-        return tuple(tuple(range(t.size())) for t in self.types)
+        return self._identity
 
     def apply(self, perm: Perm, s: State) -> State:
         """π(s): the state with every symmetric position and value renamed by `perm`."""
@@ -92,22 +103,34 @@ class Symmetry:
     # ------------------------------------------------------------------ canonical form
     def canonical(self, s: State) -> State:
         """The least state of s's orbit among the signature-sorting permutations."""
+        per_type = self._candidates(s)
+        if len(per_type) == 1 and len(per_type[0]) == 1:
+            return self.apply((per_type[0][0],), s)
         best: State | None = None
-        for perm in self._candidates(s):
+        for perm in itertools.product(*per_type):
             t = self.apply(perm, s)
             if best is None or t < best:
                 best = t
         assert best is not None
         return best
 
-    def _candidates(self, s: State) -> Iterator[Perm]:
-        per_type: list[list[tuple[int, ...]]] = []
-        for k, t in enumerate(self.types):
+    def _candidates(self, s: State) -> list[list[tuple[int, ...]]]:
+        """Per type, the value maps that sort its values by signature (every order of a tie
+        that the state does not fix)."""
+        out: list[list[tuple[int, ...]]] = []
+        for k, n in enumerate(self._sizes):
             sigs = self._signatures(k, s)
-            order = sorted(range(t.size()), key=sigs.__getitem__)
-            groups: list[list[int]] = []
-            for pos in order:
-                if groups and sigs[groups[-1][0]] == sigs[pos]:
+            order = sorted(range(n), key=sigs.__getitem__)
+            tied = [sigs[a] == sigs[b] for a, b in zip(order, order[1:])]
+            if not any(tied) or self._plain_only[k]:
+                new = [0] * n
+                for pos, old in enumerate(order):
+                    new[old] = pos  # the value at sorted position `pos` becomes lo + pos
+                out.append([tuple(new)])
+                continue
+            groups: list[list[int]] = [[order[0]]]
+            for pos, same in zip(order[1:], tied):
+                if same:
                     groups[-1].append(pos)
                 else:
                     groups.append([pos])
@@ -119,16 +142,15 @@ class Symmetry:
                     choices.append(list(itertools.permutations(grp)))
             maps = []
             for combo in itertools.product(*choices):
-                new = [0] * t.size()
+                new = [0] * n
                 pos = 0
                 for grp_order in combo:
                     for old in grp_order:
-                        new[old] = pos  # the value at sorted position `pos` becomes lo + pos
+                        new[old] = pos
                         pos += 1
                 maps.append(tuple(new))
-            per_type.append(maps)
-        for combo in itertools.product(*per_type):
-            yield tuple(combo)
+            out.append(maps)
+        return out
 
     def _stabilised(self, k: int, grp: list[int], s: State) -> bool:
         """Do the transpositions of neighbours in `grp` (which generate every permutation of
@@ -143,41 +165,56 @@ class Symmetry:
         return True
 
     def _signature_plan(self, k: int) -> list[tuple[Callable[[State], tuple[int, ...]] | None,
-                                                    list[tuple[int, object, int]]]]:
-        """Per value of type k: a getter of the slots where it is the only symmetric index (in
-        layout order), and the other slots mentioning it as (slot, family key, mode) with mode
-        0 the value, 1 "equals this value", 2 a symmetric value of another type (ignored)."""
+                                                    list[Callable[[State], tuple[int, ...]]],
+                                                    list[list[int]]]]:
+        """Per value i of type k: a getter of the slots where i is the only symmetric index (in
+        layout order); getters of the other slot families mentioning i at fixed index positions
+        (their values are compared as multisets: the other symmetric indices are permuted too);
+        and the families of slots holding a value of type k (compared as "how many hold i").
+        Families are keyed by the slot's position with every symmetric index at its lowest value
+        and by the positions where i stands, so the same families exist for every value."""
         t = self.types[k]
         name = self.names[k]
-        assert t.lo is not None
+        assert t.lo is not None and t.hi is not None
         plans = []
-        for i in range(t.lo, t.hi + 1):  # type: ignore[operator]
+        for i in range(t.lo, t.hi + 1):
             plain: list[int] = []
-            rest: list[tuple[int, object, int]] = []
+            multi: dict[object, dict[object, list[int]]] = {}
+            holds: dict[object, list[int]] = {}
             for j, role in enumerate(self.roles):
-                mine = [p for p, (n, v, _) in enumerate(role.levels) if n == name and v == i]
+                mine = tuple(p for p, (n, v, _) in enumerate(role.levels) if n == name and v == i)
                 if not mine and role.value != name:
                     continue
                 if len(role.levels) == 1 and mine and role.value is None:
                     plain.append(j)
                     continue
                 base = j - sum((v - self.types[self.names.index(n)].lo) * st  # type: ignore[operator]
-                               for n, v, st in role.levels if n in self.names)
-                mode = 1 if role.value == name else (2 if role.value in self.names else 0)
-                rest.append((j, (base, tuple(mine)), mode))
-            getter = itemgetter(*plain) if len(plain) > 1 else (
-                (lambda s, j=plain[0]: (s[j],)) if plain else None)
-            plans.append((getter, rest))  # type: ignore[arg-type]
+                               for n, v, st in role.levels)
+                if role.value == name:
+                    holds.setdefault((base, mine), []).append(j)
+                elif role.value is None:
+                    # one family per shape of symmetric levels and position of i; its members are
+                    # the vectors of slots sharing the other symmetric indices, as a multiset
+                    others = tuple((p, v) for p, (n, v, _) in enumerate(role.levels) if p not in mine)
+                    shape = tuple(n for n, _, _ in role.levels)
+                    multi.setdefault((shape, mine), {}).setdefault(others, []).append(j)
+                # a value of another symmetric type says nothing invariant about i: left out
+            plans.append((_getter(plain), [[_getter(multi[f][o]) for o in sorted(multi[f])]
+                                           for f in sorted(multi, key=repr)],
+                          [holds[f] for f in sorted(holds, key=repr)]))
         return plans  # type: ignore[return-value]
 
     def _signatures(self, k: int, s: State) -> list[tuple[object, ...]]:
         lo = self.types[k].lo
-        out = []
-        for pos, (getter, rest) in enumerate(self._sig_plans[k]):
-            i = lo + pos  # type: ignore[operator]
-            feats = sorted((fam, (s[j] == i) if mode == 1 else (0 if mode == 2 else s[j]))
-                           for j, fam, mode in rest) if rest else ()
-            out.append((getter(s) if getter is not None else (), tuple(feats)))
+        out: list[tuple[object, ...]] = []
+        for pos, (plain, multi, holds) in enumerate(self._sig_plans[k]):
+            sig: tuple[object, ...] = plain(s) if plain is not None else ()
+            if multi:
+                sig = (sig, tuple([tuple(sorted([g(s) for g in fam])) for fam in multi]))  # type: ignore[misc]
+            if holds:
+                i = lo + pos  # type: ignore[operator]
+                sig = (sig, tuple([sum(1 for j in fam if s[j] == i) for fam in holds]))
+            out.append(sig)
         return out
 
     # ------------------------------------------------------------------ instances
@@ -192,6 +229,15 @@ class Symmetry:
                 v = perm[k][v - lo] + lo  # type: ignore[operator]
             out.append(v)
         return tuple(out)
+
+
+def _getter(slots: list[int]) -> Callable[[State], tuple[int, ...]] | None:
+    if not slots:
+        return None
+    if len(slots) == 1:
+        j = slots[0]
+        return lambda s: (s[j],)
+    return itemgetter(*slots)  # type: ignore[return-value]
 
 
 def _factorial(n: int) -> int:
