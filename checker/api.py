@@ -164,6 +164,8 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     if res.symmetry is not None:
         report.symmetry = {"reduced": True, "types": {t.symmetric: t.size() for t in res.symmetry.types},
                            "group": res.symmetry.group_size}
+        if not res.symmetry.exact:  # gpmodel/symmetry.py MAX_CANDIDATES: some orbit may count twice
+            report.symmetry["one_per_orbit"] = False
     return report
 
 

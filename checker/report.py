@@ -89,8 +89,8 @@ def render_text(report: Report, width: int = 110) -> str:
     console.print(f"model {report.model} ({report.file})" + (f"  constants: {consts}" if consts else ""))
     if report.states is not None and report.symmetry is not None:
         types = ", ".join(f"{n} ({k} values)" for n, k in report.symmetry["types"].items())
-        states = (f"{report.states:,} states up to symmetry (reduced: one per orbit under the permutations "
-                  f"of {types})")
+        per = "one per orbit" if report.symmetry.get("one_per_orbit", True) else "at least one per orbit"
+        states = f"{report.states:,} states up to symmetry (reduced: {per} under the permutations of {types})"
     elif report.states is not None:
         states = f"{report.states:,} distinct states"
     elif any(r.engine == "explicit" for r in report.results):

@@ -24,6 +24,10 @@ from spec import ir
 from spec.symmetry import SlotRole, slot_roles
 
 State = tuple[int, ...]
+# Past this many candidate permutations for one state, ties keep their index order: the state
+# chosen is still in the orbit (the search stays sound: every orbit is visited), but an orbit
+# may then be visited more than once (`Symmetry.exact` turns False and the report says so).
+MAX_CANDIDATES = 5040
 Perm = tuple[tuple[int, ...], ...]  # per reduced type: the new value of each value (by position)
 
 
@@ -35,6 +39,7 @@ class Symmetry:
         self.types = [t for t in model.symmetric if t.size() >= 2]
         self.names = [t.symmetric for t in self.types]
         self.active = bool(self.types)
+        self.exact = True  # every canonical form so far was the orbit's least candidate image
         # levels of types with a single value move nothing: dropped
         self.roles: list[SlotRole] = [SlotRole(tuple(x for x in r.levels if x[0] in self.names),
                                                r.value if r.value in self.names else None)
@@ -134,12 +139,19 @@ class Symmetry:
                     groups[-1].append(pos)
                 else:
                     groups.append([pos])
+            open_groups = [grp for grp in groups if len(grp) > 1 and not self._stabilised(k, grp, s)]
+            count = 1
+            for grp in open_groups:
+                count *= _factorial(len(grp))
+            if open_groups and count > MAX_CANDIDATES:
+                self.exact = False
+                open_groups = []
             choices: list[Sequence[tuple[int, ...]]] = []
             for grp in groups:
-                if len(grp) == 1 or self._stabilised(k, grp, s):
-                    choices.append((tuple(grp),))
-                else:
+                if any(grp is g for g in open_groups):
                     choices.append(list(itertools.permutations(grp)))
+                else:
+                    choices.append((tuple(grp),))
             maps = []
             for combo in itertools.product(*choices):
                 new = [0] * n

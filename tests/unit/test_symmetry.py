@@ -294,3 +294,24 @@ def test_models_without_a_symmetric_type_are_unaffected(examples):
     model = load_spec(str(examples / "ring.gpspec"))
     rep = verify(model, symmetry="on")
     assert rep.symmetry is None and rep.states == verify(model, symmetry="off").states
+
+
+def test_past_the_candidate_cap_the_search_stays_sound_and_says_so(monkeypatch):
+    """With ties left in index order (gpmodel/symmetry.py MAX_CANDIDATES) a state is still in
+    its orbit: verdicts stay those of the full search, an orbit may be counted twice, and the
+    report says the count is not one per orbit."""
+    import gpmodel.symmetry as symmetry_module
+
+    monkeypatch.setattr(symmetry_module, "MAX_CANDIDATES", 1)
+    capped_somewhere = False
+    for seed in range(0, 30):
+        model = load_source(sym_spec(seed, liveness=False), "rnd.gpspec")
+        capped = verify(model, symmetry="on")
+        full = verify(model, symmetry="off")
+        assert _verdicts(capped) == _verdicts(full), seed
+        cm = compile_model(model)
+        assert all(check_witness(cm, r) is None for r in capped.results if r.verdict is Verdict.VIOLATED)
+        if capped.symmetry is not None and capped.symmetry.get("one_per_orbit") is False:
+            capped_somewhere = True
+            assert full.states is None or capped.states <= full.states  # type: ignore[operator]
+    assert capped_somewhere
