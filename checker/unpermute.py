@@ -41,7 +41,11 @@ def concrete_path(cm: CompiledModel, sym: Symmetry, chain: list[State], last: tu
 
 
 def _step_into(cm: CompiledModel, s: State, want: Callable[[State], bool]) -> tuple[int, State]:
-    for iid, t in cm.enabled_steps(s):
+    try:
+        steps = cm.successors(s)  # the states of a path were expanded without a modelling error
+    except ModelError:
+        steps = cm.enabled_steps(s)
+    for iid, t in steps:
         if want(t):
             return iid, t
     raise AssertionError("symmetry: no step of a concrete state reaches the next orbit (the model is "
