@@ -24,6 +24,12 @@ from checker.verdict import Counterexample, Report, Result, Verdict
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
 CORES = ("auto", "python", "compiled")  # how the explicit engine runs (see run_explicit)
 SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (see run_explicit)
+# --symmetry auto with --core auto: a reduction by fewer permutations than this gives way to the
+# compiled core (unreduced) once the model outgrows the Python core's switch points, as the
+# compiled core is then faster (tests/bench/bench_symmetry.py: cwsr Q=2, 4 permutations, 3.9x
+# fewer states: reduced Python 49 s, compiled 9 s; nvidia_streams S=4, 24 permutations, 21x
+# fewer states: reduced Python 14 s, compiled 39 s)
+AUTO_SYMMETRY_GROUP = 24
 AUTO_PYTHON_STATES = 200_000  # core auto: the Python search first; past this many states, the compiled one
 AUTO_PYTHON_STATES_CACHED = 20_000  # ... and past this many when the compiled code is already cached
 
@@ -119,12 +125,19 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     (gpmodel/symmetry.py) on the Python core (the compiled core does not canonicalise; a
     warning says so when it was asked for), and answers liveness `unknown`; `auto` does so
     when the model has a symmetric type of two or more values, no liveness property is
-    checked and the compiled core was not asked for; `off` (the default here) never."""
+    checked and the compiled core was not asked for, except that with core `auto` and fewer
+    than AUTO_SYMMETRY_GROUP permutations a model that outgrows the Python core's switch
+    points goes to the compiled core unreduced; `off` (the default here) never."""
     cm = cm or compile_model(model)
     started = time.monotonic()
     res, graph = None, None
     sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry)
-    if sym is not None:
+    if sym is not None and symmetry == "auto" and core == "auto" and sym.group_size < AUTO_SYMMETRY_GROUP:
+        res = _auto_python_search(cm, wanted, limits, sym)
+        if res is None:
+            notes.append(f"symmetry reduction not used: by {sym.group_size} permutations only, the compiled "
+                         f"core's unreduced search is faster on a model this large (--symmetry on forces it)")
+    elif sym is not None:
         res = explicit.search(cm, wanted, limits, symmetry=sym)
     elif core == "python":
         res = explicit.search(cm, wanted, limits)
@@ -204,7 +217,8 @@ def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
     return why
 
 
-def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> explicit.Search | None:
+def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits,
+                        symmetry: Symmetry | None = None) -> explicit.Search | None:
     """Core auto: the Python search, or None when the compiled one should run instead (the
     model has more states than the switch point and the compiled core can run it). The
     Python search runs to AUTO_PYTHON_STATES_CACHED states first; past that, if the compiled
@@ -213,14 +227,14 @@ def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> 
     for k, switch in enumerate(points):
         if limits.max_states is not None and limits.max_states <= switch:
             break
-        res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress))
+        res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress), symmetry=symmetry)
         if res.complete or res.fault is not None or len(res.parent) <= switch:
             return res  # finished, stopped at a modelling error, or timed out
         if compiled_unsupported(cm, wanted) is not None:
             break
         if k == len(points) - 1 or jit.is_cached(cm):
             return None
-    return explicit.search(cm, wanted, limits)
+    return explicit.search(cm, wanted, limits, symmetry=symmetry)
 
 
 def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) -> list[Result]:

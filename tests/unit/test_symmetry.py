@@ -315,3 +315,31 @@ def test_past_the_candidate_cap_the_search_stays_sound_and_says_so(monkeypatch):
             capped_somewhere = True
             assert full.states is None or capped.states <= full.states  # type: ignore[operator]
     assert capped_somewhere
+
+
+@pytest.mark.parametrize("k,reduced", [(3, False), (4, True)])
+def test_auto_gives_a_small_group_to_the_compiled_core_on_a_large_model(monkeypatch, k, reduced):
+    """--symmetry auto, --core auto: past the Python core's switch points, a reduction by fewer
+    than AUTO_SYMMETRY_GROUP permutations gives way to the compiled core (unreduced); a larger
+    group keeps the reduced search. (The compiled search is stubbed: no numba compile here.)"""
+    from checker import api, fast_explicit
+    from gpmodel import jit
+
+    monkeypatch.setattr(api, "AUTO_PYTHON_STATES", 20)
+    monkeypatch.setattr(api, "AUTO_PYTHON_STATES_CACHED", 20)
+    monkeypatch.setattr(jit, "is_cached", lambda cm: True)
+    monkeypatch.setattr(api, "compiled_unsupported", lambda cm, wanted: None)
+    calls = []
+
+    def stub(*args, **kw):
+        calls.append(1)
+        raise api.budget.Stop("stub", "stub", None)
+
+    monkeypatch.setattr(fast_explicit, "search", stub)
+    model = load_source(GOOD.replace("const K = 3", f"const K = {k}"), "good.gpspec")
+    rep = run_explicit(model, {"bounded"}, Limits(), core="auto", symmetry="auto")
+    if reduced:
+        assert not calls and rep.symmetry is not None
+    else:
+        assert calls and rep.symmetry is None
+        assert any("symmetry reduction not used" in w for w in rep.warnings)
