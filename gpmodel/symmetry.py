@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from operator import itemgetter
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from spec import ir
 from spec.symmetry import SlotRole, slot_roles
@@ -45,9 +45,6 @@ class Symmetry:
                                                r.value if r.value in self.names else None)
                                       for r in slot_roles(model)]
         self._getters: dict[Perm, Callable[[State], State]] = {}
-        offsets = model.var_offsets()
-        self._var_of = [v.index for v in model.vars for _ in range(ir.slot_count(v.type))]
-        assert len(self._var_of) == len(self.roles) and offsets == sorted(offsets)
         self._sig_plans = [self._signature_plan(k) for k in range(len(self.types))]
         # a type whose every mentioning slot is plain (sole symmetric index, no symmetric value):
         # equal signatures mean identical elements, so a tie needs no search
@@ -228,19 +225,6 @@ class Symmetry:
                 sig = (sig, tuple([sum(1 for j in fam if s[j] == i) for fam in holds]))
             out.append(sig)
         return out
-
-    # ------------------------------------------------------------------ instances
-    def permute_args(self, perm: Perm, action: ir.Action, args: tuple[int, ...]) -> tuple[int, ...]:
-        """The arguments of the instance π(a): symmetric parameters renamed."""
-        out = []
-        for p, v in zip(action.params, args):
-            name = p.type.symmetric if isinstance(p.type, ir.IntType) else None
-            if name in self.names:
-                k = self.names.index(name)
-                lo = self.types[k].lo
-                v = perm[k][v - lo] + lo  # type: ignore[operator]
-            out.append(v)
-        return tuple(out)
 
 
 def _getter(slots: list[int]) -> Callable[[State], tuple[int, ...]] | None:
