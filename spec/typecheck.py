@@ -290,12 +290,17 @@ class _Checker:
         for i, m in enumerate(names):
             self.members[m] = (t, i)
 
+    def _decl_of(self, name: str) -> S.Decl | None:
+        return next((d for d in self.spec.decls if getattr(d, "name", None) == name), None)
+
     def _symmetric(self, decl: S.SymmetricDecl) -> None:
         if not self._claim(decl.name, decl.span, "symmetric type"):
             return
         t = self._type(decl.range)
-        if isinstance(t, ir.IntType):
+        if isinstance(t, ir.IntType) and self._domain_ok(t, decl.range.span, "a symmetric type"):
             self.symtypes[decl.name] = ir.IntType(t.lo, t.hi, symmetric=decl.name)
+        else:
+            self.poisoned.add(decl.name)
 
     def _struct(self, decl: S.StructDecl) -> None:
         if not self._claim(decl.name, decl.span, "struct"):
@@ -332,6 +337,8 @@ class _Checker:
                     return self.structs[n]
                 if n in self.symtypes:
                     return self.symtypes[n]
+                if n in self.poisoned and isinstance(self._decl_of(n), S.SymmetricDecl):
+                    return None  # its declaration's error was reported
                 if n == "int":
                     self.d.error(sp, "an unbounded 'int' cannot be a variable type; give a range such as 0..N")
                 else:

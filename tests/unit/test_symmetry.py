@@ -343,3 +343,11 @@ def test_auto_gives_a_small_group_to_the_compiled_core_on_a_large_model(monkeypa
     else:
         assert calls and rep.symmetry is None
         assert any("symmetry reduction not used" in w for w in rep.warnings)
+
+
+def test_a_bad_symmetric_declaration_is_one_located_error():
+    for rng, message in (("3..1", "empty range 3..1"), ("0..5000", "a symmetric type ranges over at most 4096")):
+        with pytest.raises(SpecError) as info:
+            load_source(f"model m\nsymmetric P = {rng}\nvar x: [P] -> bool = false\n", "bad.gpspec")
+        assert len(info.value.diagnostics) == 1 and message in info.value.diagnostics[0].message
+        assert (info.value.diagnostics[0].span.line, info.value.diagnostics[0].span.column) == (2, 15)
