@@ -21,7 +21,6 @@ CASES = [
     ("cwsr", {"W": 3}),
     ("cwsr", {"W": 4}),
     ("cwsr", {"Q": 2}),
-    ("cwsr", {"Q": 2, "W": 3, "N": 2}),
     ("nvidia_streams", {"S": 3, "Q": 2}),
     ("nvidia_streams", {"S": 4, "Q": 1}),
 ]
