@@ -18,10 +18,18 @@ from spec.errors import UsageError
 from gpmodel import CompiledModel, compile_model, jit
 from checker import budget, explicit, liveness
 from checker.explicit import ENGINE, Limits, ProgressFn
+from gpmodel.symmetry import Symmetry
 from checker.verdict import Counterexample, Report, Result, Verdict
 
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
 CORES = ("auto", "python", "compiled")  # how the explicit engine runs (see run_explicit)
+SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (see run_explicit)
+# --symmetry auto with --core auto: a reduction by fewer permutations than this gives way to the
+# compiled core (unreduced) once the model outgrows the Python core's switch points, as the
+# compiled core is then faster (tests/bench/bench_symmetry.py: cwsr Q=2, 4 permutations, 3.9x
+# fewer states: reduced Python 49 s, compiled 9 s; nvidia_streams S=4, 24 permutations, 21x
+# fewer states: reduced Python 14 s, compiled 39 s)
+AUTO_SYMMETRY_GROUP = 24
 AUTO_PYTHON_STATES = 200_000  # core auto: the Python search first; past this many states, the compiled one
 AUTO_PYTHON_STATES_CACHED = 20_000  # ... and past this many when the compiled code is already cached
 
@@ -47,14 +55,19 @@ def verify(
     core: str = "auto",
     workers: int = 1,
     fingerprint: bool = False,
+    symmetry: str = "auto",
 ) -> Report:
     """Check the properties of one model instance with one engine (or `auto`); `core` says how
     the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit);
-    `workers` and `fingerprint` how the compiled core runs (see run_explicit)."""
+    `workers` and `fingerprint` how the compiled core runs, and `symmetry` whether it reduces
+    by the model's symmetric types: `on`, `off`, or `auto` (on when the model has one and no
+    liveness property is checked; see run_explicit)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
         raise UsageError(f"unknown explicit core {core!r} (cores: {', '.join(CORES)})")
+    if symmetry not in SYMMETRY:
+        raise UsageError(f"unknown symmetry setting {symmetry!r} (one of: {', '.join(SYMMETRY)})")
     _check_limits(max_states, timeout, depth)
     _check_compiled_options(core, workers, fingerprint)
     model = load(spec, consts)
@@ -63,7 +76,7 @@ def verify(
     with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
         if engine == "explicit":
             report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core, workers=workers,
-                                  fingerprint=fingerprint)
+                                  fingerprint=fingerprint, symmetry=symmetry)
         else:
             from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
@@ -119,7 +132,8 @@ def stopped_reasons(results: list[Result]) -> list[Result]:
 
 
 def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
-                 core: str = "auto", workers: int = 1, fingerprint: bool = False) -> Report:
+                 core: str = "auto", workers: int = 1, fingerprint: bool = False,
+                 symmetry: str = "off") -> Report:
     """The explicit engine. `core` python: the reference search of checker/explicit.py;
     compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the
     Python search first, and the compiled one when the model turns out larger than
@@ -129,13 +143,29 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     gpmodel/jit_parallel.py: the same results) and with `fingerprint` keeps 64-bit
     fingerprints instead of exact states (NOTE(fingerprint-bfs)): then a property that holds
     in every state found is `holds_to_bound`, not `proved` (a collision may have hidden
-    states), and the report carries TLC's estimates of that probability."""
+    states), and the report carries TLC's estimates of that probability.
+
+    `symmetry` (NOTE(symmetry)): `on` searches the quotient by the model's symmetric types
+    (gpmodel/symmetry.py) on the Python core (the compiled core does not canonicalise; a
+    warning says so when it was asked for), and answers liveness `unknown`; `auto` does so
+    when the model has a symmetric type of two or more values, no liveness property is
+    checked and the compiled core was not asked for, except that with core `auto` and fewer
+    than AUTO_SYMMETRY_GROUP permutations a model that outgrows the Python core's switch
+    points goes to the compiled core unreduced; `off` (the default here) never."""
     _check_compiled_options(core, workers, fingerprint)
     cm = cm or compile_model(model)
     collision: dict[str, float] | None = None
     started = time.monotonic()
     res, graph = None, None
-    if core == "python":
+    sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry)
+    if sym is not None and symmetry == "auto" and core == "auto" and sym.group_size < AUTO_SYMMETRY_GROUP:
+        res = _auto_python_search(cm, wanted, limits, sym)
+        if res is None:
+            notes.append(f"symmetry reduction not used: by {sym.group_size} permutations only, the compiled "
+                         f"core's unreduced search is faster on a model this large (--symmetry on forces it)")
+    elif sym is not None:
+        res = explicit.search(cm, wanted, limits, symmetry=sym)
+    elif core == "python":
         res = explicit.search(cm, wanted, limits)
     elif core == "auto":
         res = _auto_python_search(cm, wanted, limits)
@@ -158,6 +188,10 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     if graph is not None:
         states = graph.n if res.complete else None
         live = fast_explicit.liveness_results(cm, res, graph, wanted)
+    elif live_refused:
+        states = len(res.parent) if res.complete else None
+        live = [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=live_refused)
+                for p in model.liveness if p.name in wanted]
     else:
         states = len(res.parent) if res.complete else None
         live = liveness_results(cm, res, wanted)
@@ -171,9 +205,14 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
         coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
     report = Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
-                    warnings=warnings)
+                    warnings=notes + warnings)
     if collision is not None:
         report.fingerprint = {"bits": 64, "collision_probability": collision}
+    if res.symmetry is not None:
+        report.symmetry = {"reduced": True, "types": {t.symmetric: t.size() for t in res.symmetry.types},
+                           "group": res.symmetry.group_size}
+        if not res.symmetry.exact:  # gpmodel/symmetry.py MAX_CANDIDATES: some orbit may count twice
+            report.symmetry["one_per_orbit"] = False
     return report
 
 
@@ -188,6 +227,29 @@ def _not_proved(r: Result, collision: dict[str, float], depth: int) -> Result:
     return replace(r, reason=f"{r.reason}; {why}" if r.reason else why)
 
 
+def _symmetry_choice(model: ir.Model, wanted: set[str], core: str,
+                     setting: str) -> tuple[Symmetry | None, str | None, list[str]]:
+    """The symmetry reduction to search under (or None), the reason liveness is not checked
+    (or None), and warnings for the report."""
+    if setting == "off" or not model.symmetric:
+        return None, None, []
+    sym = Symmetry(model)
+    if not sym.active:
+        return None, None, []
+    live = [p.name for p in model.liveness if p.name in wanted]
+    if setting == "auto" and (live or core == "compiled"):
+        return None, None, []
+    notes = []
+    if core == "compiled":
+        notes.append("symmetry reduction runs on the Python core: the compiled core does not canonicalise states")
+    why = None
+    if live:
+        why = ("not checked under symmetry reduction: a fair cycle of the quotient graph need not be a fair "
+               "cycle of the model (weak fairness is per action instance, and instances are renamed along "
+               "it); run with --symmetry off (or auto)")
+    return sym, why, notes
+
+
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
     """Why the compiled core cannot check `wanted` on this model, or None. Besides
     `jit.unsupported`: a predicate that can fail to evaluate. Only the Python search implements
@@ -200,7 +262,8 @@ def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
     return why
 
 
-def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> explicit.Search | None:
+def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits,
+                        symmetry: Symmetry | None = None) -> explicit.Search | None:
     """Core auto: the Python search, or None when the compiled one should run instead (the
     model has more states than the switch point and the compiled core can run it). The
     Python search runs to AUTO_PYTHON_STATES_CACHED states first; past that, if the compiled
@@ -209,14 +272,14 @@ def _auto_python_search(cm: CompiledModel, wanted: set[str], limits: Limits) -> 
     for k, switch in enumerate(points):
         if limits.max_states is not None and limits.max_states <= switch:
             break
-        res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress))
+        res = explicit.search(cm, wanted, Limits(switch, limits.timeout, limits.progress), symmetry=symmetry)
         if res.complete or res.fault is not None or len(res.parent) <= switch:
             return res  # finished, stopped at a modelling error, or timed out
         if compiled_unsupported(cm, wanted) is not None:
             break
         if k == len(points) - 1 or jit.is_cached(cm):
             return None
-    return explicit.search(cm, wanted, limits)
+    return explicit.search(cm, wanted, limits, symmetry=symmetry)
 
 
 def liveness_results(cm: CompiledModel, res: explicit.Search, wanted: set[str]) -> list[Result]:

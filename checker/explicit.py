@@ -17,6 +17,7 @@ from spec.errors import UsageError
 from gpmodel import CompiledModel, ModelError, State, truth
 from gpmodel.model import first_error
 from gpmodel.runtime import Fault
+from gpmodel.symmetry import Symmetry
 from checker import budget
 from checker import progress as meter
 from checker.verdict import Counterexample, Result, Step, Verdict
@@ -47,6 +48,9 @@ class Search:
     deadlock: State | None = None
     fault: ModelError | None = None  # the first modelling error, with its state
     fault_step: tuple[State, int, State] | None = None  # set when a transition property's evaluation failed
+    # The symmetry reduction the search ran under (gpmodel.symmetry.Symmetry), or None: `parent`
+    # then holds one canonical state per orbit and counterexamples are un-permuted (NOTE(symmetry)).
+    symmetry: Symmetry | None = None
 
 
 def select_properties(model: ir.Model, names: Iterable[str] | None) -> set[str]:
@@ -63,13 +67,16 @@ def select_properties(model: ir.Model, names: Iterable[str] | None) -> set[str]:
     return chosen
 
 
-def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Search:
+def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
+           symmetry: Symmetry | None = None) -> Search:
     """BFS from the initial states. Every predicate the selected properties need (all of them
     when `range` is selected) is evaluated for modelling errors in every state and on every
     step reached (NOTE(predicate-errors)); the search stops at the first modelling error, at the
     end of the BFS layer where a predicate's is found (a shorter action error may still turn
-    up in that layer)."""
+    up in that layer). With `symmetry` every state reached is replaced by its orbit's canonical
+    state before it is looked up (NOTE(symmetry)): the search covers the quotient."""
     model = cm.model
+    canon = symmetry.canonical if symmetry is not None and symmetry.active else None
     succ = cm.raw_successors
     invs = [(i, fn) for i, (inv, fn) in enumerate(cm.invariants) if inv.name in wanted]
     trans = [(i, fn) for i, (tp, fn) in enumerate(cm.transitions) if tp.name in wanted]
@@ -81,8 +88,11 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
     fired = [0] * len(cm.instances)
 
     init = cm.initial_states()
+    if canon is not None:  # the initial states are closed under the permutations (spec/symmetry.py)
+        init = list(dict.fromkeys(canon(s) for s in init))
     parent: dict[State, State | None] = dict.fromkeys(init)
-    res = Search(parent, complete=False, pruned=False, depth=0, stop_reason=None, fired=fired)
+    res = Search(parent, complete=False, pruned=False, depth=0, stop_reason=None, fired=fired,
+                 symmetry=symmetry if canon is not None else None)
     stopped = "the search stopped at a modelling error (see the range result)"
 
     def check_invariants(s: State) -> None:
@@ -159,6 +169,8 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits()) -> Se
                     res.fault = first_error(step_checks, s, t)
                     if res.fault is not None:
                         res.fault_step = (s, iid, t)
+                if canon is not None and t not in parent:  # a key of parent is canonical already
+                    t = canon(t)
                 if t not in parent:  # check_state(t), inlined: the hot path
                     parent[t] = s
                     if state_checks and res.fault is None:
@@ -221,6 +233,22 @@ def counterexample_to(cm: CompiledModel, parent: dict[State, State | None], s: S
     return Counterexample(make_steps(cm, path_to(parent, s)))
 
 
+def _path_steps(cm: CompiledModel, res: Search, s: State, last: tuple[int, State] | None = None,
+                accept: Callable[[State, State], bool] | None = None) -> tuple[Step, ...]:
+    """The steps to `s` (then the step `last` from it): the BFS path, or under symmetry a
+    concrete behaviour through the same orbits (checker/unpermute.py)."""
+    if res.symmetry is None:
+        states = path_to(res.parent, s) + ([last[1]] if last else [])
+        iids: list[int | None] = [None] * len(states)
+        if last:
+            iids[-1] = last[0]
+        return make_steps(cm, states, iids)
+    from checker.unpermute import concrete_path
+
+    states, iids = concrete_path(cm, res.symmetry, path_to(res.parent, s), last, accept)
+    return make_steps(cm, states, iids)
+
+
 # ---------------------------------------------------------------------------- verdicts
 def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Result]:
     """One Result per selected invariant, transition property, deadlock and range check."""
@@ -232,7 +260,7 @@ def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Res
         if inv.name not in wanted:
             continue
         if i in res.invariant_cex:
-            cex = counterexample_to(cm, res.parent, res.invariant_cex[i])
+            cex = Counterexample(_path_steps(cm, res, res.invariant_cex[i]))
             out.append(Result(inv.name, "invariant", Verdict.VIOLATED, ENGINE, counterexample=cex))
         else:
             out.append(holds(inv.name, "invariant"))
@@ -241,15 +269,14 @@ def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Res
             continue
         if i in res.transition_cex:
             s, iid, t = res.transition_cex[i]
-            states = path_to(res.parent, s) + [t]
-            iids: list[int | None] = [None] * (len(states) - 1) + [iid]
-            cex = Counterexample(make_steps(cm, states, iids))
+            fn = cm.transitions[i][1]
+            cex = Counterexample(_path_steps(cm, res, s, (iid, t), lambda a, b, fn=fn: not truth(fn, a, b)))
             out.append(Result(tp.name, "transition", Verdict.VIOLATED, ENGINE, counterexample=cex))
         else:
             out.append(holds(tp.name, "transition"))
     if "deadlock" in wanted and not model.allow_deadlock:
         if res.deadlock is not None:
-            cex = counterexample_to(cm, res.parent, res.deadlock)
+            cex = Counterexample(_path_steps(cm, res, res.deadlock))
             out.append(Result("deadlock", "deadlock", Verdict.VIOLATED, ENGINE, counterexample=cex,
                               detail={"message": "no action is enabled and no terminal predicate holds"}))
         else:
@@ -260,10 +287,15 @@ def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Res
             assert e.state is not None
             if res.fault_step is not None:
                 s, iid, t = res.fault_step
-                states = path_to(res.parent, s) + [t]
-                cex = Counterexample(make_steps(cm, states, [None] * (len(states) - 1) + [iid]))
+                state_checks, step_checks = cm.fallible(wanted)
+                cex = Counterexample(_path_steps(cm, res, s, (iid, t),
+                                                 lambda a, b: first_error(step_checks, a, b) is not None))
             else:
-                cex = counterexample_to(cm, res.parent, e.state)
+                cex = Counterexample(_path_steps(cm, res, e.state))
+                if res.symmetry is not None and e.site.instance is not None:
+                    from checker.unpermute import concrete_fault
+
+                    e = concrete_fault(cm, cex, e)
             detail = {"error": e.message, "kind": e.site.kind, "location": str(e.site.span)}
             if e.site.instance is not None:
                 inst = cm.instances[e.site.instance]

@@ -97,7 +97,11 @@ def render_text(report: Report, width: int | None = None) -> str:
     console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     consts = " ".join(f"{k}={v}" for k, v in report.constants.items())
     console.print(f"model {report.model} ({report.file})" + (f"  constants: {consts}" if consts else ""))
-    if report.states is not None:
+    if report.states is not None and report.symmetry is not None:
+        types = ", ".join(f"{n} ({k} values)" for n, k in report.symmetry["types"].items())
+        per = "one per orbit" if report.symmetry.get("one_per_orbit", True) else "at least one per orbit"
+        states = f"{report.states:,} states up to symmetry (reduced: {per} under the permutations of {types})"
+    elif report.states is not None:
         states = f"{report.states:,} distinct states"
     elif any(r.engine == "explicit" for r in report.results):
         states = "state count unknown (search incomplete)"

@@ -100,6 +100,9 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     # --fingerprint: {"bits": 64, "collision_probability": {"calculated": p, "actual": q}} (TLC's estimates)
     fingerprint: dict[str, Any] | None = None
+    # Set when the explicit search was reduced by symmetric types (NOTE(symmetry)): `states`
+    # then counts orbits (canonical states), not distinct states. {"reduced", "types", "group"}
+    symmetry: dict[str, Any] | None = None
 
     def result(self, prop: str) -> Result:
         for r in self.results:
@@ -127,6 +130,8 @@ class Report:
             "seconds": round(self.seconds, 4),
             "results": [r.to_json() for r in self.results],
         }
+        if self.symmetry is not None:
+            out["symmetry"] = self.symmetry
         if self.coverage is not None:
             out["coverage"] = self.coverage
         if self.warnings:

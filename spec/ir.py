@@ -34,10 +34,16 @@ class BoolType:
 
 @dataclass(frozen=True, slots=True)
 class IntType:
-    """An integer range `lo..hi`; `lo`/`hi` are None for the unbounded type of expressions."""
+    """An integer range `lo..hi`; `lo`/`hi` are None for the unbounded type of expressions.
+
+    `symmetric` names the symmetric type (`symmetric NAME = lo..hi`) a value belongs to, else
+    None. It takes no part in equality or hashing: every engine treats a symmetric value as the
+    integer it is; only the type checker (which keeps the model symmetric) and the symmetry
+    reduction read it (NOTE(symmetry))."""
 
     lo: int | None = None
     hi: int | None = None
+    symmetric: str | None = field(default=None, compare=False)
 
     @property
     def bounded(self) -> bool:
@@ -396,6 +402,20 @@ Stmt = Union[Require, Assign, If, For, Let]
 # exactly this.
 
 
+# NOTE(symmetry): a `symmetric NAME = lo..hi` type is a scalarset (Murphi; Ip and Dill 1996):
+# the model treats its values alike, so every permutation of them (applied at once to the
+# positions of arrays indexed by the type, to slots holding a value of it and to action
+# arguments of it) maps reachable states to reachable states, steps to steps, errors to errors,
+# and keeps the truth of every invariant, transition property, constraint, terminal predicate
+# and liveness property. The type checker (spec/typecheck.py, `_Checker._sym_*`) admits only
+# models where that holds: values of the type are compared only with == / != against values of
+# the same type, used only to index arrays indexed by it, never mixed with integers (no
+# literals, arithmetic, ordering, int-indexed arrays); initial values do not single one out;
+# a `for` over it touches only what its own value indexes and holds no `require` (so the
+# iteration order does not matter), and an `all`/`any` over it has a body that cannot fail to
+# evaluate (it short-circuits in order). gpmodel/symmetry.py canonicalises states under the
+# permutations; checker/explicit.py searches the quotient and un-permutes counterexamples.
+
 # ---------------------------------------------------------------------------------------------
 # Declarations
 
@@ -523,6 +543,8 @@ class Model:
     constraints: tuple[Constraint, ...]
     allow_deadlock: bool
     expectations: tuple[Expectation, ...]
+    # The symmetric types declared (NOTE(symmetry)), each an IntType with `symmetric` set.
+    symmetric: tuple[IntType, ...] = ()
 
     @property
     def const_values(self) -> dict[str, int]:

@@ -187,6 +187,9 @@ class _Builder(Transformer[Any, Any]):
     def enum_decl(self, meta: Any, name: Token, *members: Token) -> S.EnumDecl:
         return S.EnumDecl(str(name), tuple((str(m), self._tok(m)) for m in members), self._sp(meta))
 
+    def symmetric_decl(self, meta: Any, name: Token, rng: S.RangeT) -> S.SymmetricDecl:
+        return S.SymmetricDecl(str(name), rng, self._sp(meta))
+
     def struct_decl(self, meta: Any, name: Token, *fields: tuple[str, S.TypeExpr, Span]) -> S.StructDecl:
         return S.StructDecl(str(name), tuple(fields), self._sp(meta))
 

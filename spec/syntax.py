@@ -288,9 +288,19 @@ class ExpectDecl:
     span: Span = _span()
 
 
+@dataclass(frozen=True, slots=True)
+class SymmetricDecl:
+    """`symmetric NAME = lo..hi`: a named index type whose values the model treats alike."""
+
+    name: str
+    range: RangeT
+    span: Span = _span()
+
+
 Decl = Union[
     ConstDecl, EnumDecl, StructDecl, VarDecl, ActionDecl, FairDecl, InvariantDecl,
     TransitionDecl, LivenessDecl, TerminalDecl, AllowDeadlock, ConstraintDecl, ExpectDecl,
+    SymmetricDecl,
 ]
 
 

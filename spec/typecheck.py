@@ -17,6 +17,7 @@ from spec.errors import ConstantError, Diagnostics, SpecTypeError
 from spec.ir import BOOL, INT, BinOp, FoldKind
 from spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
 from spec.span import Span
+from spec.symmetry import check_symmetry
 
 
 class _Poison(Exception):
@@ -54,6 +55,7 @@ class _Checker:
         self.enums: dict[str, ir.EnumType] = {}
         self.members: dict[str, tuple[ir.EnumType, int]] = {}
         self.structs: dict[str, ir.StructType] = {}
+        self.symtypes: dict[str, ir.IntType] = {}  # `symmetric NAME = lo..hi` (NOTE(symmetry))
         self.vars: dict[str, ir.Var] = {}
         self.var_list: list[ir.Var] = []
         self.decl_spans: dict[str, Span] = {}
@@ -85,6 +87,8 @@ class _Checker:
                     self._struct(decl)
                 case S.VarDecl():
                     self._var(decl)
+                case S.SymmetricDecl():
+                    self._symmetric(decl)
                 case _:
                     pass
         fair_names: dict[str, Span] = {}
@@ -146,7 +150,7 @@ class _Checker:
             if n not in action_names:
                 self.d.error(sp, f"fair action '{n}' is not declared")
         expectations = self._expectations(expects, set(prop_names))
-        return ir.Model(
+        model = ir.Model(
             name=self.spec.name,
             description=self.spec.description,
             doc=self.spec.doc,
@@ -163,7 +167,11 @@ class _Checker:
             constraints=tuple(constraints),
             allow_deadlock=allow_deadlock,
             expectations=expectations,
+            symmetric=tuple(self.symtypes.values()),
         )
+        if not self.d.errors:  # on a well-typed model only (placeholders would mislead it)
+            check_symmetry(model, self.d)
+        return model
 
     def _expectations(self, expects: list[S.ExpectDecl], props: set[str]) -> tuple[ir.Expectation, ...]:
         out = []
@@ -282,6 +290,18 @@ class _Checker:
         for i, m in enumerate(names):
             self.members[m] = (t, i)
 
+    def _decl_of(self, name: str) -> S.Decl | None:
+        return next((d for d in self.spec.decls if getattr(d, "name", None) == name), None)
+
+    def _symmetric(self, decl: S.SymmetricDecl) -> None:
+        if not self._claim(decl.name, decl.span, "symmetric type"):
+            return
+        t = self._type(decl.range)
+        if isinstance(t, ir.IntType) and self._domain_ok(t, decl.range.span, "a symmetric type"):
+            self.symtypes[decl.name] = ir.IntType(t.lo, t.hi, symmetric=decl.name)
+        else:
+            self.poisoned.add(decl.name)
+
     def _struct(self, decl: S.StructDecl) -> None:
         if not self._claim(decl.name, decl.span, "struct"):
             return
@@ -315,6 +335,10 @@ class _Checker:
                     return self.enums[n]
                 if n in self.structs:
                     return self.structs[n]
+                if n in self.symtypes:
+                    return self.symtypes[n]
+                if n in self.poisoned and isinstance(self._decl_of(n), S.SymmetricDecl):
+                    return None  # its declaration's error was reported
                 if n == "int":
                     self.d.error(sp, "an unbounded 'int' cannot be a variable type; give a range such as 0..N")
                 else:
@@ -714,7 +738,9 @@ class _Checker:
                 self._want(c, xc, ir.BoolType, "a bool condition")
                 xt, xf = self._expr(t), self._expr(f)
                 if isinstance(xt.type, ir.IntType) and isinstance(xf.type, ir.IntType):
-                    return ir.Ite(xc, xt, xf, INT, sp)
+                    sym = xt.type.symmetric  # kept when both branches are of one symmetric type
+                    rt = xt.type if sym is not None and sym == xf.type.symmetric else INT
+                    return ir.Ite(xc, xt, xf, rt, sp)
                 if xt.type != xf.type:
                     self.d.error(sp, f"the branches of 'if' have different types: {_tname(xt.type)} and {_tname(xf.type)}")
                     raise _Poison

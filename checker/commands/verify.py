@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from checker import budget
-from checker.api import CORES, ENGINES, load, verify
+from checker.api import CORES, ENGINES, SYMMETRY, load, verify
 from checker.commands.common import Progress, add_const_flag, consts_of, write_out
 from checker.commands.flags import add_timeout_flag, count, non_negative
 from checker.expectations import judge
@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--fingerprint", action="store_true",
                    help="compiled core: keep 64-bit fingerprints of states instead of the states (less memory); "
                         "holding properties are then holds_to_bound, with TLC's collision probability")
+    p.add_argument("--symmetry", choices=SYMMETRY, default="auto",
+                   help="symmetry reduction of the explicit engine by the model's 'symmetric' types: on, off, "
+                        "or auto (default: on when the model declares one and no liveness property is checked; "
+                        "the reduced search runs on the python core)")
     p.add_argument("--max-states", type=count, default=None, metavar="N",
                    help="explicit engine: stop after N distinct states (the verdicts not decided by then: unknown)")
     add_timeout_flag(p, "the check (per model for the whole library)")
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             report = verify(model, None, args.property, args.engine or "explicit",
                             args.max_states, args.timeout, args.depth, progress, core=args.core,
-                            workers=args.workers, fingerprint=args.fingerprint)
+                            workers=args.workers, fingerprint=args.fingerprint, symmetry=args.symmetry)
         finally:
             progress.close()
         judged = judge(model, report) if not args.ignore_expect else None

@@ -34,6 +34,7 @@ class Domain:
     lo: z3.ArithRef
     hi: z3.ArithRef
     key: str
+    symmetric: str | None = None  # the symmetric type the index ranges over (printed by name)
 
 
 @dataclass
@@ -67,7 +68,7 @@ class _Slot:
 def _domain(enc: ParamEncoder, t: ir.Type) -> Domain:
     lo, hi = enc.bounds(t)
     lo, hi = z3.simplify(lo), z3.simplify(hi)
-    return Domain(lo, hi, range_key(lo, hi))
+    return Domain(lo, hi, range_key(lo, hi), t.symmetric if isinstance(t, ir.IntType) else None)
 
 
 def _chain(enc: ParamEncoder, t: ir.Type) -> tuple[list[Domain], ir.Type]:

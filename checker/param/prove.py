@@ -412,7 +412,8 @@ def render_candidate(enc: ParamEncoder, c: Candidate) -> str:
     if len(v.domains) == 2 and v.domains[0].key == v.domains[1].key:
         text = f"({v.names[0]} != {v.names[1]} implies {text})"
     for name, d in reversed(list(zip(v.names, v.domains))):
-        text = f"(all {name} in {affine_text(d.lo)}..{affine_text(d.hi)}: {text})"
+        dom = d.symmetric or f"{affine_text(d.lo)}..{affine_text(d.hi)}"  # a symmetric index by its type's name
+        text = f"(all {name} in {dom}: {text})"
     return text
 
 

@@ -126,6 +126,7 @@ class Model:
     terminals: list[Any] = field(default_factory=list)
     allow_deadlock: bool = False
     constraints: list[tuple[str, Any]] = field(default_factory=list)
+    symmetric: dict[str, IntType] = field(default_factory=dict)  # `symmetric NAME = lo..hi`: a plain range here
 
     @property
     def var_index(self) -> dict[str, int]:
@@ -179,6 +180,8 @@ def load(text: str, consts: Mapping[str, int] | None = None) -> Model:
             m.allow_deadlock = True
         elif isinstance(d, S.ConstraintDecl):
             m.constraints.append((d.name, d.expr))
+        elif isinstance(d, S.SymmetricDecl):
+            m.symmetric[d.name] = _type(m, d.range)
     for a in m.actions:
         a.fair = a.fair or a.name in fair_names
     return m
@@ -196,6 +199,8 @@ def _type(m: Model, t: Any) -> Any:
     if isinstance(t, S.NamedT):
         if t.name in m.enums:
             return m.enums[t.name]
+        if t.name in m.symmetric:
+            return m.symmetric[t.name]
         return m.structs[t.name]
     if isinstance(t, S.ArrayT):
         return ArrayType(_type(m, t.index), _type(m, t.elem))
