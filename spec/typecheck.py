@@ -852,7 +852,11 @@ def _compare(op: BinOp, a: int, b: int) -> bool:
 def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source: dict[str, str] | None = None) -> ir.Model:
     """Type-check a parsed spec and lower it to one IR instance; raises SpecTypeError with every
     error found (or ConstantError when only `--const` overrides are at fault)."""
-    diags = Diagnostics(source=dict(source or {}))
+    source = dict(source or {})
+    from spec.compose import compose  # NOTE(compose): `use`/`call` are expanded on the AST first
+
+    spec = compose(spec, source)
+    diags = Diagnostics(source=source)
     model = _Checker(spec, overrides or {}, diags).run()
     if diags.errors and all(d.span is None or "--const" in d.message for d in diags.errors):
         diags.gate(ConstantError)
