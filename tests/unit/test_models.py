@@ -15,7 +15,7 @@ from checker import Report, Result, Verdict, verify
 from checker.library import SHARED, expectation_met, render_matrix, verify_library
 from spec import load_spec
 
-MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "nvidia_tsg", "nv_query_group", "blp",
+MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency")
 P, V = Verdict.PROVED, Verdict.VIOLATED
 
@@ -68,7 +68,7 @@ def test_the_shared_vocabulary_is_used_where_meaningful() -> None:
         assert set(SHARED) <= set(load_spec(model).property_names()), model
     # cwsr is a preemption mechanism without a priority policy: no inversion to bound
     assert set(SHARED) - {"bounded_inversion"} <= set(load_spec("cwsr").property_names())
-    for model in ("kfd_sched", "blp"):
+    for model in ("kfd_sched", "kfd_monitor", "blp"):
         names = set(load_spec(model).property_names())
         assert {"no_reexecution", "no_loss", "bounded_inversion", "no_starvation"} <= names
 
@@ -77,7 +77,8 @@ def test_the_shared_vocabulary_is_used_where_meaningful() -> None:
 
 
 def test_cwsr_exactly_once_is_proved() -> None:
-    for consts in ({}, {"MAXP": 0}, {"MAXP": 3, "W": 3, "L": 2}):
+    # defaults (Q=2), the former single-queue default, unbounded preemptions, and many waves
+    for consts in ({}, {"Q": 1, "N": 3, "W": 2}, {"MAXP": 0}, {"Q": 1, "N": 3, "MAXP": 3, "W": 3, "L": 2}):
         assert res("cwsr", "no_reexecution", **consts).verdict is P
         assert res("cwsr", "no_loss", **consts).verdict is P
 
@@ -146,23 +147,45 @@ def test_reef_rewind_parameters() -> None:
 def test_cwsr_parameters() -> None:
     assert res("cwsr", "no_starvation", MAXP=0).verdict is V  # endless preemptions
     assert res("cwsr", "no_starvation", MAXP=4).verdict is P
-    for consts in ({"N": 2}, {"W": 1}, {"L": 1}, {"Q": 2, "N": 1, "L": 2}):
+    for consts in ({"N": 3}, {"Q": 1, "W": 2}, {"L": 1}, {"Q": 2, "N": 1, "W": 2, "L": 2}):
         rep = run("cwsr", **consts)
         assert all(r.verdict is P for r in rep.results), (consts, rep.results)
     r = res("cwsr", "no_loss", Q=2, N=1, L=2, PREEMPT_TIMEOUT=2)
     assert r.verdict is V
 
 
-def test_kfd_sched_parameters() -> None:
-    assert res("kfd_sched", "no_starvation", TIMESLICE=1).verdict is P
-    assert res("kfd_sched", "bounded_inversion", INV_BOUND=4).verdict is V  # T_mon bounds it, tightly
-    assert res("kfd_sched", "bounded_inversion", TIMESLICE=1).verdict is P
-    assert res("kfd_sched", "bounded_inversion", T_MON=10, INV_BOUND=10).verdict is P
-    assert res("kfd_sched", "bounded_inversion", T_MON=10).verdict is V
-    assert res("kfd_sched", "no_starvation", TIMESLICE=1, TS=2).verdict is P
+def test_kfd_monitor_parameters() -> None:
+    assert res("kfd_monitor", "no_starvation", TIMESLICE=1).verdict is P
+    assert res("kfd_monitor", "bounded_inversion", INV_BOUND=4).verdict is V  # T_mon bounds it, tightly
+    assert res("kfd_monitor", "bounded_inversion", TIMESLICE=1).verdict is P
+    assert res("kfd_monitor", "bounded_inversion", T_MON=10, INV_BOUND=10).verdict is P
+    assert res("kfd_monitor", "bounded_inversion", T_MON=10).verdict is V
+    assert res("kfd_monitor", "no_starvation", TIMESLICE=1, TS=2).verdict is P
     for consts in ({"RT_WORK": 1}, {"HP_CAP": 4}, {"LP_WORK": 6}):
-        assert res("kfd_sched", "no_loss", **consts).verdict is P
-        assert res("kfd_sched", "no_starvation", **consts).verdict is V
+        assert res("kfd_monitor", "no_loss", **consts).verdict is P
+        assert res("kfd_monitor", "no_starvation", **consts).verdict is V
+
+
+def test_kfd_sched_on_cwsr() -> None:
+    # HWS: the monitor's preemption of LP is cwsr's unmap-all, so an active HP queue is unmapped too
+    r = res("kfd_sched", "hp_undisturbed")
+    assert r.verdict is V and "monitor" in actions(r)
+    # MES removes only the LP queue
+    assert res("kfd_sched", "hp_undisturbed", MES=1).verdict is P
+    # cwsr's timeouts: a queue that does not save is reset; under HWS that can be the HP queue
+    for t in (1, 2):
+        r = res("kfd_sched", "hp_survives", PREEMPT_TIMEOUT=t)
+        assert r.verdict is V and actions(r)[-1] == "timeout_reset", t
+        assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t).verdict is V
+        assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t).verdict is P
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1).verdict is P  # only LP is preempted
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2).verdict is V  # GPU reset
+    # the inversion bound is tight at the defaults (T_MON=2: 4 ticks); with more LP work (N=3) and
+    # T_MON=3 it is 2*T_MON: the monitor samples LP's ring empty between two dispatches
+    assert res("kfd_sched", "bounded_inversion", INV_BOUND=3).verdict is V
+    assert res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=6).verdict is P
+    r = res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=5)
+    assert r.verdict is V and actions(r).count("monitor") == 2
 
 
 def test_gpreempt_timeslice_parameters() -> None:
@@ -236,7 +259,7 @@ def test_verify_library_meets_every_expectation() -> None:
 
 
 def test_verify_library_reports_a_surprise() -> None:
-    rep = verify_library(models=["kfd_sched"], properties=["no_starvation"])
+    rep = verify_library(models=["kfd_monitor"], properties=["no_starvation"])
     assert rep.ok
     # the same property under a fault switch would be a surprise: emulate by editing the expectation
     cell = rep.rows[0].cells[0]
