@@ -15,7 +15,7 @@ from checker import Report, Result, Verdict, verify
 from checker.library import SHARED, expectation_met, render_matrix, verify_library
 from spec import load_spec
 
-MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "nvidia_tsg", "nv_query_group", "blp",
+MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency")
 P, V = Verdict.PROVED, Verdict.VIOLATED
 
@@ -267,3 +267,24 @@ def test_verify_library_reports_a_surprise() -> None:
 
     bad = replace(cell, expected="holds")
     assert bad.surprise and not cell.surprise
+
+
+def test_xsched_levels_and_their_hazards() -> None:
+    # worst-case inversion in blocks: level 1 drains TH in-flight commands, level 2 one block, level 3
+    # waits only for a kernel labelled non-idempotent (k1: B blocks) and nothing with every kernel labelled
+    for level, bound in ((1, 4), (2, 1), (3, 2)):
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound).verdict is P, level
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound - 1).verdict is V, level
+    assert res("xsched", "bounded_inversion", LEVEL=3, LABEL=7, IDEMPOTENT=7, INV_BOUND=0).verdict is P
+    # level 1 never runs anything twice; level 2's whole relaunch re-runs k1's finished block (not idempotent)
+    assert res("xsched", "no_reexecution", LEVEL=1).verdict is P
+    r = res("xsched", "reexec_idempotent_only", LEVEL=2)
+    assert r.verdict is V and r.counterexample is not None and r.counterexample.steps[-1].state["began"][1] == 3
+    assert res("xsched", "reexec_idempotent_only", LEVEL=2, IDEMPOTENT=7).verdict is P
+    # level 3 with correct labels is safe; a wrong label (k1 labelled idempotent) restarts k1 mid-way
+    assert res("xsched", "reexec_idempotent_only").verdict is P
+    r = res("xsched", "reexec_idempotent_only", LABEL=7)
+    assert r.verdict is V and "rt_arrive" in actions(r)
+    for level in (1, 2, 3):
+        assert res("xsched", "no_stale_input", LEVEL=level).verdict is P
+        assert res("xsched", "no_loss", LEVEL=level).verdict is P
