@@ -15,7 +15,7 @@ from checker import Report, Result, Verdict, verify
 from checker.library import SHARED, expectation_met, render_matrix, verify_library
 from spec import load_spec
 
-MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "nvidia_tsg", "nv_query_group", "blp",
+MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency")
 P, V = Verdict.PROVED, Verdict.VIOLATED
 
@@ -288,3 +288,15 @@ def test_xsched_levels_and_their_hazards() -> None:
     for level in (1, 2, 3):
         assert res("xsched", "no_stale_input", LEVEL=level).verdict is P
         assert res("xsched", "no_loss", LEVEL=level).verdict is P
+
+
+def test_reef_flag_race() -> None:
+    # REEF issue #2: resetting before the flag is known visible lets a queued kernel start unflagged
+    r = res("reef_flag_race", "preemption_effective")
+    assert r.verdict is V and actions(r)[-3:] == ["start_next", "flag_land", "wait_flag"] or "start_next" in actions(r)
+    assert res("reef_flag_race", "preemption_effective", ORDER=0).verdict is P      # the naive order is safe
+    assert res("reef_flag_race", "preemption_effective", RESETS=1).verdict is V
+    assert res("reef_flag_race", "preemption_effective", RESETS=3).verdict is V     # repeating alone does not close it
+    # it closes when every dispatch beats the next ioctl and there is a reset per kernel that can start
+    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1).verdict is V
+    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1, RESETS=3).verdict is P
