@@ -64,8 +64,10 @@ def test_every_property_has_an_expectation_and_every_constant_a_doc(model: str) 
 
 
 def test_the_shared_vocabulary_is_used_where_meaningful() -> None:
-    for model in ("reef_rewind", "nvidia_tsg", "gpreempt_timeslice"):
+    for model in ("reef_rewind", "nvidia_tsg"):
         assert set(SHARED) <= set(load_spec(model).property_names()), model
+    # the CUDA timeslice path has no host-side ring handling: ring_integrity would repeat ring_kept
+    assert set(SHARED) - {"ring_integrity"} <= set(load_spec("gpreempt_timeslice").property_names())
     # cwsr is a preemption mechanism without a priority policy: no inversion to bound
     assert set(SHARED) - {"bounded_inversion"} <= set(load_spec("cwsr").property_names())
     for model in ("kfd_sched", "kfd_monitor", "blp"):
@@ -194,11 +196,19 @@ def test_gpreempt_timeslice_parameters() -> None:
     assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=2, HINT=0).verdict is V
     assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=1).verdict is P
     assert res("gpreempt_timeslice", "bounded_inversion", TS_BE=2).verdict is V
-    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0).verdict is P
+    # the hint matters once a switch costs time: without it an inference waits for BE's slice and two
+    # switches (2*SWITCH + TS_BE = 5 us); with a lead of 5 us the LC TSG is already resident
+    r = res("gpreempt_timeslice", "bounded_inversion", HINT=0)
+    assert r.verdict is V and "lc_hint" not in actions(r)
+    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0, INV_BOUND=5).verdict is P
+    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0, INV_BOUND=4).verdict is V
+    assert res("gpreempt_timeslice", "bounded_inversion", LEAD=4).verdict is V           # a late hint
+    assert res("gpreempt_timeslice", "bounded_inversion", LEAD=4, INV_BOUND=2).verdict is P
+    assert res("gpreempt_timeslice", "bounded_inversion", SWITCH=0, HINT=0, INV_BOUND=1).verdict is P
     # endless LC load with a short LC slice: BE still finishes (its slice comes round)
     assert res("gpreempt_timeslice", "no_starvation", MAXLC=0, TS_LC=5).verdict is P
-    rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3)
-    assert all(r.verdict is P for r in rep.results)
+    rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3, INV_BOUND=5)
+    assert all(r.verdict is P for r in rep.results), rep.results
 
 
 def test_nvidia_tsg_parameters() -> None:
