@@ -313,3 +313,21 @@ def test_reef_flag_race() -> None:
     # it closes when every dispatch beats the next ioctl and there is a reset per kernel that can start
     assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1).verdict is V
     assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1, RESETS=3).verdict is P
+
+
+def test_reef_rewind_several_queues_and_resident_blocks() -> None:
+    # two BE queues: the preemption clears and rewinds each (two steps per queue), so the RT task's
+    # wait grows by 2 per extra queue: CAP + 7 + 2 (Q - 1) scheduler steps
+    rep = run("reef_rewind", Q=2, N=2, CAP=1, INV_BOUND=10)
+    assert rep.result("bounded_inversion").verdict is P
+    assert rep.result("no_loss").verdict is P
+    assert rep.result("no_reexecution").verdict is V and rep.result("no_stale_input").verdict is V
+    assert res("reef_rewind", "bounded_inversion", Q=2, N=2, CAP=1, INV_BOUND=9).verdict is V
+    # two resident blocks: one reset kills both; still no loss, and re-execution / stale input remain
+    rep = run("reef_rewind", B=2)
+    assert rep.result("no_loss").verdict is P and rep.result("no_stale_input").verdict is V
+    r = rep.result("reexec_idempotent_only")
+    assert r.verdict is V and r.counterexample is not None
+    assert any(v > 2 for v in r.counterexample.steps[-1].state["began"][0])
+    # every kernel is idempotent: re-running is then harmless (no_reexecution still counts it)
+    assert res("reef_rewind", "reexec_idempotent_only", IDEMPOTENT=15).verdict is P
