@@ -15,7 +15,7 @@ from checker import Report, Result, Verdict, verify
 from checker.library import SHARED, expectation_met, render_matrix, verify_library
 from spec import load_spec
 
-MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "nvidia_tsg", "nv_query_group", "blp",
+MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency")
 P, V = Verdict.PROVED, Verdict.VIOLATED
 
@@ -331,3 +331,16 @@ def test_reef_rewind_several_queues_and_resident_blocks() -> None:
     assert any(v > 2 for v in r.counterexample.steps[-1].state["began"][0])
     # every kernel is idempotent: re-running is then harmless (no_reexecution still counts it)
     assert res("reef_rewind", "reexec_idempotent_only", IDEMPOTENT=15).verdict is P
+
+
+def test_gp_hip_suspend_races() -> None:
+    # check-then-act: BE j passes the lc_cnt check, the daemon suspends the list without j, j launches
+    r = res("gp_hip_suspend", "preemption_effective")
+    assert r.verdict is V and actions(r).index("be_check") < actions(r).index("daemon_suspend") < actions(r).index("be_launch")
+    assert res("gp_hip_suspend", "preemption_effective", REGISTER_FIRST=1).verdict is P
+    # two LC requests between two daemon polls keep the old list suspended: the fix does not cover it
+    r = res("gp_hip_suspend", "preemption_effective", J=3, MAXLC=2, REGISTER_FIRST=1)
+    assert r.verdict is V and actions(r).count("lc_preprocess") == 2 and "daemon_resume" not in actions(r)
+    for consts in ({}, {"REGISTER_FIRST": 1}):
+        assert res("gp_hip_suspend", "no_reexecution", **consts).verdict is P
+        assert res("gp_hip_suspend", "no_loss", **consts).verdict is P
