@@ -3,7 +3,7 @@
     use cwsr(Q = 2, MAXP = 0) driving preempt, remap     # splice cwsr's declarations in
     action monitor { ... call preempt() ... }              # run cwsr's preempt in this step
 
-Why on the AST: the composed model is an ordinary flat model, so the type checker, the IR (the
+NOTE(compose): why on the AST: the composed model is an ordinary flat model, so the type checker, the IR (the
 single source of truth), every engine, replay and the reports need nothing new; errors in the
 module keep their own file:line:column.
 
