@@ -35,7 +35,7 @@ from pathlib import Path
 from spec import syntax as S
 from spec.errors import Diagnostics, SpecTypeError
 from spec.ir import BinOp
-from spec.limits import normalize_newlines
+from spec.limits import MAX_SOURCE_CHARS, normalize_newlines
 from spec.span import Span
 
 MAX_USE_DEPTH = 16   # nested `use` (a cycle is reported before this is reached)
@@ -148,6 +148,14 @@ class _Composer:
             base = Path(using_file).parent if using_file and not using_file.startswith("<") else Path(".")
             path = base / use.module
             try:
+                # only a regular file of at most the source limit (never a FIFO or a device)
+                if not path.is_file():
+                    self.diags.error(use.module_span, f"use: {str(path)!r} is not a regular file")
+                    return None
+                if path.stat().st_size > 4 * MAX_SOURCE_CHARS:
+                    self.diags.error(use.module_span, f"use: {str(path)!r} is larger than a spec may be "
+                                                      f"({MAX_SOURCE_CHARS} characters)")
+                    return None
                 data = path.read_bytes()
             except OSError as e:
                 self.diags.error(use.module_span, f"use: cannot read {str(path)!r}: {e.strerror or e}")

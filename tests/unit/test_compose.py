@@ -106,7 +106,9 @@ def test_bundled_module_and_the_kfd_sched_composition() -> None:
     ("model t\nuse cwsr\naction a { call nope() }\n", 3, 12, "no action named 'nope'"),
     ("model t\naction a { call b() }\naction b { call a() }\n", 3, 12, "calls itself"),
     ("model t\nuse cwsr\nvar loc: bool = false\n", 3, 1, "variable 'loc' is already declared"),
-    ("model t\nuse \"missing.gpspec\"\n", 2, 5, "cannot read"),
+    ("model t\nuse \"missing.gpspec\"\n", 2, 5, "not a regular file"),
+    ("model t\nuse \"/dev/zero\"\n", 2, 5, "not a regular file"),
+    ("model t\nuse \"\"\n", 2, 5, "not a regular file"),
 ])
 def test_composition_errors_are_located(tmp_path: Path, text: str, line: int, col: int, words: str,
                                         capsys: pytest.CaptureFixture[str]) -> None:
