@@ -181,6 +181,11 @@ def test_kfd_sched_on_cwsr() -> None:
         assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t).verdict is V
         assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t).verdict is P
     assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1).verdict is P  # only LP is preempted
+    # a reset HP queue looks active forever (wptr != rptr): the monitor never maps LP again
+    r = res("kfd_sched", "no_starvation", PREEMPT_TIMEOUT=1)
+    assert r.verdict is V and r.counterexample is not None and r.counterexample.loop is not None
+    last = r.counterexample.steps[-1].state
+    assert last["loc"][1] == "Dead" and last["in_rl"][0] is False
     assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2).verdict is V  # GPU reset
     # the inversion bound is tight at the defaults (T_MON=2: 4 ticks); with more LP work (N=3) and
     # T_MON=3 it is 2*T_MON: the monitor samples LP's ring empty between two dispatches
