@@ -289,7 +289,8 @@ def table_42(ctx: Context) -> list[Row]:
     ms = lambda us: f"{us / 1000:g} ms"  # noqa: E731
     R_ = kernel_offset(99, 75, 2, 0)
     relaunched = 100 - R_
-    reexec = ctx.value_range("reef_rewind", lambda s: sum(1 for r in s["runs"] if r > 1))
+    # kernels of one BE task run more than once (runs is per BE queue since reef_rewind has Q queues)
+    reexec = ctx.value_range("reef_rewind", lambda s: max(sum(1 for r in row if r > 1) for row in s["runs"]))
     ev = ctx.check
     rows = [
         Row("4.2.1", "GPreempt", "detection", "5.1 ms", Outcome.REFUTED,
