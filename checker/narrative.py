@@ -58,11 +58,23 @@ class StoryStep:
 def action_notes(model: ir.Model, spec: str | Path) -> dict[str, str]:
     """The comment block right above each action declaration, joined into one line."""
     try:
-        lines = resolve_spec_path(spec).read_text(encoding="utf-8").splitlines()
+        main_path = resolve_spec_path(spec)
+        lines = main_path.read_text(encoding="utf-8").splitlines()
     except (OSError, SpecError):
         return {}
+    files: dict[str, list[str]] = {str(main_path): lines}
     out: dict[str, str] = {}
     for a in model.actions:
+        if a.span.file and a.span.file != str(main_path) and a.span.file != str(spec):
+            # an action of a module the model `use`s (spec/compose.py): its comment is in that file
+            if a.span.file not in files:
+                try:
+                    files[a.span.file] = Path(a.span.file).read_text(encoding="utf-8").splitlines()
+                except OSError:
+                    files[a.span.file] = []
+            lines = files[a.span.file]
+        else:
+            lines = files[str(main_path)]
         i = a.span.line - 2
         block: list[str] = []
         while i >= 0 and lines[i].lstrip().startswith("#"):

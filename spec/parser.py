@@ -243,6 +243,22 @@ class _Builder(Transformer[Any, Any]):
     def expect_decl(self, meta: Any, prop: Token, verdict: Token) -> S.ExpectDecl:
         return S.ExpectDecl(str(prop), str(verdict), self._sp(meta))
 
+    def use_decl(self, meta: Any, ref: tuple[str, bool, Span], args: Any, *rest: Any) -> S.UseDecl:
+        driven = tuple((str(n), self._tok(n)) for n in rest if isinstance(n, Token) and n.type == "NAME")
+        module, is_path, msp = ref
+        return S.UseDecl(module, is_path, tuple(args or ()), driven, msp, self._sp(meta))
+
+    def module_ref(self, meta: Any, tok: Token) -> tuple[str, bool, Span]:
+        if tok.type == "STRING":
+            return str(tok)[1:-1], True, self._tok(tok)
+        return str(tok), False, self._tok(tok)
+
+    def use_args(self, meta: Any, *args: tuple[str, S.Expr, Span] | None) -> tuple[tuple[str, S.Expr, Span], ...]:
+        return tuple(a for a in args if a is not None)
+
+    def use_arg(self, meta: Any, name: Token, value: S.Expr) -> tuple[str, S.Expr, Span]:
+        return (str(name), value, self._tok(name))
+
     # ----------------------------------------------------------------- types and inits
     def bool_type(self, meta: Any) -> S.BoolT:
         return S.BoolT(self._sp(meta))
@@ -290,6 +306,9 @@ class _Builder(Transformer[Any, Any]):
 
     def let_stmt(self, meta: Any, name: Token, value: S.Expr) -> S.LetS:
         return S.LetS(str(name), value, self._sp(meta))
+
+    def call_stmt(self, meta: Any, name: Token, *args: S.Expr | None) -> S.CallS:
+        return S.CallS(str(name), tuple(a for a in args if a is not None), self._sp(meta))
 
     # ----------------------------------------------------------------- expressions
     def int_lit(self, meta: Any, tok: Token) -> S.IntLit:

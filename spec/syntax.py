@@ -182,7 +182,17 @@ class LetS:
     span: Span = _span()
 
 
-Stmt = Union[RequireS, AssignS, IfS, ForS, LetS]
+@dataclass(frozen=True, slots=True)
+class CallS:
+    """`call NAME(args)`: the named action's body runs here, in this step (spec/compose.py
+    inlines it before type checking; the type checker never sees one)."""
+
+    name: str
+    args: tuple[Expr, ...]
+    span: Span = _span()
+
+
+Stmt = Union[RequireS, AssignS, IfS, ForS, LetS, CallS]
 
 
 # --------------------------------------------------------------------------- declarations
@@ -290,10 +300,27 @@ class ExpectDecl:
 
 @dataclass(frozen=True, slots=True)
 class SymmetricDecl:
-    """`symmetric NAME = lo..hi`: a named index type whose values the model treats alike."""
+    """`symmetric NAME = lo..hi`: a named index type whose values the model treats alike.
+    `symmetric` is False for one spliced in by `use` (spec/compose.py): the using model may tell
+    the values apart, so there the name is a plain range."""
 
     name: str
     range: RangeT
+    span: Span = _span()
+    symmetric: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class UseDecl:
+    """`use MODULE(CONST = expr, ...) driving ACTION, ...`: splice another model's declarations
+    in (spec/compose.py expands it before type checking). `module` is a bundled model's name, or
+    a file path relative to the using file when `is_path`."""
+
+    module: str
+    is_path: bool
+    bindings: tuple[tuple[str, Expr, Span], ...]
+    driven: tuple[tuple[str, Span], ...]
+    module_span: Span = _span()
     span: Span = _span()
 
 
@@ -301,6 +328,7 @@ Decl = Union[
     ConstDecl, EnumDecl, StructDecl, VarDecl, ActionDecl, FairDecl, InvariantDecl,
     TransitionDecl, LivenessDecl, TerminalDecl, AllowDeadlock, ConstraintDecl, ExpectDecl,
     SymmetricDecl,
+    UseDecl,
 ]
 
 

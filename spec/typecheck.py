@@ -167,7 +167,7 @@ class _Checker:
             constraints=tuple(constraints),
             allow_deadlock=allow_deadlock,
             expectations=expectations,
-            symmetric=tuple(self.symtypes.values()),
+            symmetric=tuple(t for t in self.symtypes.values() if t.symmetric),
         )
         if not self.d.errors:  # on a well-typed model only (placeholders would mislead it)
             check_symmetry(model, self.d)
@@ -298,7 +298,7 @@ class _Checker:
             return
         t = self._type(decl.range)
         if isinstance(t, ir.IntType) and self._domain_ok(t, decl.range.span, "a symmetric type"):
-            self.symtypes[decl.name] = ir.IntType(t.lo, t.hi, symmetric=decl.name)
+            self.symtypes[decl.name] = ir.IntType(t.lo, t.hi, symmetric=decl.name if decl.symmetric else None)
         else:
             self.poisoned.add(decl.name)
 
@@ -878,7 +878,11 @@ def _compare(op: BinOp, a: int, b: int) -> bool:
 def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source: dict[str, str] | None = None) -> ir.Model:
     """Type-check a parsed spec and lower it to one IR instance; raises SpecTypeError with every
     error found (or ConstantError when only `--const` overrides are at fault)."""
-    diags = Diagnostics(source=dict(source or {}))
+    source = dict(source or {})
+    from spec.compose import compose  # NOTE(compose): `use`/`call` are expanded on the AST first
+
+    spec = compose(spec, source)
+    diags = Diagnostics(source=source)
     model = _Checker(spec, overrides or {}, diags).run()
     if diags.errors and all(d.span is None or "--const" in d.message for d in diags.errors):
         diags.gate(ConstantError)

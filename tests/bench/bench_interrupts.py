@@ -32,15 +32,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMS_BIG = ["nvidia_streams", "--const", "S=3", "--const", "Q=4", "--const", "SLOTS=3"]
-CWSR_LIVE = ["cwsr", "--const", "N=5", "--const", "MAXP=3", "--const", "W=3"]
+CWSR_LIVE = ["cwsr", "--const", "Q=1", "--const", "N=5", "--const", "MAXP=3", "--const", "W=3"]
 
 
 def scenarios(trace: str) -> list[tuple[str, list[str], float]]:
     """(name, gpcheck arguments, processor seconds before the signal)."""
     return [
         ("pdr", ["verify", "cwsr", "--engine", "pdr", "--itf", "cx.itf.json"], 1.5),
-        ("bmc", ["verify", "cwsr", "--const", "N=6", "--const", "MAXP=4", "--engine", "bmc", "--depth", "60"], 1.5),
-        ("kind", ["verify", "cwsr", "--const", "N=6", "--const", "MAXP=4", "--engine", "kind", "--depth", "60"], 1.5),
+        ("bmc", ["verify", "cwsr", "--const", "Q=1", "--const", "N=6", "--const", "MAXP=4", "--engine", "bmc", "--depth", "60"], 1.5),
+        ("kind", ["verify", "cwsr", "--const", "Q=1", "--const", "N=6", "--const", "MAXP=4", "--engine", "kind", "--depth", "60"], 1.5),
         ("auto", ["verify", *STREAMS_BIG, "--engine", "auto"], 3.0),
         ("explicit", ["verify", *STREAMS_BIG, "--perfetto", "cx.json"], 1.0),
         ("explicit+liveness", ["verify", *CWSR_LIVE], 2.0),

@@ -80,7 +80,9 @@ def hidden_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_pdr_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
-    code, out, err, took = _signal_after(["verify", "cwsr", "--engine", "pdr", "--json", "--itf", "cx.itf.json"],
+    # cwsr's former single-queue default: the timing of these runs was tuned on it
+    code, out, err, took = _signal_after(["verify", "cwsr", "--const", "Q=1", "--const", "N=3", "--const", "W=2",
+                                          "--engine", "pdr", "--json", "--itf", "cx.itf.json"],
                                          tmp_path, sig, 1.5)
     assert code == 128 + sig, err
     assert "Traceback" not in err
@@ -169,7 +171,7 @@ def test_z3_call_is_interrupted_in_process() -> None:
     with budget.activate():
         threading.Timer(1.0, budget.request_stop, (budget.INTERRUPTED, "interrupted (test)")).start()
         with budget.cooperative():
-            report = verify("cwsr", engine="pdr")
+            report = verify("cwsr", consts={"Q": 1, "N": 3, "W": 2}, engine="pdr")  # the former default
     assert any(r.reason == "interrupted (test)" for r in report.results)
     assert report.seconds < HANG
 

@@ -55,3 +55,28 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     assert kernel_offset(99, 75, 2, 0) == 22
     code, out = _run(capsys, "claims", "--json")
     assert code == 0 and json.loads(out)["ok"] is True
+
+
+@pytest.mark.parametrize("argv, blamed", [
+    # kfd_sched on cwsr: the monitor's unmap of LP also unmaps HP only under HWS (MES=0 shapes it),
+    # and the HP queue is reset only with the timeout fault on
+    (["kfd_sched", "hp_undisturbed"], "MES"),
+    (["kfd_sched", "hp_survives", "--const", "PREEMPT_TIMEOUT=1"], "PREEMPT_TIMEOUT"),
+    # xsched: a wrong idempotence label is what makes level 3 restart k1
+    (["xsched", "reexec_idempotent_only", "--const", "LABEL=7"], "LABEL"),
+    (["xsched", "reexec_idempotent_only", "--const", "LEVEL=2"], "LEVEL"),
+    # REEF issue #2: the swapped order lets the queued kernel start before the flag is visible
+    (["reef_flag_race", "preemption_effective"], "ORDER"),
+    # GPreempt on HIP: checking lc_cnt before registering is the race
+    (["gp_hip_suspend", "preemption_effective"], None),
+    # reef_rewind's stale input happens under every setting of its switches
+    (["reef_rewind", "no_stale_input"], None),
+])
+def test_explain_the_issue_16_findings(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                       blamed: str | None) -> None:
+    code, out = _run(capsys, "explain", *argv, "--json")
+    d = json.loads(out)
+    assert code == 1 and d["steps"] and all(s["note"] for s in d["steps"][1:] if s["action"] != "flag_land")
+    names = {b["name"] for s in d["steps"] for b in s["made_possible_by"]}
+    if blamed is not None:
+        assert blamed in names, names

@@ -15,7 +15,7 @@ from checker import Report, Result, Verdict, verify
 from checker.library import SHARED, expectation_met, render_matrix, verify_library
 from spec import load_spec
 
-MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "nvidia_tsg", "nv_query_group", "blp",
+MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency")
 P, V = Verdict.PROVED, Verdict.VIOLATED
 
@@ -64,11 +64,13 @@ def test_every_property_has_an_expectation_and_every_constant_a_doc(model: str) 
 
 
 def test_the_shared_vocabulary_is_used_where_meaningful() -> None:
-    for model in ("reef_rewind", "nvidia_tsg", "gpreempt_timeslice"):
+    for model in ("reef_rewind", "nvidia_tsg"):
         assert set(SHARED) <= set(load_spec(model).property_names()), model
+    # the CUDA timeslice path has no host-side ring handling: ring_integrity would repeat ring_kept
+    assert set(SHARED) - {"ring_integrity"} <= set(load_spec("gpreempt_timeslice").property_names())
     # cwsr is a preemption mechanism without a priority policy: no inversion to bound
     assert set(SHARED) - {"bounded_inversion"} <= set(load_spec("cwsr").property_names())
-    for model in ("kfd_sched", "blp"):
+    for model in ("kfd_sched", "kfd_monitor", "blp"):
         names = set(load_spec(model).property_names())
         assert {"no_reexecution", "no_loss", "bounded_inversion", "no_starvation"} <= names
 
@@ -77,7 +79,8 @@ def test_the_shared_vocabulary_is_used_where_meaningful() -> None:
 
 
 def test_cwsr_exactly_once_is_proved() -> None:
-    for consts in ({}, {"MAXP": 0}, {"MAXP": 3, "W": 3, "L": 2}):
+    # defaults (Q=2), the former single-queue default, unbounded preemptions, and many waves
+    for consts in ({}, {"Q": 1, "N": 3, "W": 2}, {"MAXP": 0}, {"Q": 1, "N": 3, "MAXP": 3, "W": 3, "L": 2}):
         assert res("cwsr", "no_reexecution", **consts).verdict is P
         assert res("cwsr", "no_loss", **consts).verdict is P
 
@@ -146,23 +149,50 @@ def test_reef_rewind_parameters() -> None:
 def test_cwsr_parameters() -> None:
     assert res("cwsr", "no_starvation", MAXP=0).verdict is V  # endless preemptions
     assert res("cwsr", "no_starvation", MAXP=4).verdict is P
-    for consts in ({"N": 2}, {"W": 1}, {"L": 1}, {"Q": 2, "N": 1, "L": 2}):
+    for consts in ({"N": 3}, {"Q": 1, "W": 2}, {"L": 1}, {"Q": 2, "N": 1, "W": 2, "L": 2}):
         rep = run("cwsr", **consts)
         assert all(r.verdict is P for r in rep.results), (consts, rep.results)
     r = res("cwsr", "no_loss", Q=2, N=1, L=2, PREEMPT_TIMEOUT=2)
     assert r.verdict is V
 
 
-def test_kfd_sched_parameters() -> None:
-    assert res("kfd_sched", "no_starvation", TIMESLICE=1).verdict is P
-    assert res("kfd_sched", "bounded_inversion", INV_BOUND=4).verdict is V  # T_mon bounds it, tightly
-    assert res("kfd_sched", "bounded_inversion", TIMESLICE=1).verdict is P
-    assert res("kfd_sched", "bounded_inversion", T_MON=10, INV_BOUND=10).verdict is P
-    assert res("kfd_sched", "bounded_inversion", T_MON=10).verdict is V
-    assert res("kfd_sched", "no_starvation", TIMESLICE=1, TS=2).verdict is P
+def test_kfd_monitor_parameters() -> None:
+    assert res("kfd_monitor", "no_starvation", TIMESLICE=1).verdict is P
+    assert res("kfd_monitor", "bounded_inversion", INV_BOUND=4).verdict is V  # T_mon bounds it, tightly
+    assert res("kfd_monitor", "bounded_inversion", TIMESLICE=1).verdict is P
+    assert res("kfd_monitor", "bounded_inversion", T_MON=10, INV_BOUND=10).verdict is P
+    assert res("kfd_monitor", "bounded_inversion", T_MON=10).verdict is V
+    assert res("kfd_monitor", "no_starvation", TIMESLICE=1, TS=2).verdict is P
     for consts in ({"RT_WORK": 1}, {"HP_CAP": 4}, {"LP_WORK": 6}):
-        assert res("kfd_sched", "no_loss", **consts).verdict is P
-        assert res("kfd_sched", "no_starvation", **consts).verdict is V
+        assert res("kfd_monitor", "no_loss", **consts).verdict is P
+        assert res("kfd_monitor", "no_starvation", **consts).verdict is V
+
+
+def test_kfd_sched_on_cwsr() -> None:
+    # HWS: the monitor's preemption of LP is cwsr's unmap-all, so an active HP queue is unmapped too
+    r = res("kfd_sched", "hp_undisturbed")
+    assert r.verdict is V and "monitor" in actions(r)
+    # MES removes only the LP queue
+    assert res("kfd_sched", "hp_undisturbed", MES=1).verdict is P
+    # cwsr's timeouts: a queue that does not save is reset; under HWS that can be the HP queue
+    for t in (1, 2):
+        r = res("kfd_sched", "hp_survives", PREEMPT_TIMEOUT=t)
+        assert r.verdict is V and actions(r)[-1] == "timeout_reset", t
+        assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t).verdict is V
+        assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t).verdict is P
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1).verdict is P  # only LP is preempted
+    # a reset HP queue looks active forever (wptr != rptr): the monitor never maps LP again
+    r = res("kfd_sched", "no_starvation", PREEMPT_TIMEOUT=1)
+    assert r.verdict is V and r.counterexample is not None and r.counterexample.loop is not None
+    last = r.counterexample.steps[-1].state
+    assert last["loc"][1] == "Dead" and last["in_rl"][0] is False
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2).verdict is V  # GPU reset
+    # the inversion bound is tight at the defaults (T_MON=2: 4 ticks); with more LP work (N=3) and
+    # T_MON=3 it is 2*T_MON: the monitor samples LP's ring empty between two dispatches
+    assert res("kfd_sched", "bounded_inversion", INV_BOUND=3).verdict is V
+    assert res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=6).verdict is P
+    r = res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=5)
+    assert r.verdict is V and actions(r).count("monitor") == 2
 
 
 def test_gpreempt_timeslice_parameters() -> None:
@@ -171,11 +201,19 @@ def test_gpreempt_timeslice_parameters() -> None:
     assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=2, HINT=0).verdict is V
     assert res("gpreempt_timeslice", "bounded_inversion", WRONG_TSG=1).verdict is P
     assert res("gpreempt_timeslice", "bounded_inversion", TS_BE=2).verdict is V
-    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0).verdict is P
+    # the hint matters once a switch costs time: without it an inference waits for BE's slice and two
+    # switches (2*SWITCH + TS_BE = 5 us); with a lead of 5 us the LC TSG is already resident
+    r = res("gpreempt_timeslice", "bounded_inversion", HINT=0)
+    assert r.verdict is V and "lc_hint" not in actions(r)
+    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0, INV_BOUND=5).verdict is P
+    assert res("gpreempt_timeslice", "bounded_inversion", HINT=0, INV_BOUND=4).verdict is V
+    assert res("gpreempt_timeslice", "bounded_inversion", LEAD=4).verdict is V           # a late hint
+    assert res("gpreempt_timeslice", "bounded_inversion", LEAD=4, INV_BOUND=2).verdict is P
+    assert res("gpreempt_timeslice", "bounded_inversion", SWITCH=0, HINT=0, INV_BOUND=1).verdict is P
     # endless LC load with a short LC slice: BE still finishes (its slice comes round)
     assert res("gpreempt_timeslice", "no_starvation", MAXLC=0, TS_LC=5).verdict is P
-    rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3)
-    assert all(r.verdict is P for r in rep.results)
+    rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3, INV_BOUND=5)
+    assert all(r.verdict is P for r in rep.results), rep.results
 
 
 def test_nvidia_tsg_parameters() -> None:
@@ -236,7 +274,7 @@ def test_verify_library_meets_every_expectation() -> None:
 
 
 def test_verify_library_reports_a_surprise() -> None:
-    rep = verify_library(models=["kfd_sched"], properties=["no_starvation"])
+    rep = verify_library(models=["kfd_monitor"], properties=["no_starvation"])
     assert rep.ok
     # the same property under a fault switch would be a surprise: emulate by editing the expectation
     cell = rep.rows[0].cells[0]
@@ -244,3 +282,70 @@ def test_verify_library_reports_a_surprise() -> None:
 
     bad = replace(cell, expected="holds")
     assert bad.surprise and not cell.surprise
+
+
+def test_xsched_levels_and_their_hazards() -> None:
+    # worst-case inversion in blocks: level 1 drains TH in-flight commands, level 2 one block, level 3
+    # waits only for a kernel labelled non-idempotent (k1: B blocks) and nothing with every kernel labelled
+    for level, bound in ((1, 4), (2, 1), (3, 2)):
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound).verdict is P, level
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound - 1).verdict is V, level
+    assert res("xsched", "bounded_inversion", LEVEL=3, LABEL=7, IDEMPOTENT=7, INV_BOUND=0).verdict is P
+    # level 1 never runs anything twice; level 2's whole relaunch re-runs k1's finished block (not idempotent)
+    assert res("xsched", "no_reexecution", LEVEL=1).verdict is P
+    r = res("xsched", "reexec_idempotent_only", LEVEL=2)
+    assert r.verdict is V and r.counterexample is not None and r.counterexample.steps[-1].state["began"][1] == 3
+    assert res("xsched", "reexec_idempotent_only", LEVEL=2, IDEMPOTENT=7).verdict is P
+    # level 3 with correct labels is safe; a wrong label (k1 labelled idempotent) restarts k1 mid-way
+    assert res("xsched", "reexec_idempotent_only").verdict is P
+    r = res("xsched", "reexec_idempotent_only", LABEL=7)
+    assert r.verdict is V and "rt_arrive" in actions(r)
+    for level in (1, 2, 3):
+        assert res("xsched", "no_stale_input", LEVEL=level).verdict is P
+        assert res("xsched", "no_loss", LEVEL=level).verdict is P
+
+
+def test_reef_flag_race() -> None:
+    # REEF issue #2: resetting before the flag is known visible lets a queued kernel start unflagged
+    r = res("reef_flag_race", "preemption_effective")
+    assert r.verdict is V
+    acts = actions(r)
+    last_reset = max(i for i, a in enumerate(acts) if a == "reset")
+    assert "start_next" in acts[last_reset:] and acts[-1] == "rt_start"
+    assert res("reef_flag_race", "preemption_effective", ORDER=0).verdict is P      # the naive order is safe
+    assert res("reef_flag_race", "preemption_effective", RESETS=1).verdict is V
+    assert res("reef_flag_race", "preemption_effective", RESETS=3).verdict is V     # repeating alone does not close it
+    # it closes when every dispatch beats the next ioctl and there is a reset per kernel that can start
+    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1).verdict is V
+    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1, RESETS=3).verdict is P
+
+
+def test_reef_rewind_several_queues_and_resident_blocks() -> None:
+    # two BE queues: the preemption clears and rewinds each (two steps per queue), so the RT task's
+    # wait grows by 2 per extra queue: CAP + 7 + 2 (Q - 1) scheduler steps
+    rep = run("reef_rewind", Q=2, N=2, CAP=1, INV_BOUND=10)
+    assert rep.result("bounded_inversion").verdict is P
+    assert rep.result("no_loss").verdict is P
+    assert rep.result("no_reexecution").verdict is V and rep.result("no_stale_input").verdict is V
+    assert res("reef_rewind", "bounded_inversion", Q=2, N=2, CAP=1, INV_BOUND=9).verdict is V
+    # two resident blocks: one reset kills both; still no loss, and re-execution / stale input remain
+    rep = run("reef_rewind", B=2)
+    assert rep.result("no_loss").verdict is P and rep.result("no_stale_input").verdict is V
+    r = rep.result("reexec_idempotent_only")
+    assert r.verdict is V and r.counterexample is not None
+    assert any(v > 2 for v in r.counterexample.steps[-1].state["began"][0])
+    # every kernel is idempotent: re-running is then harmless (no_reexecution still counts it)
+    assert res("reef_rewind", "reexec_idempotent_only", IDEMPOTENT=15).verdict is P
+
+
+def test_gp_hip_suspend_races() -> None:
+    # check-then-act: BE j passes the lc_cnt check, the daemon suspends the list without j, j launches
+    r = res("gp_hip_suspend", "preemption_effective")
+    assert r.verdict is V and actions(r).index("be_check") < actions(r).index("daemon_suspend") < actions(r).index("be_launch")
+    assert res("gp_hip_suspend", "preemption_effective", REGISTER_FIRST=1).verdict is P
+    # two LC requests between two daemon polls keep the old list suspended: the fix does not cover it
+    r = res("gp_hip_suspend", "preemption_effective", J=3, MAXLC=2, REGISTER_FIRST=1)
+    assert r.verdict is V and actions(r).count("lc_preprocess") == 2 and "daemon_resume" not in actions(r)
+    for consts in ({}, {"REGISTER_FIRST": 1}):
+        assert res("gp_hip_suspend", "no_reexecution", **consts).verdict is P
+        assert res("gp_hip_suspend", "no_loss", **consts).verdict is P
