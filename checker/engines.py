@@ -59,9 +59,11 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
         try:
             return _run_smt(name, model, names, props, deadline, depth)
-        except Exception:
+        except (Exception, budget.Stop):
             # once the budget stopped, Z3 answers any call with a 'canceled' error, also outside
-            # a solver check (lemma mining, certificates): the stop, not a bug in gpcheck
+            # a solver check (lemma mining, certificates), and the stop itself may be raised from
+            # any Z3 call the main thread is in (a Z3 API call runs the signal handler):
+            # the stop, not a bug in gpcheck
             if not budget.stopped():
                 raise
     why = budget.stopped() or ""
