@@ -52,9 +52,9 @@ DEFAULT_MAX_HIDDEN = 32
 UNBOUNDED = 1 << 30  # "any number of hidden steps": the exhaustive closure stops at its fixpoint
 DEFAULT_MAX_CANDIDATES = 100_000
 CACHE_LIMIT = 1 << 18  # entries per cache before it is cleared (bounded memory)
-MASK_CACHE_LIMIT = 1 << 16  # property masks per cache: filled within a few thousand kernels of an
-# imported trace, so that peak memory stops growing with the trace early (issue 12: 100,000 kernels
-# in the memory of 10,000)
+MASK_CACHE_LIMIT = 1 << 14  # property masks per cache, and (lazy search) successors per event:
+LAZY_SUCC_CACHE_LIMIT = 1 << 13  # filled within a few thousand kernels of an imported trace, so that
+# peak memory stops growing with the trace early (issue 12: 100,000 kernels in the memory of 10,000)
 DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
 SUCC_CACHE_LIMIT = 1 << 14  # (state, event) -> successors after hidden steps
 HISTORY_WINDOW = 200_000  # events of parent links kept by the counterexample pass
@@ -577,7 +577,7 @@ class Replayer:
             outs = succ_cache.get(ck)
             if outs is None:
                 outs = self.hidden.outcomes(s, iids, check)
-                if len(succ_cache) > SUCC_CACHE_LIMIT:
+                if len(succ_cache) > LAZY_SUCC_CACHE_LIMIT:
                     succ_cache.clear()
                 succ_cache[ck] = outs
             for t, mm, iid, hpath in outs:
