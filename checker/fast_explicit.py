@@ -127,10 +127,17 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     while cap < 2 * (len(init_keys) + ninst):
         cap *= 2
     rows = _reserved_rows(cap, (0 if fingerprint else 8 * words) + 4 + 1 + (4 if fingerprint else 0))
-    g = PackedGraph(packed, mod, np.zeros((cap if fingerprint else rows, words), dtype=np.int64),
-                    np.empty(rows, dtype=np.int32), np.zeros(rows, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64), 0)
+    try:
+        g = PackedGraph(packed, mod, np.zeros((cap if fingerprint else rows, words), dtype=np.int64),
+                        np.empty(rows, dtype=np.int32), np.zeros(rows, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64),
+                        0, via=np.empty(rows, dtype=np.int32) if fingerprint else None)
+    except MemoryError:  # no overcommit (vm.overcommit_memory=2): start small and double
+        rows = cap
+        g = PackedGraph(packed, mod, np.zeros((cap, words), dtype=np.int64), np.empty(cap, dtype=np.int32),
+                        np.zeros(cap, dtype=np.uint8), np.zeros(2 * cap, dtype=np.int64), 0,
+                        via=np.empty(cap, dtype=np.int32) if fingerprint else None)
     if fingerprint:
-        g.cm, g.via = cm, np.empty(rows, dtype=np.int32)
+        g.cm = cm
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
 
     start = time.monotonic()
