@@ -157,7 +157,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     collision: dict[str, float] | None = None
     started = time.monotonic()
     res, graph = None, None
-    sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry)
+    sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry, workers > 1 or fingerprint)
     if sym is not None and symmetry == "auto" and core == "auto" and sym.group_size < AUTO_SYMMETRY_GROUP:
         res = _auto_python_search(cm, wanted, limits, sym)
         if res is None:
@@ -227,20 +227,22 @@ def _not_proved(r: Result, collision: dict[str, float], depth: int) -> Result:
     return replace(r, reason=f"{r.reason}; {why}" if r.reason else why)
 
 
-def _symmetry_choice(model: ir.Model, wanted: set[str], core: str,
-                     setting: str) -> tuple[Symmetry | None, str | None, list[str]]:
+def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
+                     compiled_options: bool = False) -> tuple[Symmetry | None, str | None, list[str]]:
     """The symmetry reduction to search under (or None), the reason liveness is not checked
-    (or None), and warnings for the report."""
+    (or None), and warnings for the report. `compiled_options`: --workers or --fingerprint
+    were asked for, which only the compiled core has; `auto` then gives way to them as it does
+    to `--core compiled`."""
     if setting == "off" or not model.symmetric:
         return None, None, []
     sym = Symmetry(model)
     if not sym.active:
         return None, None, []
     live = [p.name for p in model.liveness if p.name in wanted]
-    if setting == "auto" and (live or core == "compiled"):
+    if setting == "auto" and (live or core == "compiled" or compiled_options):
         return None, None, []
     notes = []
-    if core == "compiled":
+    if core == "compiled" or compiled_options:
         notes.append("symmetry reduction runs on the Python core: the compiled core does not canonicalise states")
     why = None
     if live:

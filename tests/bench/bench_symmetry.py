@@ -18,9 +18,9 @@ import sys
 import time
 
 CASES = [
-    ("cwsr", {"W": 3}),
-    ("cwsr", {"W": 4}),
-    ("cwsr", {"Q": 2}),
+    ("cwsr", {"Q": 1, "N": 3, "W": 3}),
+    ("cwsr", {"Q": 1, "N": 3, "W": 4}),
+    ("cwsr", {"Q": 2, "N": 3, "W": 2}),
     ("nvidia_streams", {"S": 3, "Q": 2}),
     ("nvidia_streams", {"S": 4, "Q": 1}),
 ]

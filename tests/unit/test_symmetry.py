@@ -34,6 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quality"))
 from symgen import sym_spec  # noqa: E402
 
 HEAD = "model m\nconst K = 3\nsymmetric P = 0..K-1\n"
+# cwsr at its former defaults (one queue, three dispatches of two waves): the sizes these tests were
+# measured at; the model now defaults to two queues
+OLD = {"Q": 1, "N": 3, "W": 2, "L": 3}
 
 # (source after HEAD, message fragment, line, column): each breaks the symmetry of P
 BAD = [
@@ -216,8 +219,9 @@ def test_random_symmetric_specs_agree_with_the_reference(seed):
 
 
 @pytest.mark.parametrize("name,consts", [
-    ("cwsr", {}), ("cwsr", {"W": 3}), ("cwsr", {"Q": 2, "N": 1}), ("cwsr", {"W": 3, "PREEMPT_TIMEOUT": 1}),
-    ("cwsr", {"Q": 2, "N": 1, "PREEMPT_TIMEOUT": 2}), ("cwsr", {"L": 1, "MAXP": 0, "W": 3}),
+    ("cwsr", OLD), ("cwsr", {**OLD, "W": 3}), ("cwsr", {**OLD, "Q": 2, "N": 1}),
+    ("cwsr", {**OLD, "W": 3, "PREEMPT_TIMEOUT": 1}),
+    ("cwsr", {**OLD, "Q": 2, "N": 1, "PREEMPT_TIMEOUT": 2}), ("cwsr", {**OLD, "L": 1, "MAXP": 0, "W": 3}),
     ("nvidia_streams", {}), ("nvidia_streams", {"S": 3, "Q": 1, "P": 3}),
 ])
 def test_bundled_symmetric_models_reduced_equals_unreduced(name, consts):
@@ -273,7 +277,7 @@ transition owner_kept: st[own] == Busy implies own' == own
 
 
 def test_liveness_is_refused_under_reduction_and_checked_by_auto():
-    model = load_spec("cwsr", {"W": 3})
+    model = load_spec("cwsr", {**OLD, "W": 3})
     on = verify(model, symmetry="on")
     r = on.result("no_starvation")
     assert r.verdict is Verdict.UNKNOWN and "not checked under symmetry reduction" in r.reason
@@ -284,13 +288,15 @@ def test_liveness_is_refused_under_reduction_and_checked_by_auto():
 
 
 def test_compiled_core_falls_back_to_python_with_a_warning():
-    model = load_spec("cwsr", {"W": 3})
+    model = load_spec("cwsr", {**OLD, "W": 3})
     rep = run_explicit(model, {"no_loss"}, Limits(), core="compiled", symmetry="on")
     assert rep.symmetry is not None
     assert any("Python core" in w for w in rep.warnings)
     # asked for the compiled core, auto does not reduce (the choice alone: no numba compile here)
     assert _symmetry_choice(model, {"no_loss"}, "compiled", "auto")[0] is None
     assert _symmetry_choice(model, {"no_loss"}, "auto", "auto")[0] is not None
+    # nor when --workers or --fingerprint (compiled-core options) were asked for
+    assert _symmetry_choice(model, {"no_loss"}, "auto", "auto", True)[0] is None
 
 
 def test_reports_say_the_count_is_reduced(tmp_path, capsys):
