@@ -5,10 +5,13 @@
 2. Small instances (each named constant at its lower bound and a little above) are explored
    explicitly; a property violated in one of them is `violated` with that instance's
    constants and its counterexample (the explicit engine's, replayable).
-3. Their states propose quantified candidates (checker/param/mine.py); Houdini keeps those Z3
-   shows hold initially and are preserved by every action *with the sizes symbolic*: a
-   counterexample to induction names, through a skolem index per candidate, the candidates it
-   breaks.
+3. Their states propose quantified candidates (checker/param/mine.py), filtered by Houdini at
+   one fixed size (checker/param/finite.py); Houdini keeps those Z3 shows hold initially and
+   are preserved by every action *with the sizes symbolic* (one action at a time, the
+   candidates instantiated at the action's index terms: checker/param/induct.py): a
+   counterexample to induction names, through shared skolem indices, the candidates it
+   breaks. With more than GLOBAL_MAX candidates the search is per property (`_refine`): the
+   lemmas its proof at the fixed size uses, then those of them that hold for every size.
 4. A property is `proved` for all sizes only when Z3 shows `Init => P` and `L and P and T =>
    P'` (a transition property: `L and T => P`) with the constants symbolic. The lemmas its
    proof used are printed in gpspec syntax. Anything else is `unknown`, saying what was tried;
