@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Mapping, Sequence
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from checker.param.finite import FixedSize
 
 ENGINE = "forall"
+_QVARS = itertools.count()
 SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
@@ -57,7 +59,8 @@ class Candidate:
         """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
         quantified = xs is None
         if xs is None:
-            xs = [z3.Int(f"{n}!q{id(self)}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
+            k = next(_QVARS)  # not id(self): names steer Z3's search, and runs must agree
+            xs = [z3.Int(f"{n}!q{k}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
         cols = [c.term(s, xs) for c in self.view.columns]
         body = self.atom.z3(cols)
         dom = _domain(self.view, xs)
