@@ -197,6 +197,9 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
 
     from spec.errors import GpcheckError
 
+    from checker.param.instantiate import clear_interrupt
+
+    clear_interrupt()
     deadline = Deadline(timeout)
     started = time.monotonic()
     try:
