@@ -102,3 +102,39 @@ def instance_core(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Mo
     if ck.check(deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active) != z3.unsat:
         return None
     return closed_core(ck, active, ck.core(), [], deadline)
+
+
+class FixedSize:
+    """Houdini and relative-induction cores at one instance over one candidate list, the
+    quantifier-free encoding built once (it takes seconds: cwsr at Q=N=W=L=2 has 300 candidates
+    over 24 `ops` elements) and every later call switching candidates by assumptions."""
+
+    def __init__(self, enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
+                 cands: "list[Candidate]") -> None:
+        self.ck, self.system = _instance(enc, load, point, cands)
+
+    def survivors(self, active: Sequence[int], deadline: Deadline) -> list[int] | None:
+        """The largest subset of `active` inductive at this instance (None: no answer in time)."""
+        from checker.smt.lemmas import _successors, houdini
+
+        return houdini(self.ck, list(active), deadline, _successors(self.ck.cm))  # type: ignore[attr-defined]
+
+    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
+             deadline: Deadline) -> list[int] | None:
+        """The candidates of `active` (all inductive here) a proof of `prop` at this instance
+        uses, closed under induction; None when there is no proof relative to them."""
+        from checker.smt.lemmas import closed_core
+
+        ck, system = self.ck, self.system
+        s, t = system.s, ck.t
+        active = list(active)
+        model = system.enc.model  # the property as this instance states it
+        prop = next(p for p in (*model.invariants, *model.transitions) if p.name == prop.name)
+        if isinstance(prop, ir.Invariant):
+            hs, ht = system.enc.holds(prop.expr, s), system.enc.holds(prop.expr, t)
+            if ck.check(deadline, [hs, ck.trans, z3.Not(ht)], active) != z3.unsat:
+                return None
+            return closed_core(ck, active, ck.core(), [hs], deadline)
+        if ck.check(deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active) != z3.unsat:
+            return None
+        return closed_core(ck, active, ck.core(), [], deadline)

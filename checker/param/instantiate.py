@@ -27,6 +27,14 @@ from checker.param.encode import ParamEncoder, PState
 MAX_INSTANCES = 4096  # per quantifier; beyond that the quantifier stays for E-matching
 
 
+def clear_interrupt() -> None:
+    """Clear a Z3 interrupt left from an earlier stop in this process (the budget interrupts
+    the main context; the flag stays set for everything but a solver check, which resets it,
+    so a later `substitute` or `simplify` fails with 'canceled'). A stop in effect now is
+    re-sent by the budget's watchdog every tick, so this never hides one."""
+    z3.Solver().check()
+
+
 class Instantiator:
     """Index-range keys of the state arrays of some states, and instantiation over them."""
 

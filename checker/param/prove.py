@@ -5,10 +5,13 @@
 2. Small instances (each named constant at its lower bound and a little above) are explored
    explicitly; a property violated in one of them is `violated` with that instance's
    constants and its counterexample (the explicit engine's, replayable).
-3. Their states propose quantified candidates (checker/param/mine.py); Houdini keeps those Z3
-   shows hold initially and are preserved by every action *with the sizes symbolic*: a
-   counterexample to induction names, through a skolem index per candidate, the candidates it
-   breaks.
+3. Their states propose quantified candidates (checker/param/mine.py), filtered by Houdini at
+   one fixed size (checker/param/finite.py); Houdini keeps those Z3 shows hold initially and
+   are preserved by every action *with the sizes symbolic* (one action at a time, the
+   candidates instantiated at the action's index terms: checker/param/induct.py): a
+   counterexample to induction names, through shared skolem indices, the candidates it
+   breaks. With more than GLOBAL_MAX candidates the search is per property (`_refine`): the
+   lemmas its proof at the fixed size uses, then those of them that hold for every size.
 4. A property is `proved` for all sizes only when Z3 shows `Init => P` and `L and P and T =>
    P'` (a transition property: `L and T => P`) with the constants symbolic. The lemmas its
    proof used are printed in gpspec syntax. Anything else is `unknown`, saying what was tried;
@@ -16,9 +19,10 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import z3
 
@@ -31,7 +35,11 @@ from checker.smt.mining import Atom
 from checker.smt.session import DEFAULT_SEED, Deadline
 from checker.verdict import Result, Verdict
 
+if TYPE_CHECKING:
+    from checker.param.finite import FixedSize
+
 ENGINE = "forall"
+_QVARS = itertools.count()
 SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
@@ -51,7 +59,8 @@ class Candidate:
         """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
         quantified = xs is None
         if xs is None:
-            xs = [z3.Int(f"{n}!q{id(self)}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
+            k = next(_QVARS)  # not id(self): names steer Z3's search, and runs must agree
+            xs = [z3.Int(f"{n}!q{k}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
         cols = [c.term(s, xs) for c in self.view.columns]
         body = self.atom.z3(cols)
         dom = _domain(self.view, xs)
@@ -188,6 +197,9 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
 
     from spec.errors import GpcheckError
 
+    from checker.param.instantiate import clear_interrupt
+
+    clear_interrupt()
     deadline = Deadline(timeout)
     started = time.monotonic()
     try:
@@ -244,7 +256,7 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
     a property the global lemma set does not settle gets a second try with the small set its
     proof uses at the fixed size (`instance_core`), checked symbolically on its own."""
-    from checker.param.finite import instance_core, instance_survivors
+    from checker.param.finite import FixedSize
 
     model, names = enc.model, enc.pm.names
     mined: list[Candidate] = []
@@ -255,10 +267,12 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     # sound pre-filter: what is inductive for all sizes is inductive at each one
     cands = mined
     point = filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0]
-    got = instance_survivors(enc, load, point, cands, _cap(deadline, FILTER_SECONDS))
+    fixed = FixedSize(enc, load, point, cands)
+    got = fixed.survivors(range(len(cands)), _cap(deadline, FILTER_SECONDS))
     filtered = got is not None
+    survivors = sorted(got) if got is not None else []
     if got is not None:
-        cands = [cands[k] for k in got]
+        cands = [cands[k] for k in survivors]
     if len(cands) <= GLOBAL_MAX:
         kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_SECONDS))
     else:  # too many for one symbolic Houdini in time: per property, from its fixed-size proof
@@ -282,7 +296,7 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         used, why = _relative(enc, lemmas, prop, deadline) if kept is not None else (None, "no lemma set")
         note = tried
         if used is None and filtered:
-            used, why2, note2 = _refine(enc, load, point, cands, prop, deadline)
+            used, why2, note2 = _refine(_Sub(fixed, survivors), enc, point, cands, prop, deadline)
             note += note2
             why = why2 or why
         if used is None:
@@ -298,25 +312,23 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     return out
 
 
-def _refine(enc: ParamEncoder, load: "callable", point: dict[str, int], cands: list[Candidate],
+def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list[Candidate],
             prop: ir.Invariant | ir.TransitionProperty, deadline: Deadline
             ) -> tuple[list[Candidate] | None, str, str]:
     """Property-directed: the candidates the property's proof at the fixed size `point` uses
-    (`instance_core`), Houdini on them with the sizes symbolic, relative induction; what
+    (`FixedSize.core`), Houdini on them with the sizes symbolic, relative induction; what
     symbolic Houdini drops (true at `point`, not for every size) leaves the pool, the pool is
     closed under induction at `point` again, and the next core is taken. Dropping a
     candidate is always sound; a proof still needs Z3 with the sizes symbolic."""
-    from checker.param.finite import instance_core, instance_survivors
-
     names = enc.pm.names
     pool = list(range(len(cands)))
     note, why = "", ""
     for round_ in range(1, MAX_ROUNDS + 1):
-        core = instance_core(enc, load, point, [cands[k] for k in pool], prop, _cap(deadline, FILTER_SECONDS))
+        core = fixed.core(pool, prop, _cap(deadline, FILTER_SECONDS))
         if core is None:
             note += f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates left"
             return None, why, note
-        small = [pool[k] for k in core]
+        small = sorted(core)
         kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_SECONDS))
         note += (f"; round {round_}: the {len(small)} lemmas its proof at {_at(point, names)} uses: "
                  + (how if kept is None else f"{len(kept)} inductive for all sizes"))
@@ -328,12 +340,29 @@ def _refine(enc: ParamEncoder, load: "callable", point: dict[str, int], cands: l
         dropped = set(small) - {small[k] for k in kept}
         if not dropped or deadline.expired:
             return None, why, note
-        pool = [k for k in pool if k not in dropped]
-        got = instance_survivors(enc, load, point, [cands[k] for k in pool], _cap(deadline, FILTER_SECONDS))
+        got = fixed.survivors([k for k in pool if k not in dropped], _cap(deadline, FILTER_SECONDS))
         if got is None:
             return None, why, note + "; no answer closing the rest at the fixed size"
-        pool = [pool[k] for k in got]
+        pool = sorted(got)
     return None, why, note + f"; stopped after {MAX_ROUNDS} rounds"
+
+
+class _Sub:
+    """A FixedSize seen through a sub-list of its candidates (positions in `index`)."""
+
+    def __init__(self, fixed: "FixedSize", index: list[int]) -> None:
+        self.fixed, self.index = fixed, index
+
+    def survivors(self, active: Sequence[int], deadline: Deadline) -> list[int] | None:
+        got = self.fixed.survivors([self.index[k] for k in active], deadline)
+        back = {v: k for k, v in enumerate(self.index)}
+        return None if got is None else [back[k] for k in got]
+
+    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
+             deadline: Deadline) -> list[int] | None:
+        got = self.fixed.core([self.index[k] for k in active], prop, deadline)
+        back = {v: k for k, v in enumerate(self.index)}
+        return None if got is None else [back[k] for k in got]
 
 
 def _at(point: Mapping[str, int], names: Sequence[str]) -> str:

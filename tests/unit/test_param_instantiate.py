@@ -8,7 +8,7 @@ import z3
 
 from checker.param.encode import ParamEncoder
 from checker.param.extract import extract
-from checker.param.instantiate import Instantiator, skolemize
+from checker.param.instantiate import Instantiator, clear_interrupt, skolemize
 from spec import load_source
 
 SRC = """model two_ranges
@@ -23,6 +23,7 @@ invariant both: (all i in 0..N-1: a[i] <= 9) and (all j in 0..M-1: b[j] <= 9)
 
 
 def _setup():
+    clear_interrupt()  # an earlier test may have stopped a budget (interrupting Z3)
     pm = extract(lambda c: load_source(SRC, "two.gpspec", c), ["N", "M"], {}, {"N": 1, "M": 1})
     enc = ParamEncoder(pm)
     s, t = enc.state("s."), enc.state("t.")
