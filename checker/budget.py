@@ -89,6 +89,7 @@ _lock = threading.Lock()
 _cooperative = 0
 _interrupters: list[Callable[[], None]] = []
 _cleanups: list[Callable[[], None]] = []
+_leave_hooks: list[Callable[[], None]] = []
 
 
 # ------------------------------------------------------------------------------ polled by engines
@@ -164,6 +165,15 @@ def on_stop(fn: Callable[[], None]) -> None:
     thread-safe and cheap, e.g. Z3's `Context.interrupt`."""
     if fn not in _interrupters:
         _interrupters.append(fn)
+
+
+def on_leave(fn: Callable[[], None]) -> None:
+    """Call `fn` whenever a budget is left (the watchdog stopped): undo what the interrupters
+    left behind, so that a later command run in the same process (tests, sweeps, the API)
+    starts clean. Z3's interrupt stays pending on its context until a call consumes it, and
+    the call it cancels may answer wrongly (NOTE(stale-interrupt) in checker/smt/session.py)."""
+    if fn not in _leave_hooks:
+        _leave_hooks.append(fn)
 
 
 def on_hard_exit(fn: Callable[[], None]) -> None:
@@ -358,6 +368,11 @@ def activate(timeout: float | None = None, max_memory: int | None = None) -> Ite
             except OSError:
                 pass
         watchdog.join()
+        for fn in list(_leave_hooks):
+            try:
+                fn()
+            except Exception:  # a hook must never turn the command's result into an error
+                pass
         if main:
             signal.set_wakeup_fd(old_wakeup)
             for s, h in handlers.items():

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import z3
 
 from checker.smt.mining import Atom, mine_atoms, render_atom
-from checker.smt.session import DEFAULT_SEED, Deadline
+from checker.smt.session import DEFAULT_SEED, Deadline, trusted
 from checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class _Checker:
         try:
             for f in extra:
                 self.solver.add(f)
-            r = self.solver.check(*self.assumptions(active))
+            r = trusted(self.solver.check(*self.assumptions(active)))
             self._core = set(self.solver.unsat_core()) if r == z3.unsat else None
             return r
         finally:
@@ -98,7 +98,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     while active:
         solver = _solver(ck.seed, deadline)
         solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
-        r = solver.check()
+        r = trusted(solver.check())
         if r == z3.unsat:
             break
         if r != z3.sat:
@@ -116,7 +116,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
         if ms is not None:
             solver.set("timeout", ms)
         on = set(active)
-        r = solver.check(*(ck.lits[k] if k in on else mk_not(ck.lits[k]) for k in candidates))
+        r = trusted(solver.check(*(ck.lits[k] if k in on else mk_not(ck.lits[k]) for k in candidates)))
         if r == z3.unsat:
             break
         if r != z3.sat:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 import z3
 
 from checker.smt.encode import Slot
-from checker.smt.session import Deadline
+from checker.smt.session import Deadline, trusted
 from checker.smt.terms import TRUE, mk_and, mk_eq, mk_not, mk_or, scalar_lit, INT
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class ReachCertificate:
         if ms is not None:
             solver.set("timeout", ms)
         solver.add(*formulas)
-        return solver.check() == z3.unsat
+        return trusted(solver.check()) == z3.unsat
 
     def check(self, bad: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "bool | None":
         """True: no R-state (step) is `bad`; False: some is; None: Z3 did not answer."""
@@ -81,5 +81,5 @@ class ReachCertificate:
         solver.add(self.now, bad)
         if with_trans:
             solver.add(self.trans)
-        r = solver.check()
+        r = trusted(solver.check())
         return True if r == z3.unsat else (False if r == z3.sat else None)

@@ -249,6 +249,11 @@ def _run_chunk(examples: int, chunk_seed: int, tally: Tally, findings: list[tupl
         run()
     except AssertionError:
         findings.append((failing["text"], failing["problems"]))  # the last failing run: the shrunk one
+    except Exception as err:  # noqa: BLE001 - e.g. hypothesis's FlakyFailure: the same spec agreed on
+        # a second run (state left behind by an earlier run in this process): a finding all the same
+        if not failing:
+            raise
+        findings.append((failing["text"], failing["problems"] + [f"not reproduced on a rerun: {type(err).__name__}"]))
 
 
 def record_finding(path: Path, text: str, problems: list[str], shrunk: bool = True) -> None:

@@ -55,6 +55,16 @@ def test_auto_agrees_with_reference(text):
     _check(text, ("auto",), timeout=5.0)
 
 
+@settings(SLICE, max_examples=6)
+@given(text=rich_spec(CI_FEATURES))
+def test_every_engine_through_the_command_line(text):
+    """`gpcheck verify --json` in-process, every engine in turn in one process (as a sweep worker
+    runs them): no traceback, never exit 2, the exit code its verdicts call for, and verdicts
+    that agree with the reference."""
+    problems = compare(text, cli=True, timeout=5.0)
+    assert not problems, text + "\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("name", ["blp", "gpreempt_timeslice", "kfd_monitor", "nv_query_group", "xsched",
                                   "reef_flag_race", "gp_hip_suspend"])  # the reference reads one file: no `use`
 def test_explicit_agrees_with_reference_on_bundled_models(name):

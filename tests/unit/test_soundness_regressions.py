@@ -237,3 +237,45 @@ invariant p: x < 3 or a[x] == 0
     assert_violated(m, rng, 1)
     assert rng.detail["action"] == "boom"
     assert_violated(m, report.result("p"), 2)
+
+
+# ---------------------------------------------------------------------------- a stopped command's Z3 interrupt
+
+# found by the in-process differential run (tests/quality/differential.py --cli): after a command
+# stopped at its --timeout, the next one in the same process got a canceled first Z3 check, and
+# BMC's bit-vector solver then answered unsat to every question: inv0, false in an initial
+# state, "held" ("every behaviour ends within 0 steps"). NOTE(stale-interrupt) in checker/smt/session.py
+STALE_INTERRUPT = '''
+const N = 1
+const Z = 0
+const M = 0
+enum E { A, B, C }
+struct S { lo: -2..1, on: bool }
+var a: [0..2] -> 0..3 = [0, 1, 2]
+var o: S = any
+internal action act0(p: 0..1, c: bool) {
+    require not o.on
+    if (all k0 in E: (any k1 in -30..70: false)) { a = a } else if not c { for j1 in -2..1 { require (if C != C then (if o.on then B else B) else B) == (if (any k2 in 0..1: c) then (if c then B else A) else (if o.on then C else A)) }
+for j1 in 0..2 { o.on = (((c or false)) == (o.on))
+require c } } else { a[0] = 0 }
+}
+fair action act0
+invariant inv0: o.on
+invariant inv1: (o == o)
+transition tr0: o.on
+terminal: ((Z * N) - (-o.lo)) == ((o.lo / -1) + (min k2 in -2..1: a[M]))
+terminal: B == (if not o.on then (if true then C else A) else B)
+constraint c0: (o != o)
+'''
+
+
+def test_a_stopped_command_leaves_no_z3_interrupt_behind():
+    import z3
+
+    import checker.smt.session  # noqa: F401 - loaded by any command that ran a Z3 engine
+    from checker import budget
+
+    m = model(STALE_INTERRUPT)
+    with budget.activate():
+        z3.main_ctx().interrupt()  # what the watchdog does every tick once a command has stopped
+    assert_violated(m, verify(m, engine="bmc", depth=2).result("inv0"), 0)
