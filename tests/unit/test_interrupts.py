@@ -25,7 +25,7 @@ from checker import budget, verify
 from checker.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-STREAMS_BIG = ["nvidia_streams", "--const", "S=3", "--const", "Q=4", "--const", "SLOTS=3"]  # > 20 s explicit
+STREAMS_BIG = ["nvidia_streams", "--const", "S=3", "--const", "Q=4", "--const", "SLOTS=3", "--symmetry", "off"]  # > 20 s explicit
 HANG = 10.0  # seconds after the signal past which the command is taken to hang
 
 
