@@ -34,6 +34,14 @@ def _liveness_unknown(model: ir.Model, names: Sequence[str], engine: str, why: s
     return [Result(n, "liveness", Verdict.UNKNOWN, engine, reason=why) for n in names if n in live]
 
 
+def _latency_unknown(model: ir.Model, names: Sequence[str], engine: str, why: str | None = None) -> list[Result]:
+    """NOTE(latency): the Z3 engines do not compute latencies; they say so (never a verdict)."""
+    why = why or (f"{engine} does not compute latencies (no Z3 encoding of costs yet): the explicit engine "
+                  "computes them exactly (--engine explicit, or auto when its search completes)")
+    lat = {p.name for p in model.latencies}
+    return [Result(n, "latency", Verdict.UNKNOWN, engine, reason=why) for n in names if n in lat]
+
+
 def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | None, timeout: float | None) -> list[Result]:
     """One of the Z3 engines on the named safety properties (one Result each, liveness
     names answered `unknown`)."""
@@ -41,10 +49,14 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     from checker.smt.session import Deadline
 
     deadline = Deadline(timeout)
+    lat = _latency_unknown(model, names, name)
+    names = [n for n in names if n not in {p.name for p in model.latencies}]
     props = safety_properties(model, list(names))
+    if lat and not props and not any(p.name in set(names) for p in model.liveness):
+        return lat
     if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
         try:
-            return _run_smt(name, model, names, props, deadline, depth)
+            return _run_smt(name, model, names, props, deadline, depth) + lat
         except Exception:
             # once the budget stopped, Z3 answers any call with a 'canceled' error, also outside
             # a solver check (lemma mining, certificates): the stop, not a bug in gpcheck
@@ -52,7 +64,7 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
                 raise
     why = budget.stopped() or ""
     return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
-        + _liveness_unknown(model, names, name, why)
+        + _liveness_unknown(model, names, name, why) + _latency_unknown(model, lat_names(lat), name, why)
 
 
 def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]
@@ -170,6 +182,11 @@ def _auto(
     rest = [n for n in names if n not in decided]
     live = {p.name for p in model.liveness}
     out = list(decided.values())
+    lat = {p.name for p in model.latencies}
+    for r in report.results:  # the explicit search did not complete: its reason stands
+        if r.property in lat and r.property not in decided:
+            out.append(r)
+    rest = [n for n in rest if n not in lat]
     safety = [n for n in rest if n not in live]
     liveness = [n for n in rest if n in live]
     if liveness:  # explicit search did not finish: look for fair lassos by BMC
@@ -192,6 +209,10 @@ def _auto(
                 r = r3 if r3.verdict is not Verdict.UNKNOWN else (r2 if r2.verdict is not Verdict.UNKNOWN else r)
         out.append(r)
     return out
+
+
+def lat_names(results: list[Result]) -> list[str]:
+    return [r.property for r in results]
 
 
 def left_at(start: float, timeout: float | None) -> float | None:

@@ -146,7 +146,9 @@ def _compute(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency,
     lo, lo_path = _shortest(g, starts, region, Q, cost)
     extra: dict[str, object] = {"starts": len(starts)}
     if lo_path is not None:
-        extra["min_counterexample"] = _behaviour(cm, g, entered, lo_path).to_json()
+        lo_cex, lo_start = _behaviour(cm, g, entered, lo_path)
+        extra["min_counterexample"] = lo_cex.to_json()
+        extra["min_start"] = lo_start
 
     # unbounded: a stutter state, a fair SCC or a positive-cost cycle in the region
     sub = nx.DiGraph()
@@ -179,8 +181,8 @@ def _compute(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency,
             for i in comp:
                 trap.setdefault(i, ("fair", frozen))
     if trap:
-        cex, why = _unbounded_witness(cm, g, entered, starts, region, trap, enabled, fair, cost)
-        return _verdict(cm, g, res, p, lo, None, cex, detail={**extra, "unbounded": why})
+        (cex, start), why = _unbounded_witness(cm, g, entered, starts, region, trap, enabled, fair, cost)
+        return _verdict(cm, g, res, p, lo, None, cex, detail={**extra, "unbounded": why, "start": start})
 
     # longest path over the condensation (every cycle left costs 0)
     dag = nx.DiGraph()
@@ -217,8 +219,8 @@ def _compute(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency,
             path += leg[1:]
         path.append((iid, j))
         cur = j
-    cex = _behaviour(cm, g, entered, path)
-    return _verdict(cm, g, res, p, lo, hi, cex, detail=extra)
+    cex, start = _behaviour(cm, g, entered, path)
+    return _verdict(cm, g, res, p, lo, hi, cex, detail={**extra, "start": start})
 
 
 class _EnabledView:
@@ -269,7 +271,7 @@ def _shortest(g: liveness.Graph, starts: list[int], region: set[int], Q: list[bo
 def _unbounded_witness(cm: CompiledModel, g: liveness.Graph, entered: dict[int, tuple[int, int] | None],
                        starts: list[int], region: set[int], trap: dict[int, tuple[str, frozenset[int] | None]],
                        enabled: dict[int, set[int]], fair: set[int],
-                       cost: Callable[[int, int], int]) -> tuple[Counterexample, str]:
+                       cost: Callable[[int, int], int]) -> tuple[tuple[Counterexample, int], str]:
     """The lasso of a behaviour whose measurement is unbounded: the BFS prefix to a start, the
     shortest path inside the region to a trap state, then its loop."""
     prev: dict[int, tuple[int, int]] = {}
@@ -316,10 +318,11 @@ def _unbounded_witness(cm: CompiledModel, g: liveness.Graph, entered: dict[int, 
 
 
 def _behaviour(cm: CompiledModel, g: liveness.Graph, entered: dict[int, tuple[int, int] | None],
-               path: list[tuple[int | None, int]], loop_from_end: int | None = None) -> Counterexample:
+               path: list[tuple[int | None, int]], loop_from_end: int | None = None) -> tuple[Counterexample, int]:
     """The BFS prefix to the start `path[0]` (entering it from a non-P state where it is not
-    initial), then `path`. `loop_from_end`: the behaviour is a lasso whose loop begins that
-    many steps before the end (0: it stutters in the last state)."""
+    initial), then `path`; and the index of the start among its steps (where the measurement
+    begins). `loop_from_end`: the behaviour is a lasso whose loop begins that many steps
+    before the end (0: it stutters in the last state)."""
     start = path[0][1]
     how = entered[start]
     if how is None:
@@ -331,7 +334,7 @@ def _behaviour(cm: CompiledModel, g: liveness.Graph, entered: dict[int, tuple[in
     states = [g.states[i] for _, i in seq]
     iids: list[int | None] = [iid for iid, _ in seq]
     loop = None if loop_from_end is None else len(seq) - 1 - loop_from_end
-    return Counterexample(make_steps(cm, states, iids), loop=loop)
+    return Counterexample(make_steps(cm, states, iids), loop=loop), len(prefix) - 1
 
 
 def _verdict(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency, lo: int | None, hi: int | None,
