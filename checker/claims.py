@@ -9,8 +9,9 @@ or facts that only code reading settles; those rows cite the code instead).
 NOTE(claims-evidence): the outcome text of a row is an analysis; the verdicts it rests on are not
 trusted but recomputed every run. A row whose evidence comes out different from what the analysis
 needs is reported as `evidence changed` and makes `gpcheck claims` exit non-zero. Latency rows are
-computed, not stated: the seeds' own constants go into the rt_latency model and the best and worst
-cases are the minimum and maximum over its reachable states."""
+computed, not stated: the seeds' own constants go into the timed rt_latency model and the best and
+worst cases are its latency properties' least and greatest measurements (checker/latency.py), each
+with the instance and the witness behaviour; kfd_sched's timed latencies answer the AMD resume rows."""
 
 from __future__ import annotations
 
