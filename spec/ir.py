@@ -493,7 +493,11 @@ class Latency:
     a fair cycle, or a state where no fair instance is enabled) or a cycle with a positive cost
     can be taken. `within B`: the property holds iff the greatest measurement is at most B;
     without it, iff the greatest is bounded. checker/latency.py computes this exactly on the
-    explored graph."""
+    explored graph. Time is the sum of the costs along one interleaving: steps of concurrent
+    components are serialised, so a model whose numbers are meant as real time puts its costs on
+    one time base (one clock or one thread; the bundled models say which), and where it does not
+    the greatest measurement is an upper bound (and an interleaving that delays a fair step is
+    one more behaviour: fairness says "eventually", not "promptly")."""
 
     name: str
     p: Expr
