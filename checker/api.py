@@ -131,7 +131,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     else:
         states = len(res.parent) if res.complete else None
         live = liveness_results(cm, res, wanted)
-    results = explicit.safety_results(cm, res, wanted) + live + _latencies(cm, res, graph is not None, wanted)
+    results = explicit.safety_results(cm, res, wanted) + live + _latencies(cm, res, graph, wanted)
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     results.sort(key=lambda r: order.get(r.property, len(order)))
     coverage: dict[str, int] = {}
@@ -142,15 +142,23 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
                   warnings=warnings)
 
 
-def _latencies(cm: CompiledModel, res: explicit.Search, compiled: bool, wanted: set[str]) -> list[Result]:
-    """The latency properties asked for (checker/latency.py, on the Python search's graph)."""
+def _latencies(cm: CompiledModel, res: explicit.Search, packed: object, wanted: set[str]) -> list[Result]:
+    """The latency properties asked for (checker/latency.py), on the explored graph: the Python
+    search's, or the compiled one's decoded (`packed`, a fast_explicit.PackedGraph)."""
     props = [p for p in cm.model.latencies if p.name in wanted]
-    if compiled and props:
-        why = "the compiled core does not compute latencies (use --core python or auto)"
-        return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=why) for p in props]
+    if not props:
+        return []
     from checker.latency import latency_results
 
-    return latency_results(cm, res, None, props)
+    graph = None
+    if packed is not None and res.complete:
+        from checker import fast_explicit
+
+        try:
+            graph = fast_explicit.latency_graph(cm, res, packed)  # type: ignore[arg-type]
+        except budget.Stop as stop:
+            return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+    return latency_results(cm, res, graph, props)
 
 
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
@@ -159,8 +167,6 @@ def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
     NOTE(predicate-errors) in full (liveness predicates, every predicate when `range` is
     checked, the BFS layer finished for a shorter action error); no bundled model has one."""
     why = jit.unsupported(cm)
-    if why is None and any(p.name in wanted for p in cm.model.latencies):
-        why = "latency properties are computed on the Python search's graph (checker/latency.py)"
     states, steps = cm.fallible(wanted)
     if why is None and (states or steps):
         why = "a property, constraint or terminal predicate can fail to evaluate (a dynamic index or a division)"
