@@ -175,10 +175,20 @@ def _settle(row: Row) -> Row:
     return row
 
 
+def _span(ctx: Context, model: str, prop: str, **consts: int) -> dict[str, int | None]:
+    """A latency property's least and greatest measurement (us), computed now (NOTE(latency))."""
+    r = ctx.result(model, prop, **consts)
+    return {"min_us": r.detail.get("min"), "max_us": r.detail.get("max")}
+
+
 def table_41(ctx: Context) -> list[Row]:
     """Table 4.1, core mechanisms."""
     C, R, U, N = Outcome.CONFIRMED, Outcome.REFUTED, Outcome.UNDER, Outcome.NOT_DECIDED
     ev = ctx.check
+    kfd_rt = _span(ctx, "kfd_sched", "rt_preempt_latency")
+    reef_rt = _span(ctx, "reef_rewind", "rt_preempt_latency")
+    cwsr_rt = _span(ctx, "cwsr", "rt_preempt_latency")
+    cwsr_rt_timeout = _span(ctx, "cwsr", "rt_preempt_latency", PREEMPT_TIMEOUT=1)
     rows = [
         Row("4.1.1", "GPreempt", "priority levels", "2 levels, through timeslices", C,
             "set_priority maps 0 to a 1 s timeslice and every other value to 1 us (gpreempt.cpp:61-72): two "
@@ -217,24 +227,33 @@ def table_41(ctx: Context) -> list[Row]:
             [ev("reef_rewind", "bounded_inversion", "holds"), ev("reef_rewind", "bounded_inversion", "violated", INV_BOUND=8),
              ev("reef_rewind", "bounded_inversion", "holds", N=5)]),
         Row("4.1.7", "AMD", "monitoring interval", "5 ms", C,
-            "a design parameter of the proposed monitor; kfd_sched shows it is exactly the inversion bound "
-            "(see 4.2.7: the seeds then count 0 ms for detection).",
+            f"a design parameter of the proposed monitor; kfd_sched shows it is exactly the inversion bound, and "
+            f"its timed rt_preempt_latency is {kfd_rt['min_us']}..{kfd_rt['max_us']} us: up to one period "
+            f"(see 4.2.7: the seeds then count 0 ms for detection).",
             [ev("kfd_sched", "bounded_inversion", "holds", T_MON=6, INV_BOUND=6),
-             ev("kfd_sched", "bounded_inversion", "violated", T_MON=6, INV_BOUND=5)]),
+             ev("kfd_sched", "bounded_inversion", "violated", T_MON=6, INV_BOUND=5),
+             ev("kfd_sched", "rt_preempt_latency", "proved")], numbers=kfd_rt),
         Row("4.1.8", "GPreempt", "monitoring overhead", "high (ioctl)", R,
             "detection issues no ioctl (busy polling of a host queue): its cost is a spinning CPU core; code "
             "reading (reef_scheduler.cpp:252-258).", []),
         Row("4.1.8", "AMD", "monitoring overhead", "low (zero)", N,
             "a kernel thread waking every T_mon to read rptr/wptr: plausible, not costed by any model.", []),
         Row("4.1.9", "GPreempt", "preemption trigger", "user space + ioctl, 1-10 us", U,
-            "REEF: one async flag write, a host-queue clear (no ioctl), then CAP+1 = 3 wave-reset ioctls and a "
-            "sync (reef_scheduler.cpp:316-357); the CUDA path has no trigger (hardware timeslice). Times are not "
-            "modelled.", []),
+            f"REEF: one async flag write, a host-queue clear (no ioctl), then CAP+1 = 3 wave-reset ioctls and a "
+            f"sync (reef_scheduler.cpp:316-357); the CUDA path has no trigger (hardware timeslice). With the seeds' "
+            f"per-step times (4.2.3) the timed reef_rewind takes {reef_rt['min_us']}..{reef_rt['max_us']} us from "
+            f"an RT arrival to its launch: the three 100 us resets dominate, not the 1-10 us ioctl.",
+            [ev("reef_rewind", "rt_preempt_latency", "proved")], numbers=reef_rt),
         Row("4.1.9", "AMD", "preemption trigger", "kernel function, < 1 us", R,
             "6.12 has no kfd_queue_preempt_single; preempting one queue in HWS mode unmaps all dynamic queues "
             "through the HIQ and waits for a fence (up to queue_preemption_timeout_ms = 9000 ms, then a reset): "
-            "cwsr preempts every queue at once and, with the timeout fault, loses work.",
-            [ev("cwsr", "no_loss", "violated", PREEMPT_TIMEOUT=1)]),
+            f"cwsr preempts every queue at once and, with the timeout fault, loses work; timed with the seeds' 5 us "
+            f"save, an unmap takes {cwsr_rt['min_us']}..{cwsr_rt['max_us']} us, and "
+            f"{cwsr_rt_timeout['min_us']}..{cwsr_rt_timeout['max_us']} us when a queue will not preempt "
+            f"(KFD_UNMAP_LATENCY_MS).",
+            [ev("cwsr", "no_loss", "violated", PREEMPT_TIMEOUT=1), ev("cwsr", "rt_preempt_latency", "proved"),
+             ev("cwsr", "rt_preempt_latency", "proved", PREEMPT_TIMEOUT=1)],
+            numbers={"faults_off": cwsr_rt, "preempt_timeout": cwsr_rt_timeout}),
         Row("4.1.10", "GPreempt", "preemption mechanism", "software cooperation + ring-buffer clear", U,
             "true of the REEF baseline on HIP only (reef_rewind), where this repo's kernels ignore the flag so BE "
             "blocks keep running during the RT task; GPreempt on NVIDIA is a hardware TSG timeslice that saves "
@@ -252,8 +271,12 @@ def table_41(ctx: Context) -> list[Row]:
             "restore returns to the saved PC (cwsr_trap_handler_gfx9.asm L917).",
             [ev("cwsr", "resume_exact", "holds"), ev("cwsr", "no_reexecution", "proved")]),
         Row("4.1.12", "both", "preemption latency", "10-100 us vs 1-10 us", N,
-            "no model carries measured preemption times; the code's only AMD bound is the 9000 ms fence "
-            "timeout before a reset (4.1.9).", []),
+            f"no model carries measured preemption times: fed the seeds' own per-step times, the timed models give "
+            f"REEF {reef_rt['min_us']}..{reef_rt['max_us']} us (above the seeds' 10-100 us: three resets) and CWSR "
+            f"{cwsr_rt['min_us']}..{cwsr_rt['max_us']} us; the code's only AMD bound is the 9000 ms fence "
+            f"timeout before a reset (4.1.9).",
+            [ev("reef_rewind", "rt_preempt_latency", "proved"), ev("cwsr", "rt_preempt_latency", "proved")],
+            numbers={"reef_rewind": reef_rt, "cwsr": cwsr_rt}),
         Row("4.1.13", "GPreempt", "ring buffer", "cleared, wptr = rptr", U,
             "true of REEF's software host queue (the clear drops it, then the relaunch rewinds to kernel_offset: "
             "reef_rewind.ring_kept fails at the clear); the AQL ring is never rewritten (clearHSAQueue is "
@@ -323,6 +346,8 @@ def table_42(ctx: Context) -> list[Row]:
     """Table 4.2, the timeline (100 kernels, preemption at k25, 20 ms inference)."""
     gp, amd = _latency(ctx, SEEDS_GPREEMPT), _latency(ctx, SEEDS_AMD)
     amd_end = _latency(ctx, dict(SEEDS_AMD, EXEC_US=19995))  # the RT work ends exactly at a monitor wake-up
+    reef = _span(ctx, "reef_rewind", "rt_preempt_latency")
+    kfd = _span(ctx, "kfd_sched", "rt_preempt_latency")
     ms = lambda us: f"{us / 1000:g} ms"  # noqa: E731
     R_ = kernel_offset(99, 75, 2, 0)
     relaunched = 100 - R_
@@ -340,9 +365,11 @@ def table_42(ctx: Context) -> list[Row]:
             LAT_MAX=gp["latency_worst_us"], **SEEDS_GPREEMPT),
             ev("rt_latency", "rt_completion", "violated", LAT_MAX=gp["latency_worst_us"] - 1, **SEEDS_GPREEMPT)],
             numbers=gp),
-        Row("4.2.3", "GPreempt", "preemption", "~300 us (flag 1 us + clear 10 us + reset 100 us)", Outcome.NOT_DECIDED,
-            "the seeds' constant, used as PREEMPT_US; their own parts add up to 111 us, and the code issues the "
-            "reset CAP+1 = 3 times (reef_rewind).", []),
+        Row("4.2.3", "GPreempt", "preemption", "~300 us (flag 1 us + clear 10 us + reset 100 us)", Outcome.UNDER,
+            f"the parts as stated add up to 111 us; the code issues the reset CAP+1 = 3 times (reef_scheduler.cpp:"
+            f"343-344), and with those parts the timed reef_rewind takes {reef['max_us']} us from the RT arrival "
+            f"to its launch ({reef['min_us']}..{reef['max_us']}): about the seeds' 300 us, for the code's reason.",
+            [ev("reef_rewind", "rt_preempt_latency", "proved")], numbers=reef),
         Row("4.2.4", "GPreempt", "resume", "75 kernels x 100 ns + 1 us = 8.5 us", Outcome.REFUTED,
             f"the formula (reef_rewind's offset step) restarts at max(99 - 75 - 2, 0) = {R_}: {relaunched} kernels "
             f"are relaunched, {relaunched * 0.1:g} us + 1 us = {relaunched * 0.1 + 1:g} us (the seeds' part 1.4 "
@@ -360,7 +387,10 @@ def table_42(ctx: Context) -> list[Row]:
             [ev("rt_latency", "be_resume_delay", "proved", **SEEDS_GPREEMPT, **_BOUNDS)], numbers=gp),
         Row("4.2.7", "AMD", "detection", "0 ms", Outcome.BEST_CASE,
             f"the monitor wakes every T_mon = 5 ms: detection takes {ms(amd['detection_best_us'])}.."
-            f"{ms(amd['detection_worst_us'])}.", [], numbers=amd),
+            f"{ms(amd['detection_worst_us'])} (rt_latency); in the timed kfd_sched the LP queue leaves the GPU "
+            f"{kfd['min_us']}..{kfd['max_us']} us after an RT request.",
+            [ev("rt_latency", "rt_preempt_latency", "proved", **SEEDS_AMD, **_BOUNDS),
+             ev("kfd_sched", "rt_preempt_latency", "proved")], numbers={**amd, "kfd_sched": kfd}),
         Row("4.2.8", "AMD", "preemption", "~5 us (0.1 us call + 5 us CWSR)", Outcome.NOT_DECIDED,
             "the seeds' constant; in HWS mode the unmap covers every dynamic queue and waits for a fence (4.1.9).", []),
         Row("4.2.9", "AMD", "RT latency", "0 + 0.005 + 20 = 20.005 ms", Outcome.BEST_CASE,
