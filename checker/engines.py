@@ -35,8 +35,8 @@ def _liveness_unknown(model: ir.Model, names: Sequence[str], engine: str, why: s
 
 
 def _latency_unknown(model: ir.Model, names: Sequence[str], engine: str, why: str | None = None) -> list[Result]:
-    """NOTE(latency): the Z3 engines do not compute latencies; they say so (never a verdict)."""
-    why = why or (f"{engine} does not compute latencies (no Z3 encoding of costs yet): the explicit engine "
+    """NOTE(latency): kind and pdr do not compute latencies; they say so (never a verdict)."""
+    why = why or (f"{engine} does not compute latencies: bmc bounds them over an unrolling, the explicit engine "
                   "computes them exactly (--engine explicit, or auto when its search completes)")
     lat = {p.name for p in model.latencies}
     return [Result(n, "latency", Verdict.UNKNOWN, engine, reason=why) for n in names if n in lat]
@@ -49,13 +49,20 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     from checker.smt.session import Deadline
 
     deadline = Deadline(timeout)
-    lat = _latency_unknown(model, names, name)
+    wanted_lat = [p for p in model.latencies if p.name in set(names)]
+    lat = [] if name == "bmc" else _latency_unknown(model, names, name)
     names = [n for n in names if n not in {p.name for p in model.latencies}]
     props = safety_properties(model, list(names))
     if lat and not props and not any(p.name in set(names) for p in model.liveness):
         return lat
     if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
         try:
+            if name == "bmc" and wanted_lat:  # NOTE(latency): bounded, Z3 Optimize over an unrolling
+                from checker.smt.latency import run_latency
+
+                lat = run_latency(model, wanted_lat, DEFAULT_DEPTH if depth is None else depth, deadline)
+                if not props and not any(p.name in set(names) for p in model.liveness):
+                    return lat
             return _run_smt(name, model, names, props, deadline, depth) + lat
         except Exception:
             # once the budget stopped, Z3 answers any call with a 'canceled' error, also outside
@@ -64,7 +71,7 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
                 raise
     why = budget.stopped() or ""
     return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
-        + _liveness_unknown(model, names, name, why) + _latency_unknown(model, lat_names(lat), name, why)
+        + _liveness_unknown(model, names, name, why) + _latency_unknown(model, [p.name for p in wanted_lat], name, why)
 
 
 def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]
@@ -183,8 +190,11 @@ def _auto(
     live = {p.name for p in model.liveness}
     out = list(decided.values())
     lat = {p.name for p in model.latencies}
-    for r in report.results:  # the explicit search did not complete: its reason stands
-        if r.property in lat and r.property not in decided:
+    open_lat = [n for n in rest if n in lat]
+    if open_lat:  # the explicit search did not complete: bmc bounds them, else its reason stands
+        for r in run_smt("bmc", model, open_lat, depth=depth, timeout=_slice(left_at(start, timeout), 2)):
+            if r.verdict is Verdict.UNKNOWN:
+                r = next(x for x in report.results if x.property == r.property)
             out.append(r)
     rest = [n for n in rest if n not in lat]
     safety = [n for n in rest if n not in live]
@@ -209,10 +219,6 @@ def _auto(
                 r = r3 if r3.verdict is not Verdict.UNKNOWN else (r2 if r2.verdict is not Verdict.UNKNOWN else r)
         out.append(r)
     return out
-
-
-def lat_names(results: list[Result]) -> list[str]:
-    return [r.property for r in results]
 
 
 def left_at(start: float, timeout: float | None) -> float | None:

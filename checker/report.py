@@ -61,7 +61,7 @@ def latency_text(r: Result) -> str:
     """A latency result's numbers (NOTE(latency)): `min 3, max 7 (within 10)`, or why the
     greatest measurement is unbounded, or that no step enters the 'from' predicate."""
     d = r.detail
-    if r.verdict is Verdict.UNKNOWN:
+    if r.verdict is Verdict.UNKNOWN and d.get("max") is None:
         return r.reason or ""
     if d.get("starts") == 0:
         return "no reachable step enters the 'from' predicate"
@@ -70,6 +70,10 @@ def latency_text(r: Result) -> str:
     text = f"min {lo}, max {hi}" + (f" (within {d['within']})" if d.get("within") is not None else "")
     if d.get("unbounded"):
         text += f": {d['unbounded']}"
+    if d.get("bounded"):  # bmc: over an unrolling (checker/smt/latency.py)
+        text += f" {d['bounded']}"
+    if r.verdict is Verdict.UNKNOWN and r.reason:
+        text += f"; {r.reason}"
     return text
 
 
