@@ -6,10 +6,8 @@ interpreter of tests/reference, value iteration instead of graph algorithms) on 
 from __future__ import annotations
 
 import json
-import math
 import random
 
-import networkx as nx
 import pytest
 
 from checker import Verdict, verify
@@ -17,10 +15,9 @@ from checker.cli import main
 from gpmodel import compile_model
 from gpmodel.cost import compile_costs
 from spec import load_source
-from spec import syntax as S
 from spec.errors import SpecTypeError
-from spec.parser import parse_spec
 from tests.reference import explore as ref_explore
+from tests.reference import latency as ref_latency
 from tests.reference import semantics as ref
 
 
@@ -250,61 +247,9 @@ def _random_spec(rng: random.Random) -> str:
 
 
 def _brute(text: str) -> dict[str, tuple[int | None, int | None]]:
-    """(min, max) of every latency property by value iteration over the reference semantics:
-    walks of at most k steps, k growing until the values settle (a value still growing after
-    |states| + 1 rounds means a positive-cost cycle), and fair traps by the reference's own
-    fairness test (tests/reference/explore.py)."""
+    """(min, max) of every latency property by the reference's brute force (tests/reference/latency.py)."""
     m = ref.load(text)
-    spec = parse_spec(text, "ref.gpspec")
-    cost_expr = {d.name: d.cost for d in spec.decls if isinstance(d, S.ActionDecl)}
-    lats = [d for d in spec.decls if isinstance(d, S.LatencyDecl)]
-    ex = ref_explore.explore(m)
-    inst = m.instances()
-
-    def c(i: int, s) -> int:
-        a, args = inst[i]
-        e = cost_expr[a.name]
-        if e is None:
-            return 0
-        env = {name: v for (name, _), v in zip(a.params, args)}
-        return int(ref.Evaluator(m, s, None).eval(e, env))
-
-    out = {}
-    for lat in lats:
-        P = {s: ref.holds(m, lat.p, s) for s in ex.states}
-        Q = {s: ref.holds(m, lat.q, s) for s in ex.states}
-        starts = {s for s in ex.states if ex.parent[s] is None and P[s]}
-        starts |= {t for s in ex.states for _, t in ex.edges.get(s, []) if not P[s] and P[t]}
-        region, todo = set(), [s for s in starts if not Q[s]]
-        while todo:
-            s = todo.pop()
-            if s in region:
-                continue
-            region.add(s)
-            todo += [t for _, t in ex.edges.get(s, []) if not Q[t]]
-        sub = nx.DiGraph()
-        sub.add_nodes_from(region)
-        sub.add_edges_from((s, t) for s in region for _, t in ex.edges.get(s, []) if t in region)
-        trap = any(ref_explore._fair_component(m, ex, inst, comp) for comp in nx.strongly_connected_components(sub))
-        hi = {s: (0 if Q[s] else -math.inf) for s in ex.states}
-        lo = {s: (0 if Q[s] else math.inf) for s in ex.states}
-        grows = False
-        for k in range(len(ex.states) + 2):
-            nhi = {s: 0 if Q[s] else max([c(i, s) + hi[t] for i, t in ex.edges.get(s, [])], default=-math.inf)
-                   for s in ex.states}
-            nlo = {s: 0 if Q[s] else min([c(i, s) + lo[t] for i, t in ex.edges.get(s, [])], default=math.inf)
-                   for s in ex.states}
-            grows = any(nhi[s] != hi[s] for s in region)
-            hi, lo = nhi, nlo
-        best_lo = min((lo[s] for s in starts), default=math.inf)
-        mn = None if best_lo == math.inf else int(best_lo)
-        if not starts:
-            out[lat.name] = (None, None)
-        elif trap or grows:
-            out[lat.name] = (mn, None)
-        else:
-            out[lat.name] = (mn, int(max(hi[s] for s in starts)))
-    return out
+    return {n: (o.min, o.max) for n, o in ref_latency.latencies(m, ref_explore.explore(m)).items()}
 
 
 @pytest.mark.parametrize("seed", range(150))
