@@ -27,8 +27,6 @@ import heapq
 from collections import deque
 from typing import Callable, Sequence
 
-import networkx as nx
-
 from spec import ir
 from gpmodel import CompiledModel, ModelError
 from gpmodel.cost import compile_costs
@@ -151,49 +149,33 @@ def _compute(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency,
         extra["min_start"] = lo_start
 
     # unbounded: a stutter state, a fair SCC or a positive-cost cycle in the region
-    sub = nx.DiGraph()
-    sub.add_nodes_from(region)
-    for i in region:
-        for iid, j in g.edges[i]:
-            if j in region:
-                sub.add_edge(i, j)
-    enabled = {i: {iid for iid, _ in g.edges[i]} for i in region}
-    comp_of: dict[int, int] = {}
-    comps: list[set[int]] = []
+    enabled = _EnabledView(g)
+    comps = [set(c) for c in _sccs(g, region)]  # sinks first: a reverse topological order of the condensation
+    comp_of = {i: k for k, comp in enumerate(comps) for i in comp}
     trap: dict[int, tuple[str, frozenset[int] | None]] = {}  # state -> why it makes the max unbounded
     for i in region:
-        if not (enabled[i] & fair):
+        if not any(iid in fair for iid, _ in g.edges[i]):
             trap[i] = ("stutter", None)
-    for comp in nx.strongly_connected_components(sub):
-        k = len(comps)
-        comps.append(comp)
-        for i in comp:
-            comp_of[i] = k
+    for comp in comps:
         if len(comp) == 1:
             (only,) = comp
-            if not sub.has_edge(only, only):
+            if not any(j == only for _, j in g.edges[only]):
                 continue
         frozen = frozenset(comp)
         if any(j in comp and cost(i, iid) > 0 for i in comp for iid, j in g.edges[i]):
             for i in comp:
                 trap.setdefault(i, ("positive", frozen))
-        elif liveness._fair_scc(comp, g, _EnabledView(enabled), fair):  # type: ignore[arg-type]
+        elif liveness._fair_scc(comp, g, enabled, fair):  # type: ignore[arg-type]
             for i in comp:
                 trap.setdefault(i, ("fair", frozen))
     if trap:
         (cex, start), why = _unbounded_witness(cm, g, entered, starts, region, trap, enabled, fair, cost)
         return _verdict(cm, g, res, p, lo, None, cex, detail={**extra, "unbounded": why, "start": start})
 
-    # longest path over the condensation (every cycle left costs 0)
-    dag = nx.DiGraph()
-    dag.add_nodes_from(range(len(comps)))
-    for i in region:
-        for _, j in g.edges[i]:
-            if j in region and comp_of[j] != comp_of[i]:
-                dag.add_edge(comp_of[i], comp_of[j])
+    # longest path over the condensation (every cycle left costs 0), successors first
     longest: dict[int, int] = {}
     best: dict[int, tuple[int, int, int]] = {}  # component -> (state, instance, target) of its longest exit
-    for k in reversed(list(nx.topological_sort(dag))):
+    for k in range(len(comps)):
         top = -1
         for i in comps[k]:
             for iid, j in g.edges[i]:
@@ -224,13 +206,66 @@ def _compute(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency,
 
 
 class _EnabledView:
-    """enabled[i] for the region's states (what liveness._fair_scc reads)."""
+    """enabled[i]: the instances enabled in state i (what liveness._fair_scc reads), on demand."""
 
-    def __init__(self, enabled: dict[int, set[int]]):
-        self.enabled = enabled
+    def __init__(self, g: liveness.Graph):
+        self.g = g
 
     def __getitem__(self, i: int) -> set[int]:
-        return self.enabled.get(i, set())
+        return {iid for iid, _ in self.g.edges[i]}
+
+
+def _sccs(g: liveness.Graph, region: set[int]) -> list[list[int]]:
+    """The strongly connected components of the region's subgraph (iterative Tarjan), in the
+    order Tarjan completes them: every component after all the components it reaches."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in sorted(region):
+        if root in index:
+            continue
+        work = [(root, iter(g.edges[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            pushed = False
+            for _, w in it:
+                if w not in region:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(g.edges[w])))
+                    pushed = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if pushed:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+        if len(out) & 0xFF == 0:
+            budget.check()
+    return out
 
 
 def _shortest(g: liveness.Graph, starts: list[int], region: set[int], Q: list[bool],
@@ -270,7 +305,7 @@ def _shortest(g: liveness.Graph, starts: list[int], region: set[int], Q: list[bo
 
 def _unbounded_witness(cm: CompiledModel, g: liveness.Graph, entered: dict[int, tuple[int, int] | None],
                        starts: list[int], region: set[int], trap: dict[int, tuple[str, frozenset[int] | None]],
-                       enabled: dict[int, set[int]], fair: set[int],
+                       enabled: _EnabledView, fair: set[int],
                        cost: Callable[[int, int], int]) -> tuple[tuple[Counterexample, int], str]:
     """The lasso of a behaviour whose measurement is unbounded: the BFS prefix to a start, the
     shortest path inside the region to a trap state, then its loop."""
@@ -303,7 +338,7 @@ def _unbounded_witness(cm: CompiledModel, g: liveness.Graph, entered: dict[int, 
         why = "a behaviour can stay forever in a state before Q where no fair action is enabled"
     elif kind == "fair":
         assert comp is not None
-        cycle = liveness._fair_cycle(g, hit, comp, _EnabledView(enabled), fair)  # type: ignore[arg-type]
+        cycle = liveness._fair_cycle(g, hit, comp, enabled, fair)  # type: ignore[arg-type]
         why = "a fair behaviour can cycle forever before Q"
     else:
         assert comp is not None
