@@ -12,7 +12,8 @@ For `latency NAME: from P to Q [within B]`:
 * otherwise every cycle of the region costs 0 and fairness forces a behaviour out of it, so
   the strongly connected components of the region form a DAG and the greatest measurement
   is a longest path in it, ending with the first step into a Q-state; the counterexample is
-  the behaviour realising it (the BFS prefix to a start, then the longest path);
+  the behaviour realising it (the BFS prefix to a start, then the longest path), and
+  `detail["start"]` the index of the step where its measurement starts;
 * the least measurement is a shortest path (Dijkstra, costs are non-negative) from any start
   to a Q-state; its behaviour is kept in `detail["min_counterexample"]`.
 
