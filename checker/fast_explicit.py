@@ -558,3 +558,26 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
         return Counterexample(make_steps(cm, states, lasso.iids), loop=lasso.loop)
 
     return liveness.verdicts(cm.model, res, props, find)
+
+
+# ---------------------------------------------------------------------------- latency
+def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Graph:
+    """The explored graph in the form checker/latency.py reads (states decoded, edges as lists),
+    built from the compact graph's CSR edges (NOTE(latency): latencies are computed in Python)."""
+    mod, n = g.module, g.n
+    edges = int(sum(res.fired))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    targets = np.zeros(max(1, edges), dtype=np.int32)
+    edge_iids = np.zeros(max(1, edges), dtype=np.int32)
+    ninst = max(1, len(cm.instances))
+    out = np.zeros((ninst, g.packed.words), dtype=np.int64)
+    scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
+    err = np.zeros(1, dtype=np.int64)
+    if mod.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(), scratch.copy(), out,
+                       np.zeros(ninst, dtype=np.int64), err) != edges:
+        raise AssertionError("the compiled engine's edge count differs from its search")
+    csr = _CsrGraph(g, offsets, targets, edge_iids)
+    states = [g.state(i) for i in range(n)]
+    parent = [int(x) for x in g.parent[:n]]
+    return liveness.Graph(states, {}, [csr[i] for i in range(n)], [bool(g.flags[i]) for i in range(n)], parent,
+                          [i for i, p in enumerate(parent) if p < 0])
