@@ -272,6 +272,8 @@ def _latencies(cm: CompiledModel, res: explicit.Search, packed: object, wanted: 
             graph = fast_explicit.latency_graph(cm, res, packed)  # type: ignore[arg-type]
         except budget.Stop as stop:
             return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+        except fast_explicit.MissedState as missed:
+            return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
     return latency_results(cm, res, graph, props)
 
 

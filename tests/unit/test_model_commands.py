@@ -62,7 +62,7 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
         side = "both" if ident == "4.1.4" else "GPreempt"
         assert by[(ident, side)].outcome is Outcome.UNDER, ident
     assert by[("4.2.5", "GPreempt")].numbers["reexecuted_max_two_arrivals"] == 4
-    lat = next(e for e in by[("4.2.11", "AMD")].evidence if e.model == "kfd_sched")
+    lat = next(e for e in by[("4.2.11", "AMD")].evidence if e.model == "kfd_monitor")
     assert lat.latency and lat.high is None and lat.witness
     assert kernel_offset(99, 75, 2, 0) == 22
     code, out = _run(capsys, "claims", "--json")

@@ -53,6 +53,10 @@ BAD = [
     ("var o: P = any\naction f(p: P) { o = if p == o then p else 0 }\n", "the branches of 'if'", 5, 22),
     ("var a: [P] -> bool = false\nvar b: [0..2] -> bool = false\ninvariant i: a == b\n", "'==' compares", 6, 14),
     ("symmetric P = 0..1\n", "symmetric type 'P' is already declared", 4, 1),
+    # costs and latency predicates (NOTE(latency)) are read like the rest of the model
+    ("var x: 0..5 = 0\naction f(p: P) cost (if p == 1 then 1 else 2) { x = 1 }\n",
+     "'==' compares a value of the symmetric type P with an integer", 5, 25),
+    ("var o: P = any\nlatency l: from o == 1 to true\n", "'==' compares a value of the symmetric type P with an integer", 5, 17),
 ]
 
 
@@ -216,8 +220,11 @@ def test_random_symmetric_specs_agree_with_the_reference(seed):
 
 
 @pytest.mark.parametrize("name,consts", [
-    ("cwsr", {}), ("cwsr", {"W": 3}), ("cwsr", {"Q": 2, "N": 1}), ("cwsr", {"W": 3, "PREEMPT_TIMEOUT": 1}),
-    ("cwsr", {"Q": 2, "N": 1, "PREEMPT_TIMEOUT": 2}), ("cwsr", {"L": 1, "MAXP": 0, "W": 3}),
+    # cwsr's default is Q=2 N=2 W=1 since issue 16; the W=3 cases pin the Q=1 N=3 they were written
+    # for (at Q=2 N=2 the unreduced Python search of W=3 takes minutes and gigabytes)
+    ("cwsr", {}), ("cwsr", {"Q": 1, "N": 3, "W": 3}), ("cwsr", {"Q": 2, "N": 1}),
+    ("cwsr", {"Q": 1, "N": 3, "W": 3, "PREEMPT_TIMEOUT": 1}),
+    ("cwsr", {"Q": 2, "N": 1, "PREEMPT_TIMEOUT": 2}), ("cwsr", {"Q": 1, "N": 3, "L": 1, "MAXP": 0, "W": 3}),
     ("nvidia_streams", {}), ("nvidia_streams", {"S": 3, "Q": 1, "P": 3}),
 ])
 def test_bundled_symmetric_models_reduced_equals_unreduced(name, consts):
