@@ -282,7 +282,7 @@ transition owner_kept: st[own] == Busy implies own' == own
 
 
 def test_liveness_is_refused_under_reduction_and_checked_by_auto():
-    model = load_spec("cwsr", {"W": 3})
+    model = load_spec("cwsr", {"Q": 1, "N": 3, "W": 3})
     on = verify(model, symmetry="on")
     r = on.result("no_starvation")
     assert r.verdict is Verdict.UNKNOWN and "not checked under symmetry reduction" in r.reason
@@ -293,7 +293,7 @@ def test_liveness_is_refused_under_reduction_and_checked_by_auto():
 
 
 def test_compiled_core_falls_back_to_python_with_a_warning():
-    model = load_spec("cwsr", {"W": 3})
+    model = load_spec("cwsr", {"Q": 1, "N": 3, "W": 3})
     rep = run_explicit(model, {"no_loss"}, Limits(), core="compiled", symmetry="on")
     assert rep.symmetry is not None
     assert any("Python core" in w for w in rep.warnings)
