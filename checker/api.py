@@ -195,7 +195,12 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     else:
         states = len(res.parent) if res.complete else None
         live = liveness_results(cm, res, wanted)
-    results = explicit.safety_results(cm, res, wanted) + live
+    if live_refused:  # NOTE(symmetry): latencies read the full graph's fairness and successors too
+        lat = [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=live_refused)
+               for p in model.latencies if p.name in wanted]
+    else:
+        lat = _latencies(cm, res, graph, wanted)
+    results = explicit.safety_results(cm, res, wanted) + live + lat
     if collision is not None:
         results = [_not_proved(r, collision, res.depth) for r in results]
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
@@ -238,7 +243,8 @@ def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
     sym = Symmetry(model)
     if not sym.active:
         return None, None, []
-    live = [p.name for p in model.liveness if p.name in wanted]
+    # latency properties (NOTE(latency)) ask what liveness asks (fair cycles, the full graph)
+    live = [p.name for p in model.liveness if p.name in wanted] + [p.name for p in model.latencies if p.name in wanted]
     if setting == "auto" and (live or core == "compiled" or compiled_options):
         return None, None, []
     notes = []
@@ -250,6 +256,27 @@ def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
                "cycle of the model (weak fairness is per action instance, and instances are renamed along "
                "it); run with --symmetry off (or auto)")
     return sym, why, notes
+
+
+def _latencies(cm: CompiledModel, res: explicit.Search, packed: object, wanted: set[str]) -> list[Result]:
+    """The latency properties asked for (checker/latency.py), on the explored graph: the Python
+    search's, or the compiled one's decoded (`packed`, a fast_explicit.PackedGraph)."""
+    props = [p for p in cm.model.latencies if p.name in wanted]
+    if not props:
+        return []
+    from checker.latency import latency_results
+
+    graph = None
+    if packed is not None and res.complete:
+        from checker import fast_explicit
+
+        try:
+            graph = fast_explicit.latency_graph(cm, res, packed)  # type: ignore[arg-type]
+        except budget.Stop as stop:
+            return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+        except fast_explicit.MissedState as missed:
+            return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
+    return latency_results(cm, res, graph, props)
 
 
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:

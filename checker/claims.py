@@ -9,8 +9,9 @@ or facts that only code reading settles; those rows cite the code instead).
 NOTE(claims-evidence): the outcome text of a row is an analysis; the verdicts it rests on are not
 trusted but recomputed every run. A row whose evidence comes out different from what the analysis
 needs is reported as `evidence changed` and makes `gpcheck claims` exit non-zero. Latency rows are
-computed, not stated: the seeds' own constants go into the rt_latency model and the best and worst
-cases are the minimum and maximum over its reachable states."""
+computed, not stated: the seeds' own constants go into the timed rt_latency model and the best and
+worst cases are its latency properties' least and greatest measurements (checker/latency.py), each
+with the instance and the witness behaviour; kfd_monitor's timed latencies answer the AMD resume rows."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ class Evidence:
     engine: str = ""
     cex_length: int | None = None
     lasso: bool = False
+    low: int | None = None  # a latency property's least and greatest measurement (NOTE(latency))
+    high: int | None = None
+    latency: bool = False
+    witness: tuple[str, ...] = ()  # the counterexample (a latency's greatest-measurement behaviour), as action labels
 
     @property
     def ok(self) -> bool:
@@ -56,14 +61,18 @@ class Evidence:
     def text(self) -> str:
         c = " ".join(f"{k}={v}" for k, v in self.consts)
         v = "?" if self.verdict is None else self.verdict.value
+        if self.latency and self.verdict is not None and self.verdict is not Verdict.UNKNOWN:
+            v += f" [min {self.low}, max {'unbounded' if self.high is None else self.high}]"
         if self.cex_length is not None:
-            v += f" ({self.cex_length} steps{', lasso' if self.lasso else ''})"
+            what = "-step witness" if self.latency and self.verdict is not Verdict.VIOLATED else " steps"
+            v += f" ({self.cex_length}{what}{', lasso' if self.lasso else ''})"
         return f"{self.model}.{self.prop}{f' [{c}]' if c else ''}: {v}, {self.engine}"
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "property": self.prop, "constants": dict(self.consts), "needs": self.want,
                 "verdict": self.verdict.value if self.verdict else None, "engine": self.engine,
-                "counterexample_length": self.cex_length, "ok": self.ok}
+                "counterexample_length": self.cex_length, "ok": self.ok,
+                "witness": list(self.witness), **({"min": self.low, "max": self.high} if self.latency else {})}
 
 
 @dataclass
@@ -83,6 +92,10 @@ class Row:
                 "numbers": self.numbers}
 
 
+def _label(action: str | None, args: dict[str, Any]) -> str:
+    return f"{action}({', '.join(f'{k}={v}' for k, v in args.items())})" if args else str(action)
+
+
 class Context:
     """Caches model runs shared by several rows."""
 
@@ -97,8 +110,16 @@ class Context:
             self._reports[key] = verify(model, consts=consts, properties=[prop], engine=self.engine)
         r = self._reports[key].result(prop)
         cex = r.counterexample
+        lat = r.kind == "latency"
         return Evidence(model, prop, key[1], want, r.verdict, r.engine,
-                        cex.length if cex else None, bool(cex and cex.loop is not None))
+                        cex.length if cex else None, bool(cex and cex.loop is not None),
+                        r.detail.get("min") if lat else None, r.detail.get("max") if lat else None, lat,
+                        tuple(_label(st.action, st.args) for st in cex.steps[1:]) if cex else ())
+
+    def result(self, model: str, prop: str, **consts: int) -> Any:
+        """The Result of one property at the given constants (the same cached run as `check`)."""
+        self.check(model, prop, "holds", **consts)
+        return self._reports[(model, tuple(sorted(consts.items())), prop)].result(prop)
 
     def states(self, model: str, **consts: int) -> list[dict[str, Any]]:
         """Every reachable state of an instance, decoded (complete exploration)."""
@@ -122,18 +143,22 @@ class Context:
 SEEDS_GPREEMPT = dict(DETECT_US=1000, DETECT_COST_US=100, PREEMPT_US=300, EXEC_US=20000, RESUME_US=9)
 # AMD column: KFD monitor T_mon = 5 ms (table 4.1), detection counted as 0, CWSR 0.1 + 5 us each way.
 SEEDS_AMD = dict(DETECT_US=5000, DETECT_COST_US=0, PREEMPT_US=5, EXEC_US=20000, RESUME_US=5)
-_BOUNDS = dict(LAT_MAX=10**6, LAT_MIN=0, INV_BOUND=10**6)
+_BOUNDS = dict(LAT_MAX=10**6)
 
 
 def _latency(ctx: Context, consts: dict[str, int]) -> dict[str, int]:
-    """Best and worst RT latency and BE delay (us) over rt_latency's reachable states."""
+    """Best and worst RT latency and BE delay (us): the least and greatest measurements of the
+    timed rt_latency model's latency properties (checker/latency.py), computed now."""
     c = {**consts, **_BOUNDS}
-    lo, hi = ctx.value_range("rt_latency", lambda s: s["lat_us"] if s["at"] in ("RtDone", "Resumed") else None, **c)
-    dlo, dhi = ctx.value_range("rt_latency", lambda s: s["wait_us"] if s["at"] == "Detected" else None, **c)
-    wlo, whi = ctx.value_range("rt_latency", lambda s: s["wait_us"] if s["at"] == "Preempted" else None, **c)
-    blo, bhi = ctx.value_range("rt_latency", lambda s: s["be_delay_us"] if s["at"] == "Resumed" else None, **c)
-    return {"latency_best_us": lo, "latency_worst_us": hi, "detection_best_us": dlo, "detection_worst_us": dhi,
-            "wait_best_us": wlo, "wait_worst_us": whi, "be_delay_best_us": blo, "be_delay_worst_us": bhi}
+    out: dict[str, int] = {}
+    for prop, key in (("rt_completion", "latency"), ("rt_preempt_latency", "wait"), ("be_resume_delay", "be_delay")):
+        r = ctx.result("rt_latency", prop, **c)
+        assert r.verdict is Verdict.PROVED, (prop, r.verdict, r.reason)
+        out[f"{key}_best_us"], out[f"{key}_worst_us"] = r.detail["min"], r.detail["max"]
+    # detection = the wait before the preemption starts: rt_preempt_latency less the preemption
+    out["detection_best_us"] = out["wait_best_us"] - consts["PREEMPT_US"]
+    out["detection_worst_us"] = out["wait_worst_us"] - consts["PREEMPT_US"]
+    return out
 
 
 def kernel_offset(launch_offset: int, temp: int, cap: int, kernel_offset_before: int) -> int:
@@ -150,10 +175,20 @@ def _settle(row: Row) -> Row:
     return row
 
 
+def _span(ctx: Context, model: str, prop: str, **consts: int) -> dict[str, int | None]:
+    """A latency property's least and greatest measurement (us), computed now (NOTE(latency))."""
+    r = ctx.result(model, prop, **consts)
+    return {"min_us": r.detail.get("min"), "max_us": r.detail.get("max")}
+
+
 def table_41(ctx: Context) -> list[Row]:
     """Table 4.1, core mechanisms."""
     C, R, U, N = Outcome.CONFIRMED, Outcome.REFUTED, Outcome.UNDER, Outcome.NOT_DECIDED
     ev = ctx.check
+    kfd_rt = _span(ctx, "kfd_monitor", "rt_preempt_latency")
+    reef_rt = _span(ctx, "reef_rewind", "rt_preempt_latency")
+    cwsr_rt = _span(ctx, "cwsr", "rt_preempt_latency")
+    cwsr_rt_timeout = _span(ctx, "cwsr", "rt_preempt_latency", PREEMPT_TIMEOUT=1)
     rows = [
         Row("4.1.1", "GPreempt", "priority levels", "2 levels, through timeslices", C,
             "set_priority maps 0 to a 1 s timeslice and every other value to 1 us (gpreempt.cpp:61-72): two "
@@ -177,9 +212,13 @@ def table_41(ctx: Context) -> list[Row]:
             "which unmaps every dynamic queue of every process (amd_cwsr.md 3.1); cwsr models that unmap (all "
             "queues at once) and proves it exact.",
             [ev("cwsr", "no_loss", "proved", Q=2, N=1, L=2)]),
-        Row("4.1.4", "both", "submission", "pushbuffer / doorbell + MMIO, ~100 ns, same path", C,
-            "both submit from user space to a ring and ring a doorbell; no mechanism here touches submission "
-            "(code reading; the ~100 ns is not modelled).", []),
+        Row("4.1.4", "both", "submission", "pushbuffer / doorbell + MMIO, ~100 ns, same path", U,
+            "true of the AMD path and of GPreempt on NVIDIA (a ring and a doorbell, untouched by preemption: cwsr "
+            "and gpreempt_timeslice keep the ring); not of REEF's BE launches, which go through a host-side task "
+            "queue (cleared on preemption: reef_rewind.ring_kept fails) and a CAP = 2 deep device window before "
+            "reaching the AQL ring (DOMAIN.md mechanism 1). The ~100 ns is not modelled.",
+            [ev("cwsr", "ring_kept", "holds"), ev("gpreempt_timeslice", "ring_kept", "holds"),
+             ev("reef_rewind", "ring_kept", "violated")]),
         Row("4.1.6", "GPreempt", "monitoring", "user-space polling + ioctl, every 1 ms", R,
             "the REEF scheduler busy-polls a host-side task queue with no sleep and no ioctl "
             "(reef_scheduler.cpp:252-258, checks at :277,:293,:298,:501); the CUDA path has no monitor at all "
@@ -188,26 +227,35 @@ def table_41(ctx: Context) -> list[Row]:
             [ev("reef_rewind", "bounded_inversion", "holds"), ev("reef_rewind", "bounded_inversion", "violated", INV_BOUND=8),
              ev("reef_rewind", "bounded_inversion", "holds", N=5)]),
         Row("4.1.7", "AMD", "monitoring interval", "5 ms", C,
-            "a design parameter of the proposed monitor; kfd_monitor shows it is exactly the inversion bound "
-            "(see 4.2.7: the seeds then count 0 ms for detection).",
+            f"a design parameter of the proposed monitor; kfd_monitor shows it is exactly the inversion bound, and "
+            f"its timed rt_preempt_latency is {kfd_rt['min_us']}..{kfd_rt['max_us']} us: up to one period "
+            f"(see 4.2.7: the seeds then count 0 ms for detection).",
             [ev("kfd_monitor", "bounded_inversion", "holds", T_MON=6, INV_BOUND=6),
-             ev("kfd_monitor", "bounded_inversion", "violated", T_MON=6, INV_BOUND=5)]),
+             ev("kfd_monitor", "bounded_inversion", "violated", T_MON=6, INV_BOUND=5),
+             ev("kfd_monitor", "rt_preempt_latency", "proved")], numbers=kfd_rt),
         Row("4.1.8", "GPreempt", "monitoring overhead", "high (ioctl)", R,
             "detection issues no ioctl (busy polling of a host queue): its cost is a spinning CPU core; code "
             "reading (reef_scheduler.cpp:252-258).", []),
         Row("4.1.8", "AMD", "monitoring overhead", "low (zero)", N,
             "a kernel thread waking every T_mon to read rptr/wptr: plausible, not costed by any model.", []),
         Row("4.1.9", "GPreempt", "preemption trigger", "user space + ioctl, 1-10 us", U,
-            "REEF: one async flag write, a host-queue clear (no ioctl), then CAP+1 = 3 wave-reset ioctls and a "
-            "sync (reef_scheduler.cpp:316-357); the CUDA path has no trigger (hardware timeslice). Times are not "
-            "modelled.", []),
+            f"REEF: one async flag write, a host-queue clear (no ioctl), then CAP+1 = 3 wave-reset ioctls and a "
+            f"sync (reef_scheduler.cpp:316-357); the CUDA path has no trigger (hardware timeslice). With the seeds' "
+            f"per-step times (4.2.3) the timed reef_rewind takes {reef_rt['min_us']}..{reef_rt['max_us']} us from "
+            f"an RT arrival to its launch: the three 100 us resets dominate, not the 1-10 us ioctl.",
+            [ev("reef_rewind", "rt_preempt_latency", "proved")], numbers=reef_rt),
         Row("4.1.9", "AMD", "preemption trigger", "kernel function, < 1 us", R,
             "6.12 has no kfd_queue_preempt_single; preempting one queue in HWS mode unmaps all dynamic queues "
             "through the HIQ and waits for a fence (up to queue_preemption_timeout_ms = 9000 ms, then a reset): "
             "cwsr preempts every queue at once and, with the timeout fault, loses work; kfd_sched (the monitor on "
-            "cwsr) unmaps an active HP queue whenever it preempts LP, and a timeout can then reset the HP queue.",
+            "cwsr) unmaps an active HP queue whenever it preempts LP, and a timeout can then reset the HP queue; "
+            f"timed with the seeds' 5 us save, an unmap takes {cwsr_rt['min_us']}..{cwsr_rt['max_us']} us, and "
+            f"{cwsr_rt_timeout['min_us']}..{cwsr_rt_timeout['max_us']} us when a queue will not preempt "
+            f"(KFD_UNMAP_LATENCY_MS).",
             [ev("cwsr", "no_loss", "violated", PREEMPT_TIMEOUT=1), ev("kfd_sched", "hp_undisturbed", "violated"),
-             ev("kfd_sched", "hp_survives", "violated", PREEMPT_TIMEOUT=1)]),
+             ev("kfd_sched", "hp_survives", "violated", PREEMPT_TIMEOUT=1), ev("cwsr", "rt_preempt_latency", "proved"),
+             ev("cwsr", "rt_preempt_latency", "proved", PREEMPT_TIMEOUT=1)],
+            numbers={"faults_off": cwsr_rt, "preempt_timeout": cwsr_rt_timeout}),
         Row("4.1.10", "GPreempt", "preemption mechanism", "software cooperation + ring-buffer clear", U,
             "true of the REEF baseline on HIP only (reef_rewind), where this repo's kernels ignore the flag so BE "
             "blocks keep running during the RT task; GPreempt on NVIDIA is a hardware TSG timeslice that saves "
@@ -225,8 +273,12 @@ def table_41(ctx: Context) -> list[Row]:
             "restore returns to the saved PC (cwsr_trap_handler_gfx9.asm L917).",
             [ev("cwsr", "resume_exact", "holds"), ev("cwsr", "no_reexecution", "proved")]),
         Row("4.1.12", "both", "preemption latency", "10-100 us vs 1-10 us", N,
-            "no model carries measured preemption times; the code's only AMD bound is the 9000 ms fence "
-            "timeout before a reset (4.1.9).", []),
+            f"no model carries measured preemption times: fed the seeds' own per-step times, the timed models give "
+            f"REEF {reef_rt['min_us']}..{reef_rt['max_us']} us (above the seeds' 10-100 us: three resets) and CWSR "
+            f"{cwsr_rt['min_us']}..{cwsr_rt['max_us']} us; the code's only AMD bound is the 9000 ms fence "
+            f"timeout before a reset (4.1.9).",
+            [ev("reef_rewind", "rt_preempt_latency", "proved"), ev("cwsr", "rt_preempt_latency", "proved")],
+            numbers={"reef_rewind": reef_rt, "cwsr": cwsr_rt}),
         Row("4.1.13", "GPreempt", "ring buffer", "cleared, wptr = rptr", U,
             "true of REEF's software host queue (the clear drops it, then the relaunch rewinds to kernel_offset: "
             "reef_rewind.ring_kept fails at the clear); the AQL ring is never rewritten (clearHSAQueue is "
@@ -236,10 +288,12 @@ def table_41(ctx: Context) -> list[Row]:
         Row("4.1.13", "AMD", "ring buffer", "unchanged", C,
             "rptr and wptr live in user memory and are never rewritten; rptr never moves back.",
             [ev("cwsr", "ring_kept", "holds"), ev("cwsr", "ring_integrity", "holds")]),
-        Row("4.1.14", "GPreempt", "state saved", "kernel_offset (approximate)", C,
-            "REEF: the offset formula re-runs kernels, and loses one under a launch-time read index, a dropped "
-            "nop, or flag-honouring kernels.",
-            [ev("reef_rewind", "no_reexecution", "violated"), ev("reef_rewind", "no_loss", "violated", READ_AT_LAUNCH=1),
+        Row("4.1.14", "GPreempt", "state saved", "kernel_offset (approximate)", U,
+            "only for the REEF path: there the offset formula re-runs kernels, and loses one under a launch-time "
+            "read index, a dropped nop, or flag-honouring kernels. GPreempt on NVIDIA saves the context in "
+            "hardware (gpreempt_timeslice: nothing re-runs, nothing is lost).",
+            [ev("reef_rewind", "no_reexecution", "violated"), ev("gpreempt_timeslice", "no_reexecution", "holds"),
+             ev("gpreempt_timeslice", "no_loss", "holds"), ev("reef_rewind", "no_loss", "violated", READ_AT_LAUNCH=1),
              ev("reef_rewind", "no_loss", "violated", NOP=3), ev("reef_rewind", "no_loss", "violated", FLAG_HONOURED=1)]),
         Row("4.1.14", "AMD", "state saved", "PC + registers (exact)", C, "",
             [ev("cwsr", "no_loss", "proved"), ev("cwsr", "resume_exact", "holds")]),
@@ -251,7 +305,12 @@ def table_41(ctx: Context) -> list[Row]:
         Row("4.1.16", "GPreempt", "resume latency", "N x 100 ns, N = remaining kernels", U,
             "N is the remaining kernels plus the CAP+1 = 3 kernels the formula re-runs (see 4.2.4); the ~100 ns "
             "per launch is the seeds' figure.", [ev("reef_rewind", "no_reexecution", "violated")]),
-        Row("4.1.16", "AMD", "resume latency", "1-10 us, fixed", N, "restore time is not modelled.", []),
+        Row("4.1.16", "AMD", "resume latency", "1-10 us, fixed", Outcome.BEST_CASE,
+            "the restore itself is the seeds' constant, but the proposed monitor issues it only at a wake-up that "
+            "finds the HP queue idle: in the timed kfd_monitor (1 ms ticks, T_mon = 5 ms, 2 ms RT requests) the LP "
+            "queue is off the GPU at least one monitor period and, under strict priority, without bound (RT "
+            "requests at every wake-up); the timeslice option bounds it to one period.",
+            [ev("kfd_monitor", "be_resume_delay", "violated"), ev("kfd_monitor", "be_resume_delay", "proved", TIMESLICE=1)]),
         Row("4.1.17", "GPreempt", "re-execution", "possible", U,
             "confirmed for the REEF path (shortest counterexample below); refuted for GPreempt on NVIDIA, whose "
             "hardware context switch never re-runs work.",
@@ -268,8 +327,10 @@ def table_41(ctx: Context) -> list[Row]:
             [ev("reef_rewind", "no_loss", "holds"), ev("reef_rewind", "no_loss", "violated", FLAG_HONOURED=1)]),
         Row("4.1.18", "AMD", "application change", "none", C, "CWSR is transparent to kernels.",
             [ev("cwsr", "no_loss", "proved")]),
-        Row("4.1.19", "GPreempt", "kernel requirement", "idempotent or stateless", C,
-            "REEF re-runs up to CAP+1 kernels (see 4.2.5).", [ev("reef_rewind", "no_reexecution", "violated")]),
+        Row("4.1.19", "GPreempt", "kernel requirement", "idempotent or stateless", U,
+            "only for the REEF path, which re-runs up to CAP+1 kernels per preemption (see 4.2.5); GPreempt on "
+            "NVIDIA never re-runs a kernel (hardware context switch).",
+            [ev("reef_rewind", "no_reexecution", "violated"), ev("gpreempt_timeslice", "no_reexecution", "holds")]),
         Row("4.1.19", "AMD", "kernel requirement", "any kernel", C, "exactly-once, proved (faults off).",
             [ev("cwsr", "no_reexecution", "proved"), ev("cwsr", "no_loss", "proved")]),
         Row("4.1.20", "GPreempt", "deployment", "closed-source driver patch", R,
@@ -286,11 +347,15 @@ def table_41(ctx: Context) -> list[Row]:
 def table_42(ctx: Context) -> list[Row]:
     """Table 4.2, the timeline (100 kernels, preemption at k25, 20 ms inference)."""
     gp, amd = _latency(ctx, SEEDS_GPREEMPT), _latency(ctx, SEEDS_AMD)
+    amd_end = _latency(ctx, dict(SEEDS_AMD, EXEC_US=19995))  # the RT work ends exactly at a monitor wake-up
+    reef = _span(ctx, "reef_rewind", "rt_preempt_latency")
+    kfd = _span(ctx, "kfd_monitor", "rt_preempt_latency")
     ms = lambda us: f"{us / 1000:g} ms"  # noqa: E731
     R_ = kernel_offset(99, 75, 2, 0)
     relaunched = 100 - R_
     # kernels of one BE task run more than once (runs is per BE queue since reef_rewind has Q queues)
     reexec = ctx.value_range("reef_rewind", lambda s: max(sum(1 for r in row if r > 1) for row in s["runs"]))
+    reexec2 = ctx.value_range("reef_rewind", lambda s: max(sum(1 for r in row if r > 1) for row in s["runs"]), MAXRT=2)
     ev = ctx.check
     rows = [
         Row("4.2.1", "GPreempt", "detection", "5.1 ms", Outcome.REFUTED,
@@ -299,45 +364,73 @@ def table_42(ctx: Context) -> list[Row]:
             [], numbers=gp),
         Row("4.2.2", "GPreempt", "RT latency", "5.1 + 0.3 + 20 = 25.4 ms", Outcome.REFUTED,
             f"computed with the seeds' constants: {ms(gp['latency_best_us'])} best, {ms(gp['latency_worst_us'])} "
-            f"worst; the 25.4 ms adds the arrival time.", [ev("rt_latency", "latency_max", "holds",
-            LAT_MAX=gp["latency_worst_us"], LAT_MIN=0, INV_BOUND=10**6, **SEEDS_GPREEMPT)], numbers=gp),
-        Row("4.2.3", "GPreempt", "preemption", "~300 us (flag 1 us + clear 10 us + reset 100 us)", Outcome.NOT_DECIDED,
-            "the seeds' constant, used as PREEMPT_US; their own parts add up to 111 us, and the code issues the "
-            "reset CAP+1 = 3 times (reef_rewind).", []),
+            f"worst; the 25.4 ms adds the arrival time.", [ev("rt_latency", "rt_completion", "proved",
+            LAT_MAX=gp["latency_worst_us"], **SEEDS_GPREEMPT),
+            ev("rt_latency", "rt_completion", "violated", LAT_MAX=gp["latency_worst_us"] - 1, **SEEDS_GPREEMPT)],
+            numbers=gp),
+        Row("4.2.3", "GPreempt", "preemption", "~300 us (flag 1 us + clear 10 us + reset 100 us)", Outcome.UNDER,
+            f"the parts as stated add up to 111 us; the code issues the reset CAP+1 = 3 times (reef_scheduler.cpp:"
+            f"343-344), and with those parts the timed reef_rewind takes {reef['max_us']} us from the RT arrival "
+            f"to its launch ({reef['min_us']}..{reef['max_us']}): about the seeds' 300 us, for the code's reason.",
+            [ev("reef_rewind", "rt_preempt_latency", "proved")], numbers=reef),
         Row("4.2.4", "GPreempt", "resume", "75 kernels x 100 ns + 1 us = 8.5 us", Outcome.REFUTED,
             f"the formula (reef_rewind's offset step) restarts at max(99 - 75 - 2, 0) = {R_}: {relaunched} kernels "
             f"are relaunched, {relaunched * 0.1:g} us + 1 us = {relaunched * 0.1 + 1:g} us (the seeds' part 1.4 "
             f"itself says {relaunched}).", [], numbers={"kernel_offset": R_, "relaunched": relaunched}),
-        Row("4.2.5", "GPreempt", "re-execution", "2-3 kernels may run twice", Outcome.CONFIRMED,
-            f"CAP+1 = 3 kernels that already left the host queue are relaunched; in reef_rewind (N=4, CAP=2) up "
-            f"to {reexec[1]} kernels run twice (1, 2 or 3 depending on how far the GPU got).",
-            [ev("reef_rewind", "no_reexecution", "violated")], numbers={"reexecuted_min": reexec[0], "reexecuted_max": reexec[1]}),
+        Row("4.2.5", "GPreempt", "re-execution", "2-3 kernels may run twice", Outcome.UNDER,
+            f"per preemption: CAP+1 = 3 kernels that already left the host queue are relaunched; in reef_rewind "
+            f"(N=4, CAP=2, one RT arrival) up to {reexec[1]} kernels run twice; with two RT arrivals (MAXRT=2) up "
+            f"to {reexec2[1]} of the 4 kernels do, so a task preempted repeatedly re-runs more than 2-3.",
+            [ev("reef_rewind", "no_reexecution", "violated"), ev("reef_rewind", "no_reexecution", "violated", MAXRT=2)],
+            numbers={"reexecuted_min": reexec[0], "reexecuted_max": reexec[1], "reexecuted_max_two_arrivals": reexec2[1]}),
         Row("4.2.6", "GPreempt", "BE delay", "+20.3 ms", Outcome.UNDER,
-            f"preemption + inference + resume = {ms(gp['be_delay_best_us'])}, if the re-executed kernels cost "
-            f"nothing (they do: up to 3 kernels run again).", [], numbers=gp),
+            f"preemption + inference + the wait for the next 1 ms poll + resume = {ms(gp['be_delay_best_us'])}.."
+            f"{ms(gp['be_delay_worst_us'])} (rt_latency.be_resume_delay with the seeds' constants), if the "
+            f"re-executed kernels cost nothing (they do: up to 3 kernels run again).",
+            [ev("rt_latency", "be_resume_delay", "proved", **SEEDS_GPREEMPT, **_BOUNDS)], numbers=gp),
         Row("4.2.7", "AMD", "detection", "0 ms", Outcome.BEST_CASE,
             f"the monitor wakes every T_mon = 5 ms: detection takes {ms(amd['detection_best_us'])}.."
-            f"{ms(amd['detection_worst_us'])}.", [], numbers=amd),
+            f"{ms(amd['detection_worst_us'])} (rt_latency); in the timed kfd_monitor the LP queue leaves the GPU "
+            f"{kfd['min_us']}..{kfd['max_us']} us after an RT request.",
+            [ev("rt_latency", "rt_preempt_latency", "proved", **SEEDS_AMD, **_BOUNDS),
+             ev("kfd_monitor", "rt_preempt_latency", "proved")], numbers={**amd, "kfd_monitor": kfd}),
         Row("4.2.8", "AMD", "preemption", "~5 us (0.1 us call + 5 us CWSR)", Outcome.NOT_DECIDED,
             "the seeds' constant; in HWS mode the unmap covers every dynamic queue and waits for a fence (4.1.9).", []),
         Row("4.2.9", "AMD", "RT latency", "0 + 0.005 + 20 = 20.005 ms", Outcome.BEST_CASE,
             f"computed: {ms(amd['latency_best_us'])} best, {ms(amd['latency_worst_us'])} worst (T_mon).",
-            [ev("rt_latency", "latency_max", "holds"), ev("rt_latency", "latency_min", "holds"),
-             ev("rt_latency", "latency_max", "violated", LAT_MAX=amd["latency_worst_us"] - 1)], numbers=amd),
+            [ev("rt_latency", "rt_completion", "proved", LAT_MAX=amd["latency_worst_us"], **SEEDS_AMD),
+             ev("rt_latency", "rt_completion", "violated", LAT_MAX=amd["latency_worst_us"] - 1, **SEEDS_AMD)],
+            numbers=amd),
         Row("4.2.10", "AMD", "resume", "~5 us, no re-execution", Outcome.UNDER,
             "no re-execution: proved with the faults off; the 5 us is the seeds' constant.",
             [ev("cwsr", "no_reexecution", "proved")]),
-        Row("4.2.11", "AMD", "BE delay", "+20.01 ms", Outcome.CONFIRMED,
-            f"preemption + inference + resume = {ms(amd['be_delay_best_us'])} with the seeds' constants.", [], numbers=amd),
+        Row("4.2.11", "AMD", "BE delay", "+20.01 ms", Outcome.BEST_CASE,
+            f"the monitor resumes the LP queue only at its first wake-up that finds the HP queue idle: with the "
+            f"seeds' constants (20 ms inference after a 5 us preemption at a wake-up) the BE delay is "
+            f"{ms(amd['be_delay_best_us'])}..{ms(amd['be_delay_worst_us'])} (rt_latency.be_resume_delay); the "
+            f"seeds' 20.01 ms only when the RT work ends exactly at a wake-up ({ms(amd_end['be_delay_best_us'])} "
+            f"with 19.995 ms of RT work). In the timed kfd_monitor the LP queue stays off the GPU at least one "
+            f"monitor period, and without bound under strict priority.",
+            [ev("rt_latency", "be_resume_delay", "proved", **SEEDS_AMD, **_BOUNDS),
+             ev("rt_latency", "be_resume_delay", "proved", **dict(SEEDS_AMD, EXEC_US=19995), **_BOUNDS),
+             ev("kfd_monitor", "be_resume_delay", "violated")],
+            numbers={"seeds": amd, "rt_work_ends_at_a_wake_up": amd_end}),
         Row("4.2.12", "both", "conclusion", "AMD's RT latency is 5.4 ms lower", Outcome.REFUTED,
             f"with the seeds' own constants GPreempt takes {ms(gp['latency_best_us'])}..{ms(gp['latency_worst_us'])} "
             f"and AMD {ms(amd['latency_best_us'])}..{ms(amd['latency_worst_us'])}: AMD is at most "
             f"{ms(gp['latency_worst_us'] - amd['latency_best_us'])} faster and can be "
             f"{ms(amd['latency_worst_us'] - gp['latency_best_us'])} slower (its 5 ms monitor period).", [],
             numbers={"gpreempt": gp, "amd": amd}),
-        Row("4.2.13", "both", "conclusion", "AMD's BE delay is 0.3 ms lower", Outcome.UNDER,
-            f"{ms(gp['be_delay_best_us'] - amd['be_delay_best_us'])} lower from the constants, plus GPreempt's "
-            f"re-executed kernels.", []),
+        Row("4.2.13", "both", "conclusion", "AMD's BE delay is 0.3 ms lower", Outcome.REFUTED,
+            f"with the seeds' constants and the wake-up that resumes the BE work, GPreempt's BE delay is "
+            f"{ms(gp['be_delay_best_us'])}..{ms(gp['be_delay_worst_us'])} and AMD's "
+            f"{ms(amd['be_delay_best_us'])}..{ms(amd['be_delay_worst_us'])}: AMD's is "
+            f"{ms(amd['be_delay_best_us'] - gp['be_delay_worst_us'])} higher (its 5 ms monitor period against a "
+            f"1 ms poll), before GPreempt's re-executed kernels; AMD is lower only when its RT work ends at a "
+            f"wake-up ({ms(amd_end['be_delay_best_us'])}).",
+            [ev("rt_latency", "be_resume_delay", "proved", **SEEDS_GPREEMPT, **_BOUNDS),
+             ev("rt_latency", "be_resume_delay", "proved", **SEEDS_AMD, **_BOUNDS)],
+            numbers={"gpreempt": gp, "amd": amd}),
         Row("4.2.14", "both", "conclusion", "reliability: AMD never re-executes", Outcome.UNDER,
             "confirmed with the faults off; a preemption timeout loses work instead.",
             [ev("cwsr", "no_reexecution", "proved"), ev("reef_rewind", "no_reexecution", "violated"),

@@ -46,6 +46,15 @@ def _not_checked_liveness(model: ir.Model, names: Sequence[str], engine: str) ->
            "for fair lasso counterexamples)")
     return [Result(n, "liveness", Verdict.UNKNOWN, engine, reason=why, detail={"not_checked": True})
             for n in names if n in live]
+def _latency_unknown(model: ir.Model, names: Sequence[str], engine: str, why: str | None = None) -> list[Result]:
+    """NOTE(latency): kind and pdr do not compute latencies; they say so (never a verdict),
+    marked `not_checked` like the liveness they skip (issue 17: out of the exit code unless
+    named). With `why` (the budget stopped) the latency was asked for and not answered."""
+    detail = {} if why else {"not_checked": True}
+    why = why or (f"{NOT_CHECKED} ({engine} does not compute latencies: bmc bounds them over an unrolling, the "
+                  "explicit engine computes them exactly; --engine explicit, or auto when its search completes)")
+    lat = {p.name for p in model.latencies}
+    return [Result(n, "latency", Verdict.UNKNOWN, engine, reason=why, detail=dict(detail)) for n in names if n in lat]
 
 
 def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | None, timeout: float | None) -> list[Result]:
@@ -55,10 +64,21 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     from checker.smt.session import Deadline
 
     deadline = Deadline(timeout)
+    wanted_lat = [p for p in model.latencies if p.name in set(names)]
+    lat = [] if name == "bmc" else _latency_unknown(model, names, name)
+    names = [n for n in names if n not in {p.name for p in model.latencies}]
     props = safety_properties(model, list(names))
+    if lat and not props and not any(p.name in set(names) for p in model.liveness):
+        return lat
     if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
         try:
-            return _run_smt(name, model, names, props, deadline, depth)
+            if name == "bmc" and wanted_lat:  # NOTE(latency): bounded, Z3 Optimize over an unrolling
+                from checker.smt.latency import run_latency
+
+                lat = run_latency(model, wanted_lat, DEFAULT_DEPTH if depth is None else depth, deadline)
+                if not props and not any(p.name in set(names) for p in model.liveness):
+                    return lat
+            return _run_smt(name, model, names, props, deadline, depth) + lat
         except (Exception, budget.Stop):
             # once the budget stopped, Z3 answers any call with a 'canceled' error, also outside
             # a solver check (lemma mining, certificates), and the stop itself may be raised from
@@ -68,7 +88,7 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
                 raise
     why = budget.stopped() or ""
     return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
-        + _liveness_unknown(model, names, name, why)
+        + _liveness_unknown(model, names, name, why) + _latency_unknown(model, [p.name for p in wanted_lat], name, why)
 
 
 def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]
@@ -185,6 +205,14 @@ def _auto(
     rest = [n for n in names if n not in decided]
     live = {p.name for p in model.liveness}
     out = list(decided.values())
+    lat = {p.name for p in model.latencies}
+    open_lat = [n for n in rest if n in lat]
+    if open_lat:  # the explicit search did not complete: bmc bounds them, else its reason stands
+        for r in run_smt("bmc", model, open_lat, depth=depth, timeout=_slice(left_at(start, timeout), 2)):
+            if r.verdict is Verdict.UNKNOWN:
+                r = next(x for x in report.results if x.property == r.property)
+            out.append(r)
+    rest = [n for n in rest if n not in lat]
     safety = [n for n in rest if n not in live]
     liveness = [n for n in rest if n in live]
     if liveness:  # explicit search did not finish: look for fair lassos by BMC

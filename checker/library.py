@@ -31,6 +31,9 @@ from spec.errors import UsageError
 # Columns of the matrix, in order: the shared property vocabulary (DOMAIN.md / issue 4).
 SHARED = ("no_reexecution", "no_loss", "ring_integrity", "ring_kept", "bounded_inversion", "no_starvation")
 IMPLICIT = {"deadlock": "holds", "range": "holds"}
+# The shared latency properties (issue 15, NOTE(latency)), shown side by side in their own table;
+# every timed model states its costs in microseconds.
+LATENCIES = ("rt_preempt_latency", "be_resume_delay")
 
 
 def expectation_met(expected: str, verdict: Verdict) -> bool:
@@ -54,6 +57,8 @@ class Cell:
     lasso: bool = False
     reason: str | None = None
     expected: str | None = None
+    low: int | None = None  # latency: the least measurement (NOTE(latency))
+    high: int | None = None  # latency: the greatest, None when unbounded or not computed
 
     @property
     def met(self) -> bool | None:
@@ -66,18 +71,31 @@ class Cell:
 
     def text(self) -> str:
         """Short cell text: proved / violated (26) / holds to 12 / unknown."""
+        if self.kind == "latency":
+            return f"{self.verdict.value} [{self.span_text()}]"
         if self.verdict is Verdict.VIOLATED:
             return f"violated ({self.cex_length}{', lasso' if self.lasso else ''})"
         if self.verdict is Verdict.HOLDS_TO_BOUND:
             return f"holds to {self.bound}" if self.bound is not None else "holds to bound"
         return self.verdict.value
 
+    def span_text(self) -> str:
+        """A latency's least and greatest measurement: `3 .. 7`, `3 .. unbounded`, `-`."""
+        if self.verdict is Verdict.UNKNOWN or (self.low is None and self.high is None and not self.lasso):
+            return "-"
+        lo = "-" if self.low is None else f"{self.low:,}"
+        hi = "unbounded" if self.high is None else f"{self.high:,}"
+        return f"{lo} .. {hi}"
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "property": self.property, "kind": self.kind, "verdict": self.verdict.value,
             "engine": self.engine, "bound": self.bound, "counterexample_length": self.cex_length,
             "lasso": self.lasso, "reason": self.reason, "expected": self.expected, "met": self.met,
         }
+        if self.kind == "latency":
+            out.update(min=self.low, max=self.high)
+        return out
 
 
 @dataclass
@@ -144,6 +162,8 @@ def _cell(model: str, r: Result, expected: str | None) -> Cell:
         # a property the engine does not check (liveness under kind/pdr) meets no expectation
         # and is no surprise either
         expected=None if r.detail.get("not_checked") else expected,
+        low=r.detail.get("min") if r.kind == "latency" else None,
+        high=r.detail.get("max") if r.kind == "latency" else None,
     )
 
 
@@ -223,9 +243,24 @@ def render_matrix(rep: LibraryReport, width: int | None = None) -> str:
         states = f"{r.states:,}" if r.states is not None else "-"
         table.add_row(r.name, states, *cells)
     console.print(table)
+    timed = [r for r in rep.rows if any(c.kind == "latency" for c in r.cells)]
+    if timed:
+        console.print("\nlatencies (microseconds of model time: min .. max over every behaviour, NOTE(latency)):")
+        lat = Table(show_edge=False, box=None, pad_edge=False)
+        lat.add_column("model")
+        for p in LATENCIES:
+            lat.add_column(p)
+        for r in timed:
+            row = []
+            for p in LATENCIES:
+                c = r.cell(p)
+                row.append("-" if c is None else c.text() + _mark(c) + _engine_note(c, rep.engine))
+            lat.add_row(r.name, *row)
+        console.print(lat)
     console.print("\nmechanism-specific properties:")
     for r in rep.rows:
-        extra = [c for c in r.cells if c.property not in SHARED and c.property not in IMPLICIT]
+        extra = [c for c in r.cells if c.property not in SHARED and c.property not in IMPLICIT
+                 and c.property not in LATENCIES]
         if extra:
             items = "; ".join(f"{c.property} {c.text()}{_mark(c)}{_engine_note(c, rep.engine)}" for c in extra)
             console.print(f"  {r.name}: {items}", markup=False)

@@ -60,6 +60,26 @@ def verdict_text(r: Result) -> str:
     return r.verdict.value
 
 
+def latency_text(r: Result) -> str:
+    """A latency result's numbers (NOTE(latency)): `min 3, max 7 (within 10)`, or why the
+    greatest measurement is unbounded, or that no step enters the 'from' predicate."""
+    d = r.detail
+    if r.verdict is Verdict.UNKNOWN and d.get("max") is None:
+        return r.reason or ""
+    if d.get("starts") == 0:
+        return "no reachable step enters the 'from' predicate"
+    lo = "-" if d.get("min") is None else str(d["min"])
+    hi = "unbounded" if d.get("unbounded") else str(d.get("max"))
+    text = f"min {lo}, max {hi}" + (f" (within {d['within']})" if d.get("within") is not None else "")
+    if d.get("unbounded"):
+        text += f": {d['unbounded']}"
+    if d.get("bounded"):  # bmc: over an unrolling (checker/smt/latency.py)
+        text += f" {d['bounded']}"
+    if r.verdict is Verdict.UNKNOWN and r.reason:
+        text += f"; {r.reason}"
+    return text
+
+
 def counterexample_lines(cex: Counterexample, width: int | None = None) -> list[str]:
     """Step by step: the action with its arguments and only the variables that changed; the
     initial state in full, as `name = value` in gpspec syntax; long lines wrapped at `width`
@@ -113,6 +133,8 @@ def render_text(report: Report, width: int | None = None) -> str:
         detail = r.reason or ""
         if r.detail.get("error"):
             detail = f"{r.detail['error']} at {r.detail.get('location', '?')}"
+        if r.kind == "latency":
+            detail = latency_text(r)
         if r.detail.get("k") is not None and r.verdict is Verdict.PROVED:
             detail = detail or f"k = {r.detail['k']}"
         n = r.detail.get("states", report.states if r.engine == "explicit" else None)

@@ -129,7 +129,7 @@ def _kind(model: Any, name: str) -> str:
     if name in ("deadlock", "range"):
         return name
     for kind, props in (("invariant", model.invariants), ("transition", model.transitions),
-                        ("liveness", model.liveness)):
+                        ("liveness", model.liveness), ("latency", model.latencies)):
         if any(p.name == name for p in props):
             return kind
     raise AssertionError(name)

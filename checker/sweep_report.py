@@ -25,7 +25,8 @@ def cell_of(result: dict[str, Any]) -> Cell:
     return Cell(model="", property=result["property"], kind=result["kind"],
                 verdict=Verdict(result["verdict"]), engine=result["engine"], bound=result.get("bound"),
                 cex_length=len(cex["steps"]) - 1 if cex else None,
-                lasso=bool(cex and cex.get("loop") is not None), reason=result.get("reason"))
+                lasso=bool(cex and cex.get("loop") is not None), reason=result.get("reason"),
+                low=result.get("min"), high=result.get("max"))  # a latency's (NOTE(latency))
 
 
 def constants_text(constants: dict[str, int]) -> str:

@@ -78,11 +78,16 @@ class Result:
             "reason": self.reason,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
         }
-        if self.detail:
-            out["detail"] = self.detail
+        detail = self.detail
+        if self.kind == "latency":  # NOTE(latency): the least and greatest measurement, and B
+            detail = dict(detail)
+            for key in ("min", "max", "within"):
+                out[key] = detail.pop(key, None)
+        if detail:
+            out["detail"] = detail
             for key in ("for_all", "instance"):  # --for-all: the constants proved over / refuted at
-                if key in self.detail:
-                    out[key] = self.detail[key]
+                if key in detail:
+                    out[key] = detail[key]
         return out
 
 

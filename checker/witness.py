@@ -86,6 +86,8 @@ def check_witness(cm: CompiledModel, r: Result) -> str | None:
         return range_error(cm, r, states)[1]
     if r.kind == "liveness":
         return _check_lasso(cm, r, states)
+    if r.kind == "latency":
+        return _check_latency(cm, r, states)
     return f"cannot check a {r.kind} counterexample"
 
 
@@ -98,25 +100,13 @@ def _check_lasso(cm: CompiledModel, r: Result, states: list[State]) -> str | Non
     loop = r.counterexample.loop
     if loop is None or not 0 <= loop < len(states):
         return "a liveness counterexample needs a loop"
-    last = states[-1]
     pred = cm.predicate(prop.q)
-    fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
     _, iids, _ = replay_states(cm, r.counterexample)
 
     def q(s: State) -> bool:
         return truth(pred, s)
 
-    def enabled(s: State) -> set[int]:  # an instance failing with a modelling error is not enabled
-        return {iid for iid, _ in cm.enabled_steps(s)} if cm.in_constraints(s) else set()
-
-    closing = [iid for iid, t in cm.enabled_steps(last) if t == states[loop]] if cm.in_constraints(last) else []
-    # a fair loop closes back with a transition; a stutter needs no fair instance enabled
-    fair_loop = bool(closing) and all(
-        any(f not in enabled(states[j]) for j in range(loop, len(states)))
-        or any(iids[j - 1] == f for j in range(loop + 1, len(states))) or f in closing
-        for f in fair)
-    stutter = loop == len(states) - 1 and cm.in_constraints(last) and not (enabled(last) & fair)
-    if not (fair_loop or stutter):
+    if not _fair_loop_or_stutter(cm, states, iids, loop):
         return "the loop is neither a fair cycle nor a fair stutter"
     on_loop = states[loop:]
     if any(q(s) for s in on_loop):
@@ -128,6 +118,68 @@ def _check_lasso(cm: CompiledModel, r: Result, states: list[State]) -> str | Non
         p_pred = cm.predicate(prop.p)
         if not any(truth(p_pred, states[i]) and not any(q(s) for s in states[i:]) for i in range(len(states))):
             return "no p-state is followed by ¬q forever"
+    return None
+
+
+def _fair_loop_or_stutter(cm: CompiledModel, states: list[State], iids: list[int], loop: int) -> bool:
+    """Whether the lasso closing at `loop` is a fair cycle (it closes back with a transition and
+    discharges every fair instance) or a fair stutter (no fair instance enabled in the last state)."""
+    last = states[-1]
+    fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
+
+    def enabled(s: State) -> set[int]:  # an instance failing with a modelling error is not enabled
+        return {iid for iid, _ in cm.enabled_steps(s)} if cm.in_constraints(s) else set()
+
+    closing = [iid for iid, t in cm.enabled_steps(last) if t == states[loop]] if cm.in_constraints(last) else []
+    fair_loop = bool(closing) and all(
+        any(f not in enabled(states[j]) for j in range(loop, len(states)))
+        or any(iids[j - 1] == f for j in range(loop + 1, len(states))) or f in closing
+        for f in fair)
+    stutter = loop == len(states) - 1 and cm.in_constraints(last) and not (enabled(last) & fair)
+    return fair_loop or stutter
+
+
+def _check_latency(cm: CompiledModel, r: Result, states: list[State]) -> str | None:
+    """NOTE(latency): the measurement starts at `detail.start` (an initial P-state, or a step from
+    a non-P state into a P-state) and, without a Q-state after the start, either ends in a first
+    Q-state with the summed cost `max` (above `within`), or (max unbounded) loops: a fair cycle,
+    a fair stutter, or a cycle with a positive cost."""
+    from gpmodel.cost import compile_costs
+
+    assert r.counterexample is not None
+    prop = next((p for p in cm.model.latencies if p.name == r.property), None)
+    if prop is None:
+        return f"no latency property {r.property}"
+    start = r.detail.get("start")
+    if not isinstance(start, int) or not 0 <= start < len(states):
+        return "the measurement's start is not a step of the counterexample"
+    p, q = cm.predicate(prop.p), cm.predicate(prop.q)
+    if not truth(p, states[start]) or (start > 0 and truth(p, states[start - 1])):
+        return f"step {start} does not enter a P-state"
+    _, iids, _ = replay_states(cm, r.counterexample)
+    cost = compile_costs(cm)
+    costs = [cost(iids[j - 1], states[j - 1]) for j in range(1, len(states))]  # costs[j-1]: step j
+    loop = r.counterexample.loop
+    if r.detail.get("max") is None:
+        if loop is None or not start <= loop < len(states):
+            return "an unbounded latency needs a loop after the start"
+        if any(truth(q, s) for s in states[start:]):
+            return "a Q-state follows the start"
+        closing = [cost(iid, states[-1]) for iid, t in cm.enabled_steps(states[-1]) if t == states[loop]]
+        positive = bool(closing) and (sum(costs[loop:]) + max(closing) > 0)
+        if not (positive or _fair_loop_or_stutter(cm, states, iids, loop)):
+            return "the loop is neither a positive-cost cycle, a fair cycle nor a fair stutter"
+        return None
+    if loop is not None:
+        return "a bounded latency's witness is a finite behaviour"
+    first_q = next((k for k in range(start, len(states)) if truth(q, states[k])), None)
+    if first_q != len(states) - 1:
+        return "the behaviour does not end in the first Q-state after the start"
+    total = sum(costs[start:])
+    if total != r.detail["max"]:
+        return f"the measurement costs {total}, not the reported max {r.detail['max']}"
+    if prop.within is not None and total <= prop.within:
+        return f"the measurement {total} is within {prop.within}"
     return None
 
 

@@ -438,6 +438,9 @@ class Action:
     internal: bool = False
     fair: bool = False
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    # NOTE(latency): `cost EXPR`, the time one step of an instance takes, an integer expression
+    # over constants, the action's parameters and the pre-state; None means 0
+    cost: "Expr | None" = None
 
     @property
     def require_count(self) -> int:
@@ -461,6 +464,7 @@ class PropertyKind(enum.Enum):
     LIVENESS = "liveness"
     DEADLOCK = "deadlock"
     RANGE = "range"
+    LATENCY = "latency"
 
 
 class LivenessKind(enum.Enum):
@@ -491,6 +495,34 @@ class Liveness:
     kind: LivenessKind
     p: Expr | None  # only for LEADS_TO
     q: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """`latency NAME: from P to Q [within B]`.
+
+    NOTE(latency): time is the sum of the `cost`s of the steps taken (an action without `cost`
+    takes 0; a cost is evaluated in the step's pre-state and must not be negative). A
+    *measurement* starts at every step of a reachable behaviour that enters a P-state (its
+    pre-state is not a P-state, its post-state is) and at every initial P-state, and it is the
+    summed cost of the steps after it up to and including the first step into a Q-state (0 when
+    the P-state is a Q-state). The property reports the least and the greatest measurement over
+    every behaviour; the greatest is unbounded when, after such a start and before any Q-state,
+    a fair behaviour can stay away from Q forever (weak fairness and stuttering as for liveness:
+    a fair cycle, or a state where no fair instance is enabled) or a cycle with a positive cost
+    can be taken. `within B`: the property holds iff the greatest measurement is at most B;
+    without it, iff the greatest is bounded. checker/latency.py computes this exactly on the
+    explored graph. Time is the sum of the costs along one interleaving: steps of concurrent
+    components are serialised, so a model whose numbers are meant as real time puts its costs on
+    one time base (one clock or one thread; the bundled models say which), and where it does not
+    the greatest measurement is an upper bound (and an interleaving that delays a fair step is
+    one more behaviour: fairness says "eventually", not "promptly")."""
+
+    name: str
+    p: Expr
+    q: Expr
+    within: int | None = None
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
@@ -545,6 +577,7 @@ class Model:
     expectations: tuple[Expectation, ...]
     # The symmetric types declared (NOTE(symmetry)), each an IntType with `symmetric` set.
     symmetric: tuple[IntType, ...] = ()
+    latencies: tuple[Latency, ...] = ()  # NOTE(latency)
 
     @property
     def const_values(self) -> dict[str, int]:
@@ -583,4 +616,10 @@ class Model:
             [p.name for p in self.invariants]
             + [p.name for p in self.transitions]
             + [p.name for p in self.liveness]
+            + [p.name for p in self.latencies]
         )
+
+    @property
+    def timed(self) -> bool:
+        """Whether some action has a `cost` (NOTE(latency))."""
+        return any(a.cost is not None for a in self.actions)

@@ -201,8 +201,12 @@ class _Builder(Transformer[Any, Any]):
 
     def action_decl(self, meta: Any, *children: Any) -> S.ActionDecl:
         mods = {c.type for c in children if isinstance(c, Token) and c.type in ("INTERNAL", "FAIR")}
-        name, params, body = children[len(mods):]
-        return S.ActionDecl(str(name), params or (), body, "INTERNAL" in mods, "FAIR" in mods, self._sp(meta))
+        name, params, cost, body = children[len(mods):]
+        return S.ActionDecl(str(name), params or (), body, "INTERNAL" in mods, "FAIR" in mods, self._sp(meta),
+                            cost=cost)
+
+    def cost(self, meta: Any, e: S.Expr) -> S.Expr:
+        return e
 
     def params(self, meta: Any, *ps: S.Param | None) -> tuple[S.Param, ...]:
         return tuple(p for p in ps if p is not None)
@@ -258,6 +262,8 @@ class _Builder(Transformer[Any, Any]):
 
     def use_arg(self, meta: Any, name: Token, value: S.Expr) -> tuple[str, S.Expr, Span]:
         return (str(name), value, self._tok(name))
+    def latency_decl(self, meta: Any, name: Token, p: S.Expr, q: S.Expr, within: S.Expr | None) -> S.LatencyDecl:
+        return S.LatencyDecl(str(name), p, q, within, self._sp(meta))
 
     # ----------------------------------------------------------------- types and inits
     def bool_type(self, meta: Any) -> S.BoolT:

@@ -50,6 +50,8 @@ def check_symmetry(model: ir.Model, diags: Diagnostics) -> None:
     c = _Check(diags)
     for a in model.actions:
         c.block(a.body)
+        if a.cost is not None:  # a cost that tells the values apart breaks the symmetry too
+            c.expr(a.cost)
     for inv in model.invariants:
         c.expr(inv.expr)
     for tp in model.transitions:
@@ -58,6 +60,9 @@ def check_symmetry(model: ir.Model, diags: Diagnostics) -> None:
         if lv.p is not None:
             c.expr(lv.p)
         c.expr(lv.q)
+    for lat in model.latencies:
+        c.expr(lat.p)
+        c.expr(lat.q)
     for t in model.terminals:
         c.expr(t)
     for k in model.constraints:

@@ -242,6 +242,7 @@ class ActionDecl:
     internal: bool = False
     fair: bool = False
     span: Span = _span()
+    cost: Expr | None = None  # `cost EXPR`: the step's duration (None: 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,11 +325,23 @@ class UseDecl:
     span: Span = _span()
 
 
+@dataclass(frozen=True, slots=True)
+class LatencyDecl:
+    """`latency NAME: from P to Q [within B]` (NOTE(latency) in spec/ir.py)."""
+
+    name: str
+    p: Expr
+    q: Expr
+    within: Expr | None = None
+    span: Span = _span()
+
+
 Decl = Union[
     ConstDecl, EnumDecl, StructDecl, VarDecl, ActionDecl, FairDecl, InvariantDecl,
     TransitionDecl, LivenessDecl, TerminalDecl, AllowDeadlock, ConstraintDecl, ExpectDecl,
     SymmetricDecl,
     UseDecl,
+    LatencyDecl,
 ]
 
 

@@ -103,6 +103,7 @@ class _Checker:
         terminals: list[ir.Expr] = []
         constraints: list[ir.Constraint] = []
         expects: list[S.ExpectDecl] = []
+        latencies: list[ir.Latency] = []
         allow_deadlock = False
         prop_names: dict[str, Span] = {}
         for decl in self.spec.decls:
@@ -143,6 +144,11 @@ class _Checker:
                     allow_deadlock = True
                 case S.ExpectDecl():
                     expects.append(decl)
+                case S.LatencyDecl(name=name, span=sp):
+                    if self._prop_name(name, sp, prop_names):
+                        lat = self._latency(decl)
+                        if lat is not None:
+                            latencies.append(lat)
                 case _:
                     pass
         action_names = {a.name for a in self.spec.decls if isinstance(a, S.ActionDecl)}
@@ -168,6 +174,7 @@ class _Checker:
             allow_deadlock=allow_deadlock,
             expectations=expectations,
             symmetric=tuple(t for t in self.symtypes.values() if t.symmetric),
+            latencies=tuple(latencies),
         )
         if not self.d.errors:  # on a well-typed model only (placeholders would mislead it)
             check_symmetry(model, self.d)
@@ -554,11 +561,50 @@ class _Checker:
             self.d.error(decl.span, f"action '{decl.name}' has {instances} instances (the product of its parameters' "
                                     f"domains; the limit is {MAX_INSTANCES})")
             ok = False
+        cost = self._cost(decl.cost) if decl.cost is not None else None
         counter = itertools.count()
         body = self._block(decl.body, counter)
-        if not ok or body is None:
+        if not ok or body is None or (decl.cost is not None and cost is None):
             return None
-        return ir.Action(decl.name, tuple(params), body, decl.internal, decl.fair or fair_decl, decl.span)
+        return ir.Action(decl.name, tuple(params), body, decl.internal, decl.fair or fair_decl, decl.span,
+                         cost=cost)
+
+    def _cost(self, e: S.Expr) -> ir.Expr | None:
+        """An action's `cost` (NOTE(latency)): an integer expression over constants, the
+        parameters and the pre-state (no primes, no `let` of the body); a constant cost must
+        not be negative (a computed one is checked when it is evaluated)."""
+        try:
+            x = self._expr(e)
+        except _Poison:
+            return None
+        if not isinstance(x.type, ir.IntType):
+            self.d.error(e.span, f"a cost is an integer expression (a duration), found {_tname(x.type)}")
+            return None
+        if isinstance(x, ir.Lit) and x.value < 0:
+            self.d.error(e.span, f"a cost is a duration and cannot be negative ({x.value})")
+            return None
+        return x
+
+    def _latency(self, decl: S.LatencyDecl) -> ir.Latency | None:
+        """`latency NAME: from P to Q [within B]`: P and Q state predicates (no primes), B a
+        constant integer expression >= 0 (NOTE(latency))."""
+        xp = self._bool_expr(decl.p)
+        xq = self._bool_expr(decl.q)
+        within: int | None = None
+        bad = xp is None or xq is None
+        if decl.within is not None:
+            try:
+                within = self._const_eval(decl.within)
+            except _Poison:
+                bad = True
+            else:
+                if within < 0:
+                    self.d.error(decl.within.span, f"a latency bound cannot be negative ({within})")
+                    bad = True
+        if bad:
+            return None
+        assert xp is not None and xq is not None
+        return ir.Latency(decl.name, xp, xq, within, decl.span)
 
     def _block(self, stmts: tuple[S.Stmt, ...], counter: Iterator[int]) -> tuple[ir.Stmt, ...] | None:
         self.scope.push()

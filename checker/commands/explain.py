@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def _source_of(model: ir.Model, spec: str, prop: str) -> str:
-    for p in (*model.invariants, *model.transitions, *model.liveness):
+    for p in (*model.invariants, *model.transitions, *model.liveness, *model.latencies):
         if p.name == prop:
             try:
                 return resolve_spec_path(spec).read_text(encoding="utf-8").splitlines()[p.span.line - 1].strip()

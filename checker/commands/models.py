@@ -67,6 +67,7 @@ def describe(model: ir.Model) -> dict[str, Any]:
     expected = {e.property: e.verdict for e in model.expectations}
     props = [(p.name, "invariant") for p in model.invariants] + [(p.name, "transition") for p in model.transitions]
     props += [(p.name, "liveness") for p in model.liveness]
+    props += [(p.name, "latency") for p in model.latencies]
     return {
         "model": model.name,
         "description": model.description,

@@ -11,6 +11,9 @@ public API (`checker.verify`, the JSON shape of `--json`), and lists every disag
 - `violated` with a counterexample that the reference replay (tests/reference/replay.py) rejects,
   or, where the engine claims a shortest counterexample, one longer than the reference's.
 `unknown` is accepted (it must carry a reason) and counted.
+Latency properties (NOTE(latency)) are judged against tests/reference/latency.py: the explicit
+engine's min, max and verdict must be the reference's; another engine's `violated` needs a
+reference max above `within` (or unbounded) and its `proved` a reference verdict that holds.
 
 Long run (figures: specs, engine runs, verdicts by kind, disagreements; each disagreement is
 shrunk by hypothesis and appended to --findings):
@@ -43,6 +46,7 @@ from hypothesis import seed as hseed
 from checker import GpcheckError, verify
 from spec import load_source
 from tests.reference.explore import Exploration, explore
+from tests.reference.latency import latencies
 from tests.reference.replay import check_counterexample
 from tests.reference.semantics import Model, load
 
@@ -77,6 +81,7 @@ def _kinds(m: Model) -> dict[str, str]:
     out = {n: "invariant" for n, _ in m.invariants}
     out |= {n: "transition" for n, _ in m.transitions}
     out |= {n: "liveness" for n, *_ in m.liveness}
+    out |= {n: "latency" for n, *_ in m.latencies}
     if not m.allow_deadlock:  # with `allow deadlock` there is no deadlock result at all
         out["deadlock"] = "deadlock"
     return out | {"range": "range"}
@@ -173,9 +178,14 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
     if engine == "explicit" and report.get("states") is not None and report["states"] != len(ex.states) \
             and "symmetry" not in report:  # a reduced count is of orbits (tests/unit/test_symmetry.py)
         problems.append(f"{report['states']} states, reference {len(ex.states)}")
+    lat = latencies(m, ex) if m.latencies and not ex.constrained else {}
     for name, r in results.items():
         kind = kinds.get(name)
         if kind is None:
+            continue
+        if kind == "latency":
+            tally.verdicts[f"latency:{r['verdict']}"] += 1
+            problems += _judge_latency(m, engine, name, r, lat.get(name), ex.constrained)
             continue
         ref = ex.outcomes[name]
         verdict = r["verdict"]
@@ -215,6 +225,30 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
         else:
             problems.append(f"{said}: not a verdict")
     return problems
+
+
+def _judge_latency(m: Model, engine: str, name: str, r: dict[str, Any], ref: Any, constrained: bool) -> list[str]:
+    """A latency result against the reference brute force (None: constrained, not judged)."""
+    within = next(w for n, _, _, w in m.latencies if n == name)
+    verdict = r["verdict"]
+    said = f"{name} (latency) {verdict}"
+    if verdict == "unknown":
+        return [] if r.get("reason") else [f"{said} without a reason"]
+    if ref is None:
+        return []
+    want = ref.verdict(within, constrained)
+    if engine == "explicit":
+        out = []
+        if (r.get("min"), r.get("max")) != (ref.min, ref.max):
+            out.append(f"{said}: min/max {r.get('min')}/{r.get('max')}, reference {ref.min}/{ref.max}")
+        if verdict != want:
+            out.append(f"{said}, reference {want}")
+        return out
+    if verdict == "violated" and want != "violated":
+        return [f"{said}, reference {want} (max {ref.max})"]
+    if verdict == "proved" and want == "violated":
+        return [f"{said}, reference violated (max {ref.max})"]
+    return []
 
 
 # --------------------------------------------------------------------------- long run

@@ -109,6 +109,7 @@ class Action:
     body: tuple
     internal: bool
     fair: bool
+    cost: Any = None  # the `cost` expression (AST), None: the step takes 0
 
 
 @dataclass
@@ -127,6 +128,7 @@ class Model:
     allow_deadlock: bool = False
     constraints: list[tuple[str, Any]] = field(default_factory=list)
     symmetric: dict[str, IntType] = field(default_factory=dict)  # `symmetric NAME = lo..hi`: a plain range here
+    latencies: list[tuple[str, Any, Any, int | None]] = field(default_factory=list)  # name, p, q, within
 
     @property
     def var_index(self) -> dict[str, int]:
@@ -165,7 +167,7 @@ def load(text: str, consts: Mapping[str, int] | None = None) -> Model:
             m.inits.append(d.init)
         elif isinstance(d, S.ActionDecl):
             params = [(p.name, _type(m, p.type)) for p in d.params]
-            m.actions.append(Action(d.name, params, d.body, d.internal, d.fair))
+            m.actions.append(Action(d.name, params, d.body, d.internal, d.fair, d.cost))
         elif isinstance(d, S.FairDecl):
             fair_names.update(n for n, _ in d.names)
         elif isinstance(d, S.InvariantDecl):
@@ -182,6 +184,8 @@ def load(text: str, consts: Mapping[str, int] | None = None) -> Model:
             m.constraints.append((d.name, d.expr))
         elif isinstance(d, S.SymmetricDecl):
             m.symmetric[d.name] = _type(m, d.range)
+        elif isinstance(d, S.LatencyDecl):
+            m.latencies.append((d.name, d.p, d.q, None if d.within is None else _const(m, d.within)))
     for a in m.actions:
         a.fair = a.fair or a.name in fair_names
     return m

@@ -143,3 +143,80 @@ def test_an_error_inside_a_module_renders_with_the_module_line(tmp_path: Path) -
 def test_a_spec_without_use_is_unchanged() -> None:
     a = load_source("model m\nvar x: bool = false\naction f { x = true }\nallow deadlock\n")
     assert [v.name for v in a.vars] == ["x"] and [x.name for x in a.actions] == ["f"]
+
+
+TIMED = """model timed "a timed module (costs in us)"
+const STEP = 10
+var x: 0..7 = 0
+var done: bool = false
+action work(d: 1..2) cost STEP * d {
+    require not done and x + d <= 6
+    x = x + d
+}
+action stop cost 1 {
+    require x >= 5 and not done
+    done = true
+}
+fair action work, stop
+allow deadlock
+latency to_done: from x == 0 to done
+"""
+
+
+def _latency(rep, name: str) -> tuple[int | None, int | None]:
+    r = rep.result(name)
+    assert r.kind == "latency" and r.verdict is Verdict.PROVED, (r.verdict, r.reason)
+    return r.detail["min"], r.detail["max"]
+
+
+def test_use_keeps_costs_and_latency_properties(tmp_path: Path) -> None:
+    """NOTE(compose-cost): a spliced action keeps its cost; the module's latency property comes
+    along like its other properties."""
+    write(tmp_path, "timed.gpspec", TIMED)
+    top = write(tmp_path, "top.gpspec", 'model top\nuse "timed.gpspec"\n')
+    m = load_spec(str(top))
+    assert [p.name for p in m.latencies] == ["to_done"]
+    assert all(a.cost is not None for a in m.actions)
+    # x climbs by 1 or 2 to 5 or 6 (10 us a unit), then stop (1 us)
+    assert _latency(verify(m), "to_done") == (51, 61)
+
+
+def test_a_call_adds_the_callees_cost_with_its_arguments(tmp_path: Path) -> None:
+    write(tmp_path, "timed.gpspec", TIMED)
+    top = write(tmp_path, "top.gpspec", """model top
+use "timed.gpspec" driving work
+fair action pair(k: 1..2) cost 5 {
+    call work(k)
+    call work(1)
+}
+""")
+    m = load_spec(str(top))
+    assert [a.name for a in m.actions] == ["stop", "pair"]
+    # a pair step costs 5 + 10k + 10: 0 -> 3 -> 5 or 0 -> 2 -> 5 is 61, 0 -> 2 -> 4 -> 6 is 3 * 25 + 1;
+    # without the callees' costs it would be 11 .. 16
+    assert _latency(verify(m), "to_done") == (61, 76)
+
+
+@pytest.mark.parametrize("body, words", [
+    ("action a {\n    if x < 3 {\n        call work(1)\n    }\n}\n", "under 'if' or 'for' may not run"),
+    ("action a {\n    let n = 1\n    call work(n)\n}\n", "cannot see the local 'n'"),
+])
+def test_a_call_whose_cost_cannot_be_added_is_a_located_error(tmp_path: Path, body: str, words: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "timed.gpspec", TIMED)
+    p = write(tmp_path, "t.gpspec", 'model t\nuse "timed.gpspec" driving work\n' + body)
+    with pytest.raises(SpecError) as exc:
+        load_spec(str(p))
+    d = exc.value.first
+    assert words in d.message and d.span is not None and d.span.file.endswith("t.gpspec")
+    assert d.span.line == 5  # the call (under the if), or the argument naming the let
+    assert main(["check", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "t.gpspec:" in err and "Traceback" not in err
+
+
+def test_kfd_sched_keeps_cwsrs_costs_and_latencies() -> None:
+    m = load_spec("kfd_sched")
+    assert {p.name for p in m.latencies} == {"rt_preempt_latency", "be_resume_delay"}
+    costs = {a.name: a.cost for a in m.actions}
+    assert costs["unmapped"] is not None and costs["restored"] is not None and costs["run"] is not None

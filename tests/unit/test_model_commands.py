@@ -52,6 +52,18 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     gp = by[("4.2.2", "GPreempt")].numbers
     assert (gp["latency_best_us"], gp["latency_worst_us"]) == (20400, 21399)
     assert by[("4.1.17", "AMD")].outcome is Outcome.CONFIRMED
+    # issue 15's disputed rows, answered from the timed models
+    assert by[("4.2.11", "AMD")].outcome is Outcome.BEST_CASE
+    seeds = by[("4.2.11", "AMD")].numbers
+    assert seeds["seeds"]["be_delay_best_us"] == 25005 and seeds["rt_work_ends_at_a_wake_up"]["be_delay_best_us"] == 20005
+    assert by[("4.2.13", "both")].outcome is Outcome.REFUTED
+    assert by[("4.1.16", "AMD")].outcome is Outcome.BEST_CASE
+    for ident in ("4.1.4", "4.1.14", "4.1.19", "4.2.5"):
+        side = "both" if ident == "4.1.4" else "GPreempt"
+        assert by[(ident, side)].outcome is Outcome.UNDER, ident
+    assert by[("4.2.5", "GPreempt")].numbers["reexecuted_max_two_arrivals"] == 4
+    lat = next(e for e in by[("4.2.11", "AMD")].evidence if e.model == "kfd_monitor")
+    assert lat.latency and lat.high is None and lat.witness
     assert kernel_offset(99, 75, 2, 0) == 22
     code, out = _run(capsys, "claims", "--json")
     assert code == 0 and json.loads(out)["ok"] is True

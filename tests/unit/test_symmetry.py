@@ -56,6 +56,10 @@ BAD = [
     ("var o: P = any\naction f(p: P) { o = if p == o then p else 0 }\n", "the branches of 'if'", 5, 22),
     ("var a: [P] -> bool = false\nvar b: [0..2] -> bool = false\ninvariant i: a == b\n", "'==' compares", 6, 14),
     ("symmetric P = 0..1\n", "symmetric type 'P' is already declared", 4, 1),
+    # costs and latency predicates (NOTE(latency)) are read like the rest of the model
+    ("var x: 0..5 = 0\naction f(p: P) cost (if p == 1 then 1 else 2) { x = 1 }\n",
+     "'==' compares a value of the symmetric type P with an integer", 5, 25),
+    ("var o: P = any\nlatency l: from o == 1 to true\n", "'==' compares a value of the symmetric type P with an integer", 5, 17),
 ]
 
 
@@ -227,7 +231,9 @@ def test_random_symmetric_specs_agree_with_the_reference(seed):
 def test_bundled_symmetric_models_reduced_equals_unreduced(name, consts):
     model = load_spec(name, consts)
     assert model.symmetric
-    safety = [p for p in select_properties(model, None) if p not in {x.name for x in model.liveness}]
+    # liveness and latency properties are not checked under reduction (test below)
+    skip = {x.name for x in model.liveness} | {x.name for x in model.latencies}
+    safety = [p for p in select_properties(model, None) if p not in skip]
     on = verify(model, properties=safety, symmetry="on", core="python")
     off = verify(model, properties=safety, symmetry="off", core="python")
     assert on.symmetry is not None and on.states is not None and on.states <= off.states  # type: ignore[operator]
@@ -375,3 +381,17 @@ def test_a_bad_symmetric_declaration_is_one_located_error():
             load_source(f"model m\nsymmetric P = {rng}\nvar x: [P] -> bool = false\n", "bad.gpspec")
         assert len(info.value.diagnostics) == 1 and message in info.value.diagnostics[0].message
         assert (info.value.diagnostics[0].span.line, info.value.diagnostics[0].span.column) == (2, 15)
+
+
+def test_latencies_are_not_computed_under_symmetry_reduction():
+    """NOTE(latency) x NOTE(symmetry): a latency reads fair cycles and successors of the full graph,
+    so --symmetry on answers it unknown with the reason, and auto does not reduce when one is asked."""
+    model = load_spec("cwsr", {})
+    lat = [p.name for p in model.latencies]
+    assert lat
+    on = verify(model, properties=lat, symmetry="on", core="python")
+    assert on.symmetry is not None
+    assert all(r.verdict is Verdict.UNKNOWN and "symmetry" in (r.reason or "") for r in on.results if r.kind == "latency")
+    auto = verify(model, properties=lat, symmetry="auto", core="python")
+    assert auto.symmetry is None
+    assert {r.property: r.verdict for r in auto.results if r.kind == "latency"} == {n: Verdict.PROVED for n in lat}
