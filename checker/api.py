@@ -1,6 +1,6 @@
 """The Python API: load a spec, run an engine, get a `Report` of verdict objects.
 
-    from checker import verify
+    from gpcheck.checker import verify
     report = verify("ring.gpspec", consts={"N": 8})
     assert report.result("no_reexecution").verdict is Verdict.PROVED
 """
@@ -13,13 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from spec import ir, load_spec
-from spec.errors import UsageError
-from gpmodel import CompiledModel, compile_model, jit
-from checker import budget, explicit, liveness
-from checker.explicit import ENGINE, Limits, ProgressFn
-from gpmodel.symmetry import Symmetry
-from checker.verdict import Counterexample, Report, Result, Verdict
+from gpcheck.spec import ir, load_spec
+from gpcheck.spec.errors import UsageError
+from gpcheck.gpmodel import CompiledModel, compile_model, jit
+from gpcheck.checker import budget, explicit, liveness
+from gpcheck.checker.explicit import ENGINE, Limits, ProgressFn
+from gpcheck.gpmodel.symmetry import Symmetry
+from gpcheck.checker.verdict import Counterexample, Report, Result, Verdict
 
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
 CORES = ("auto", "python", "compiled")  # how the explicit engine runs (see run_explicit)
@@ -78,7 +78,7 @@ def verify(
             report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core, workers=workers,
                                   fingerprint=fingerprint, symmetry=symmetry)
         else:
-            from checker.engines import run_engine  # the Z3 engines load z3 only when asked for
+            from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
             results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
                                  max_states=max_states, progress=progress)
@@ -170,7 +170,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     elif core == "auto":
         res = _auto_python_search(cm, wanted, limits)
     if res is None:
-        from checker import fast_explicit
+        from gpcheck.checker import fast_explicit
 
         why = compiled_unsupported(cm, wanted)
         if why is not None:
@@ -264,11 +264,11 @@ def _latencies(cm: CompiledModel, res: explicit.Search, packed: object, wanted: 
     props = [p for p in cm.model.latencies if p.name in wanted]
     if not props:
         return []
-    from checker.latency import latency_results
+    from gpcheck.checker.latency import latency_results
 
     graph = None
     if packed is not None and res.complete:
-        from checker import fast_explicit
+        from gpcheck.checker import fast_explicit
 
         try:
             graph = fast_explicit.latency_graph(cm, res, packed)  # type: ignore[arg-type]

@@ -19,11 +19,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from checker import explicit
-from checker.api import verify
-from checker.verdict import Verdict
-from gpmodel import compile_model
-from spec import load_spec
+from gpcheck.checker import explicit
+from gpcheck.checker.api import verify
+from gpcheck.checker.verdict import Verdict
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_spec
 
 
 class Outcome(enum.Enum):

@@ -12,25 +12,25 @@ import signal
 import sys
 from typing import Callable, Sequence
 
-from checker import budget, progress, textout
-from checker.commands.flags import add_memory_flag
-from spec.errors import GpcheckError, SpecError
-from traces.atomic import remove_temp_files
+from gpcheck.checker import budget, progress, textout
+from gpcheck.checker.commands.flags import add_memory_flag
+from gpcheck.spec.errors import GpcheckError, SpecError
+from gpcheck.traces.atomic import remove_temp_files
 
 # Subcommand modules, each with `register(subparsers, common) -> None`.
 COMMANDS = (
-    "checker.commands.verify",
-    "checker.commands.check",
-    "checker.commands.simulate",
-    "checker.commands.replay",
-    "checker.commands.export",
-    "checker.commands.import_",
-    "checker.commands.models",
-    "checker.commands.explain",
-    "checker.commands.claims",
-    "checker.commands.sweep",
-    "checker.commands.docs",
-    "checker.commands.lsp",
+    "gpcheck.checker.commands.verify",
+    "gpcheck.checker.commands.check",
+    "gpcheck.checker.commands.simulate",
+    "gpcheck.checker.commands.replay",
+    "gpcheck.checker.commands.export",
+    "gpcheck.checker.commands.import_",
+    "gpcheck.checker.commands.models",
+    "gpcheck.checker.commands.explain",
+    "gpcheck.checker.commands.claims",
+    "gpcheck.checker.commands.sweep",
+    "gpcheck.checker.commands.docs",
+    "gpcheck.checker.commands.lsp",
 )
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -51,9 +51,9 @@ class _Parser(argparse.ArgumentParser):
 def _print_json_error(exc: BaseException | str, kind: str) -> None:
     """Under --json, the error as `{"error": {"file", "line", "column", "message"}}` on stdout
     (checker/error_report.py); the text on stderr stays as it is."""
-    from checker.commands.common import wrote_report
-    from checker.error_report import error_object
-    from checker.report import to_json_bytes
+    from gpcheck.checker.commands.common import wrote_report
+    from gpcheck.checker.error_report import error_object
+    from gpcheck.checker.report import to_json_bytes
 
     if wrote_report():  # the report is out already (a stop while writing files): one document only
         return
@@ -81,7 +81,7 @@ or usage, 3 nothing violated but something unknown, 130/143 stopped by SIGINT/SI
 
 
 def _columns(text: str) -> int:
-    from checker.commands.flags import count
+    from gpcheck.checker.commands.flags import count
 
     n = count(text)
     if n < textout.MIN_WIDTH:
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     _json_errors = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser()
-    from checker.commands.common import reset_report
+    from gpcheck.checker.commands.common import reset_report
 
     reset_report()
     try:
@@ -171,13 +171,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _docs_hint(topic: str) -> str:
-    from checker.manual import pointer
+    from gpcheck.checker.manual import pointer
 
     return pointer(topic)
 
 
 def _error_kind(e: GpcheckError) -> str:
-    from spec.errors import TraceError, UsageError
+    from gpcheck.spec.errors import TraceError, UsageError
 
     if isinstance(e, TraceError):
         return "trace"

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
-from spec.errors import UsageError
+from gpcheck.spec.errors import UsageError
 
 T = TypeVar("T")
 R = TypeVar("R")

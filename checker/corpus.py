@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from checker.cluster import Cluster
-from spec.errors import GpcheckError, SpecError, UsageError
+from gpcheck.checker.cluster import Cluster
+from gpcheck.spec.errors import GpcheckError, SpecError, UsageError
 
 # What a folder contributes, per command (gpcheck JSON Lines for both; ITF only for replay).
 OBSERVATION_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".trace")
@@ -93,7 +93,7 @@ class TraceRun:
 
 def check_job(job: TraceJob) -> TraceRun:
     """Run on a worker: one trace, as `gpcheck check TRACE --json` or `gpcheck replay TRACE --json`."""
-    from checker.trace_api import check_trace, replay
+    from gpcheck.checker.trace_api import check_trace, replay
 
     started = time.monotonic()
     try:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from spec import ir
-from spec.errors import UsageError
-from checker import budget
-from checker.verdict import Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
+from gpcheck.checker import budget
+from gpcheck.checker.verdict import Result, Verdict
 
 DEFAULT_DEPTH = 30  # bmc bound when --depth is not given
 DEFAULT_MAX_K = 60  # the largest k of kind when --depth is not given
@@ -60,8 +60,8 @@ def _latency_unknown(model: ir.Model, names: Sequence[str], engine: str, why: st
 def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | None, timeout: float | None) -> list[Result]:
     """One of the Z3 engines on the named safety properties (one Result each, liveness
     names answered `unknown`)."""
-    from checker.smt.props import safety_properties
-    from checker.smt.session import Deadline
+    from gpcheck.checker.smt.props import safety_properties
+    from gpcheck.checker.smt.session import Deadline
 
     deadline = Deadline(timeout)
     wanted_lat = [p for p in model.latencies if p.name in set(names)]
@@ -73,7 +73,7 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
         try:
             if name == "bmc" and wanted_lat:  # NOTE(latency): bounded, Z3 Optimize over an unrolling
-                from checker.smt.latency import run_latency
+                from gpcheck.checker.smt.latency import run_latency
 
                 lat = run_latency(model, wanted_lat, DEFAULT_DEPTH if depth is None else depth, deadline)
                 if not props and not any(p.name in set(names) for p in model.liveness):
@@ -93,7 +93,7 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
 
 def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]
              depth: int | None) -> list[Result]:
-    from checker.smt import bmc, kind, pdr
+    from gpcheck.checker.smt import bmc, kind, pdr
 
     k = DEFAULT_DEPTH if depth is None else depth
     max_k = DEFAULT_MAX_K if depth is None else max(1, depth)
@@ -104,7 +104,7 @@ def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, dead
         out = bmc.run_bmc(model, props, depth=k, deadline=deadline)
         live = [p for p in model.liveness if p.name in set(names)]
         if live:
-            from checker.smt.lasso import run_lasso
+            from gpcheck.checker.smt.lasso import run_lasso
 
             out += run_lasso(model, live, depth=k, deadline=deadline)
         return out
@@ -124,8 +124,8 @@ def check_witnesses(model: ir.Model, results: list[Result]) -> list[Result]:
     not replay (an encoding bug) turns the verdict into `unknown`, saying so."""
     from dataclasses import replace
 
-    from gpmodel import compile_model
-    from checker.witness import check_witness, error_detail, range_error, replay_states
+    from gpcheck.gpmodel import compile_model
+    from gpcheck.checker.witness import check_witness, error_detail, range_error, replay_states
 
     smt = [r for r in results if r.engine in SMT_ENGINES and r.verdict is Verdict.VIOLATED]
     if not smt:
@@ -189,8 +189,8 @@ def _auto(
     max_states: int | None,
     progress: object,
 ) -> list[Result]:
-    from checker.api import run_explicit
-    from checker.explicit import Limits
+    from gpcheck.checker.api import run_explicit
+    from gpcheck.checker.explicit import Limits
 
     start = time.monotonic()
     limit = max_states if max_states is not None else AUTO_MAX_STATES

@@ -12,7 +12,7 @@ import os
 import re
 from typing import Any
 
-from spec.errors import SpecError
+from gpcheck.spec.errors import SpecError
 
 _LOCATED = re.compile(r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+)(?::(?P<column>\d+))?: (?P<message>.*)$", re.S)
 

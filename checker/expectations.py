@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.library import expectation_met
-from checker.verdict import Report, Verdict
-from spec import ir
+from gpcheck.checker.library import expectation_met
+from gpcheck.checker.verdict import Report, Verdict
+from gpcheck.spec import ir
 
 
 @dataclass

@@ -12,15 +12,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from spec import ir
-from spec.errors import UsageError
-from gpmodel import CompiledModel, ModelError, State, truth
-from gpmodel.model import first_error
-from gpmodel.runtime import Fault
-from gpmodel.symmetry import Symmetry
-from checker import budget
-from checker import progress as meter
-from checker.verdict import Counterexample, Result, Step, Verdict
+from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
+from gpcheck.gpmodel import CompiledModel, ModelError, State, truth
+from gpcheck.gpmodel.model import first_error
+from gpcheck.gpmodel.runtime import Fault
+from gpcheck.gpmodel.symmetry import Symmetry
+from gpcheck.checker import budget
+from gpcheck.checker import progress as meter
+from gpcheck.checker.verdict import Counterexample, Result, Step, Verdict
 
 ENGINE = "explicit"
 ProgressFn = Callable[[int, int, int, float], None]  # states, depth, frontier, seconds
@@ -48,7 +48,7 @@ class Search:
     deadlock: State | None = None
     fault: ModelError | None = None  # the first modelling error, with its state
     fault_step: tuple[State, int, State] | None = None  # set when a transition property's evaluation failed
-    # The symmetry reduction the search ran under (gpmodel.symmetry.Symmetry), or None: `parent`
+    # The symmetry reduction the search ran under (gpcheck.gpmodel.symmetry.Symmetry), or None: `parent`
     # then holds one canonical state per orbit and counterexamples are un-permuted (NOTE(symmetry)).
     symmetry: Symmetry | None = None
 
@@ -243,7 +243,7 @@ def _path_steps(cm: CompiledModel, res: Search, s: State, last: tuple[int, State
         if last:
             iids[-1] = last[0]
         return make_steps(cm, states, iids)
-    from checker.unpermute import concrete_path
+    from gpcheck.checker.unpermute import concrete_path
 
     states, iids = concrete_path(cm, res.symmetry, path_to(res.parent, s), last, accept)
     return make_steps(cm, states, iids)
@@ -293,7 +293,7 @@ def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Res
             else:
                 cex = Counterexample(_path_steps(cm, res, e.state))
                 if res.symmetry is not None and e.site.instance is not None:
-                    from checker.unpermute import concrete_fault
+                    from gpcheck.checker.unpermute import concrete_fault
 
                     e = concrete_fault(cm, cex, e)
             detail = {"error": e.message, "kind": e.site.kind, "location": str(e.site.span)}

@@ -25,20 +25,20 @@ from typing import Callable
 
 import numpy as np
 
-from gpmodel import CompiledModel, ModelError, State
-from gpmodel.jit import load_model_module, module_source
-from gpmodel.jit_kernels import (
+from gpcheck.gpmodel import CompiledModel, ModelError, State
+from gpcheck.gpmodel.jit import load_model_module, module_source
+from gpcheck.gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_LEVEL_END, CTL_N, CTL_NEXT_COUNT, CTL_PRUNED, CTL_SIZE,
     CTL_STARTED, DONE, FAULT_EXPAND,
     FAULT_STATE, FAULT_TERMINAL, FAULT_TRANS, GROW, LIMIT, MAX_LOAD_PERCENT, RUNNING,
 )
-from gpmodel.jit_fingerprint import CTL_BASE, CTL_FP_SIZE
-from gpmodel.packed import PackedLayout
-from checker import liveness
-from checker import budget
-from checker import progress as meter
-from checker.explicit import ENGINE, Limits, Search, make_steps
-from checker.verdict import Counterexample, Result, Verdict
+from gpcheck.gpmodel.jit_fingerprint import CTL_BASE, CTL_FP_SIZE
+from gpcheck.gpmodel.packed import PackedLayout
+from gpcheck.checker import liveness
+from gpcheck.checker import budget
+from gpcheck.checker import progress as meter
+from gpcheck.checker.explicit import ENGINE, Limits, Search, make_steps
+from gpcheck.checker.verdict import Counterexample, Result, Verdict
 
 INITIAL_CAPACITY = 1 << 16  # states; the arrays double when full
 RESERVE_STATES = 1 << 24  # rows of the per-state arrays reserved up front (see _reserved_rows)

@@ -16,10 +16,10 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
-from checker.library import Cell
-from checker.sweep import Run
-from checker.sweep_report import cell_of, constants_text, property_order, summary_line
-from checker.verdict import Verdict
+from gpcheck.checker.library import Cell
+from gpcheck.checker.sweep import Run
+from gpcheck.checker.sweep_report import cell_of, constants_text, property_order, summary_line
+from gpcheck.checker.verdict import Verdict
 
 _COLOURS = {Verdict.PROVED: "#2e7d32", Verdict.HOLDS_TO_BOUND: "#9ccc65", Verdict.UNKNOWN: "#b0a0c8"}
 _VIOLATED_LIGHT, _VIOLATED_DARK = (0xF4, 0x9A, 0x8F), (0x8B, 0x10, 0x10)

@@ -28,12 +28,12 @@ import heapq
 from collections import deque
 from typing import Callable, Sequence
 
-from spec import ir
-from gpmodel import CompiledModel, ModelError
-from gpmodel.cost import compile_costs
-from checker import budget, liveness
-from checker.explicit import Search, make_steps
-from checker.verdict import Counterexample, Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.gpmodel import CompiledModel, ModelError
+from gpcheck.gpmodel.cost import compile_costs
+from gpcheck.checker import budget, liveness
+from gpcheck.checker.explicit import Search, make_steps
+from gpcheck.checker.verdict import Counterexample, Result, Verdict
 
 ENGINE = "explicit"
 KIND = "latency"

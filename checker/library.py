@@ -22,11 +22,11 @@ from typing import Any, Iterable, Literal, overload
 from rich.console import Console
 from rich.table import Table
 
-from checker import textout
-from checker.api import verify
-from checker.verdict import Report, Result, Verdict
-from spec import bundled_models, load_spec
-from spec.errors import UsageError
+from gpcheck.checker import textout
+from gpcheck.checker.api import verify
+from gpcheck.checker.verdict import Report, Result, Verdict
+from gpcheck.spec import bundled_models, load_spec
+from gpcheck.spec.errors import UsageError
 
 # Columns of the matrix, in order: the shared property vocabulary (DOMAIN.md / issue 4).
 SHARED = ("no_reexecution", "no_loss", "ring_integrity", "ring_kept", "bounded_inversion", "no_starvation")
@@ -288,8 +288,8 @@ def _engine_note(c: Cell, engine: str) -> str:
 
 def run_library_command(args: argparse.Namespace, models: list[str] | None = None) -> int:
     """`gpcheck verify` with no SPEC (or a bundled model name via `models`): the matrix, or JSON."""
-    from checker.commands.common import write_out
-    from checker.report import to_json_bytes
+    from gpcheck.checker.commands.common import write_out
+    from gpcheck.checker.report import to_json_bytes
 
     if getattr(args, "const", None):
         raise UsageError("--const needs a SPEC or MODEL: the library runs every model at its defaults")

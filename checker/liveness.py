@@ -20,10 +20,10 @@ from typing import Callable, Protocol, Sequence
 
 import networkx as nx
 
-from spec import ir
-from gpmodel import CompiledModel, State, truth
-from checker import budget
-from checker.verdict import Counterexample, Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.gpmodel import CompiledModel, State, truth
+from gpcheck.checker import budget
+from gpcheck.checker.verdict import Counterexample, Result, Verdict
 
 ENGINE = "explicit"
 

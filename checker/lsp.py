@@ -21,7 +21,7 @@ import sys
 from typing import IO, Any
 from urllib.parse import unquote, urlparse
 
-from spec.errors import GpcheckError, Severity, SpecError
+from gpcheck.spec.errors import GpcheckError, Severity, SpecError
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
 _SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.NOTE: 3}
@@ -35,7 +35,7 @@ def uri_to_path(uri: str) -> str:
 
 def diagnostics(text: str, uri: str) -> list[dict[str, Any]]:
     """The LSP diagnostics of one buffer: every parse or type error of the spec, [] if it checks."""
-    from spec import load_source
+    from gpcheck.spec import load_source
 
     name = uri_to_path(uri)
     try:
@@ -137,7 +137,7 @@ class Server:
 
     def _request(self, ident: Any, method: str, params: dict[str, Any]) -> None:
         if method == "initialize":
-            from checker.cli import version
+            from gpcheck.checker.cli import version
 
             result: Any = {"capabilities": {"textDocumentSync": {"openClose": True, "change": 1,
                                                                  "save": {"includeText": True}}},

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.report import flatten_value
-from checker.verdict import Counterexample
-from gpmodel import CompiledModel, ModelError, compile_model
-from spec import ir, load_spec, resolve_spec_path
-from spec.errors import SpecError
+from gpcheck.checker.report import flatten_value
+from gpcheck.checker.verdict import Counterexample
+from gpcheck.gpmodel import CompiledModel, ModelError, compile_model
+from gpcheck.spec import ir, load_spec, resolve_spec_path
+from gpcheck.spec.errors import SpecError
 
 
 @dataclass(frozen=True)

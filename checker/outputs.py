@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from spec.errors import UsageError
+from gpcheck.spec.errors import UsageError
 
 Identity = tuple[int, int] | str
 
@@ -68,10 +68,10 @@ class OutputPlan:
 
 
 def plan_outputs(args: Any, info: Any, outputs: Iterable[tuple[str, str | None]]) -> OutputPlan:
-    """The plan of a command that reads a trace (`info`, traces.sources.TraceInfo) and a model
+    """The plan of a command that reads a trace (`info`, gpcheck.traces.sources.TraceInfo) and a model
     (`--model SPEC`, or the bundled model the trace names), claiming `outputs` ((flag, path),
     None paths skipped)."""
-    from spec import bundled_models, resolve_spec_path
+    from gpcheck.spec import bundled_models, resolve_spec_path
 
     plan = OutputPlan().read("trace", info.path)
     if getattr(args, "model", None) is not None:

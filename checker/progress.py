@@ -78,7 +78,7 @@ def current() -> Status | None:
 
 def describe(s: Status, now: float | None = None, memory: int | None = None) -> str:
     """One status as text: `explicit: 1,234 states, 5,678 states/s, depth 12, memory 80 MB, 3 s`."""
-    from checker.budget import format_bytes
+    from gpcheck.checker.budget import format_bytes
 
     now = time.monotonic() if now is None else now
     elapsed = max(0.0, now - s.started)
@@ -122,7 +122,7 @@ class _Reporter(threading.Thread):
         self.drawn = 0  # width of the line on the terminal
 
     def run(self) -> None:
-        from checker.budget import resident_memory
+        from gpcheck.checker.budget import resident_memory
 
         start = time.monotonic()
         last_line = start

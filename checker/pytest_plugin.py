@@ -8,7 +8,7 @@ What it adds to any pytest run where gpcheck is installed:
   without a list. Markers on a class or module combine with the test's; a name set closer to the
   test wins;
 - the fixture `gpcheck_const`: the current combination, `{}` for a test without the marker;
-- the fixture `gpcheck`: `checker.testing`'s assertions with the current combination as the
+- the fixture `gpcheck`: `gpcheck.checker.testing`'s assertions with the current combination as the
   default constants (`gpcheck.assert_holds("cwsr", "no_loss")`), plus `verify` and `replay`;
 - the option `--gpcheck-itf DIR`: every counterexample of a failed gpcheck assertion is written
   as ITF to `DIR/<test id>__<property>.itf.json`;
@@ -26,7 +26,7 @@ from typing import Any, Generator, Iterable, Mapping
 
 import pytest
 
-from checker.testing import (
+from gpcheck.checker.testing import (
     GpcheckAssertionError,
     ModelArg,
     assert_conforms,
@@ -34,8 +34,8 @@ from checker.testing import (
     assert_verdict,
     assert_violated,
 )
-from checker.verdict import Report, Result, Verdict
-from spec.errors import GpcheckError
+from gpcheck.checker.verdict import Report, Result, Verdict
+from gpcheck.spec.errors import GpcheckError
 
 MARKER = "gpcheck_consts"
 CONST_FIXTURE = "gpcheck_const"
@@ -44,7 +44,7 @@ CONST_FIXTURE = "gpcheck_const"
 def autoloaded() -> bool:
     """Whether pytest loads this plugin by itself: gpcheck is installed (its `pytest11` entry
     point exists) and PYTEST_DISABLE_PLUGIN_AUTOLOAD is not set. Where it is not, a test module
-    can say `pytest_plugins = ["checker.pytest_plugin"]` (this project's own tests do)."""
+    can say `pytest_plugins = ["gpcheck.checker.pytest_plugin"]` (this project's own tests do)."""
     import os
     from importlib.metadata import entry_points
 
@@ -121,54 +121,54 @@ def gpcheck_const(request: pytest.FixtureRequest) -> dict[str, int]:
 
 
 class Gpcheck:
-    """checker.testing's assertions with default constants (a `gpcheck_consts` combination).
+    """gpcheck.checker.testing's assertions with default constants (a `gpcheck_consts` combination).
     Constants passed to a call are merged over the defaults."""
 
     def __init__(self, const: Mapping[str, int]):
         self.const: dict[str, int] = dict(const)
 
     def _merge(self, const: Mapping[str, int] | None, consts: Mapping[str, int] | None = None) -> dict[str, int]:
-        from checker.testing import _consts
+        from gpcheck.checker.testing import _consts
 
         return {**self.const, **(_consts(consts, const) or {})}
 
     def assert_holds(self, model: ModelArg, prop: str, *, consts: Mapping[str, int] | None = None,
                      const: Mapping[str, int] | None = None, **kw: Any) -> Result:
-        """See checker.testing.assert_holds."""
+        """See gpcheck.checker.testing.assert_holds."""
         __tracebackhide__ = True
         return assert_holds(model, prop, consts=self._merge(const, consts), **kw)
 
     def assert_violated(self, model: ModelArg, prop: str, *, consts: Mapping[str, int] | None = None,
                         const: Mapping[str, int] | None = None, **kw: Any) -> Result:
-        """See checker.testing.assert_violated."""
+        """See gpcheck.checker.testing.assert_violated."""
         __tracebackhide__ = True
         return assert_violated(model, prop, consts=self._merge(const, consts), **kw)
 
     def assert_verdict(self, model: ModelArg, prop: str, expected: str | Verdict, *,
                        consts: Mapping[str, int] | None = None, const: Mapping[str, int] | None = None,
                        **kw: Any) -> Result:
-        """See checker.testing.assert_verdict."""
+        """See gpcheck.checker.testing.assert_verdict."""
         __tracebackhide__ = True
         return assert_verdict(model, prop, expected, consts=self._merge(const, consts), **kw)
 
     def assert_conforms(self, trace: Any, model: ModelArg | None = None, *,
                         consts: Mapping[str, int] | None = None, const: Mapping[str, int] | None = None,
                         **kw: Any) -> Any:
-        """See checker.testing.assert_conforms (the defaults override the trace's constants)."""
+        """See gpcheck.checker.testing.assert_conforms (the defaults override the trace's constants)."""
         __tracebackhide__ = True
         return assert_conforms(trace, model, consts=self._merge(const, consts) or None, **kw)
 
     def verify(self, model: ModelArg, *, consts: Mapping[str, int] | None = None,
                const: Mapping[str, int] | None = None, **kw: Any) -> Report:
         """checker.verify with the default constants."""
-        from checker.api import verify
+        from gpcheck.checker.api import verify
 
         return verify(model, self._merge(const, consts), **kw)
 
     def replay(self, trace: Any, model: ModelArg | None = None, *, consts: Mapping[str, int] | None = None,
                const: Mapping[str, int] | None = None, **kw: Any) -> Any:
         """checker.replay with the default constants."""
-        from checker.trace_api import replay
+        from gpcheck.checker.trace_api import replay
 
         return replay(trace, model, self._merge(const, consts) or None, **kw)
 

@@ -10,9 +10,9 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from checker import textout
-from checker.verdict import Counterexample, Report, Result, Verdict
-from spec.show import show, wrap_items, wrap_text
+from gpcheck.checker import textout
+from gpcheck.checker.verdict import Counterexample, Report, Result, Verdict
+from gpcheck.spec.show import show, wrap_items, wrap_text
 
 _STYLE = {
     Verdict.PROVED: "green",

@@ -12,8 +12,8 @@ import shlex
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from spec import ir
-from spec.load import bundled_models
+from gpcheck.spec import ir
+from gpcheck.spec.load import bundled_models
 
 
 def spec_argument(spec: str | Path | ir.Model) -> str | None:

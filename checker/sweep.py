@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from checker.api import ENGINES, verify
-from checker.cluster import Cluster
-from checker.explicit import select_properties
-from checker.verdict import Result, Verdict
-from spec.errors import ConstantError, Diagnostic, Severity, UsageError
-from spec.load import parse_const_value, resolve_spec_path
-from spec.parser import parse_spec
-from spec.typecheck import check_spec
+from gpcheck.checker.api import ENGINES, verify
+from gpcheck.checker.cluster import Cluster
+from gpcheck.checker.explicit import select_properties
+from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.spec.errors import ConstantError, Diagnostic, Severity, UsageError
+from gpcheck.spec.load import parse_const_value, resolve_spec_path
+from gpcheck.spec.parser import parse_spec
+from gpcheck.spec.typecheck import check_spec
 
 MAX_COMBINATIONS = 100_000
 

@@ -12,11 +12,11 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from checker import textout
-from checker.library import Cell
-from checker.report import _STYLE
-from checker.sweep import Run
-from checker.verdict import Verdict
+from gpcheck.checker import textout
+from gpcheck.checker.library import Cell
+from gpcheck.checker.report import _STYLE
+from gpcheck.checker.sweep import Run
+from gpcheck.checker.verdict import Verdict
 
 
 def cell_of(result: dict[str, Any]) -> Cell:

@@ -1,7 +1,7 @@
 """Property assertions for test suites: `assert_holds`, `assert_violated`, `assert_verdict`,
 `assert_conforms` (a trace against a model), `assert_observations` (a trace on its own).
 
-    from checker.testing import assert_holds, assert_violated
+    from gpcheck.checker.testing import assert_holds, assert_violated
     assert_holds("cwsr", "no_reexecution", engine="pdr", const={"N": 4})
     assert_violated("reef_rewind", "no_reexecution")
 
@@ -28,19 +28,19 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Hashable, Iterable, Mapping, TypeVar
 
-from checker import explicit
-from checker.api import ENGINES, load, verify
-from checker.report import counterexample_lines, fmt
-from checker.reproduce import replay_command, verify_command
-from checker.verdict import Counterexample, Report, Result, Verdict
-from spec import ir
-from spec.errors import UsageError
-from spec.load import resolve_spec_path
+from gpcheck.checker import explicit
+from gpcheck.checker.api import ENGINES, load, verify
+from gpcheck.checker.report import counterexample_lines, fmt
+from gpcheck.checker.reproduce import replay_command, verify_command
+from gpcheck.checker.verdict import Counterexample, Report, Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
+from gpcheck.spec.load import resolve_spec_path
 
 if TYPE_CHECKING:
-    from traces.format import Event, TraceHeader
-    from traces.observe import ObservationReport
-    from traces.replay_report import ReplayReport
+    from gpcheck.traces.format import Event, TraceHeader
+    from gpcheck.traces.observe import ObservationReport
+    from gpcheck.traces.replay_report import ReplayReport
 
 ModelArg = str | Path | ir.Model
 """A spec file, a bundled model name, or an already loaded model instance."""
@@ -76,7 +76,7 @@ class GpcheckAssertionError(AssertionError):
     def write_itf(self, directory: str | Path, stem: str) -> list[Path]:
         """Write each counterexample as `DIRECTORY/STEM__PROPERTY.itf.json` (ITF, ADR-015);
         returns the paths written."""
-        from traces.itf import write_itf
+        from gpcheck.traces.itf import write_itf
 
         if not self.counterexamples or self.model is None:
             return []
@@ -235,8 +235,8 @@ def assert_conforms(
     (unknown) does not fail the assertion; read it from the returned report."""
     __tracebackhide__ = True
     const = _consts(consts, const)
-    from checker.trace_api import replay_with_model
-    from traces.replay_report import render_text
+    from gpcheck.checker.trace_api import replay_with_model
+    from gpcheck.traces.replay_report import render_text
 
     report, inst = replay_with_model(trace, model, const, max_hidden=max_hidden,
                                      max_candidates=max_candidates, format=format)
@@ -279,9 +279,9 @@ def assert_observations(
     priority inversion windows and time-slice gaps). Informational and unknown results do not
     fail the assertion; read them from the returned report."""
     __tracebackhide__ = True
-    from checker.reproduce import check_command
-    from checker.trace_api import check_trace
-    from traces.observe import render_text
+    from gpcheck.checker.reproduce import check_command
+    from gpcheck.checker.trace_api import check_trace
+    from gpcheck.traces.observe import render_text
 
     props = list(properties) if properties is not None else None
     report = check_trace(trace, props, max_inversion_ns=max_inversion_ns, max_gap_ns=max_gap_ns,

@@ -2,21 +2,21 @@
 
 Thin wrappers over traces/ (replay.py, sources.py, observe.py) that resolve files, formats and
 model instances exactly as `gpcheck replay` and `gpcheck check TRACE` do, so that a test and the
-command line agree. traces/ is imported inside the functions: traces.replay imports
-checker.verdict, so importing it while `checker` itself initialises would be circular."""
+command line agree. traces/ is imported inside the functions: gpcheck.traces.replay imports
+gpcheck.checker.verdict, so importing it while `checker` itself initialises would be circular."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from spec import ir
-from spec.errors import UsageError
+from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
 
 if TYPE_CHECKING:
-    from traces.format import Event, TraceHeader
-    from traces.observe import ObservationReport, ObserveOptions
-    from traces.replay_report import ReplayReport
+    from gpcheck.traces.format import Event, TraceHeader
+    from gpcheck.traces.observe import ObservationReport, ObserveOptions
+    from gpcheck.traces.replay_report import ReplayReport
 
 def replay(
     trace: str | Path | tuple[TraceHeader, Iterable[Event]],
@@ -37,7 +37,7 @@ def replay(
     model the trace's header names. The trace's constants apply unless `consts` overrides them.
     `max_hidden` bounds the internal steps inserted before each event (default: 0 when the trace
     logs internal actions, else 32); `max_candidates` bounds the candidate states before replay
-    stops undecided. Returns a `traces.replay_report.ReplayReport` (`conforms`, `divergence`,
+    stops undecided. Returns a `gpcheck.traces.replay_report.ReplayReport` (`conforms`, `divergence`,
     `results`, `exit_code`)."""
     report, _ = replay_with_model(trace, model, consts, max_hidden=max_hidden,
                                   max_candidates=max_candidates, format=format)
@@ -55,9 +55,9 @@ def replay_with_model(
 ) -> tuple[ReplayReport, ir.Model]:
     """`replay`, also returning the model instance the trace was checked against (for ITF
     output of a counterexample)."""
-    from gpmodel import compile_model
-    from traces.replay import DEFAULT_MAX_CANDIDATES, ReplayOptions, Replayer, memory_source
-    from traces.sources import TraceInfo, model_for, open_source, peek
+    from gpcheck.gpmodel import compile_model
+    from gpcheck.traces.replay import DEFAULT_MAX_CANDIDATES, ReplayOptions, Replayer, memory_source
+    from gpcheck.traces.sources import TraceInfo, model_for, open_source, peek
 
     if max_hidden is not None and max_hidden < 0:
         raise UsageError("max_hidden must be >= 0")
@@ -111,9 +111,9 @@ def check_trace(
     `timeslice`, `launch_delay` and `blocking` (default all). Inversion windows, switched-out
     gaps, delays and blocking are informational unless `max_inversion_ns` / `max_gap_ns` /
     `max_delay_ns` / `max_blocking_ns` is set; `gap_threshold_ns` is the shortest gap reported.
-    Returns a `traces.observe.ObservationReport` (`results`: one `PropertyResult` each, with
+    Returns a `gpcheck.traces.observe.ObservationReport` (`results`: one `PropertyResult` each, with
     `status` ok / violated / info / unknown, `summary`, `findings`; `exit_code`)."""
-    from traces.observe import observe, observe_events
+    from gpcheck.traces.observe import observe, observe_events
 
     opts = observe_options(max_inversion_ns=max_inversion_ns, max_gap_ns=max_gap_ns,
                            gap_threshold_ns=gap_threshold_ns, overlap_tolerance_ns=overlap_tolerance_ns,
@@ -126,7 +126,7 @@ def check_trace(
 
 
 def observe_options(**given: int | None) -> ObserveOptions:
-    """traces.observe.ObserveOptions with the thresholds that are not None; the rest default."""
-    from traces.observe import ObserveOptions
+    """gpcheck.traces.observe.ObserveOptions with the thresholds that are not None; the rest default."""
+    from gpcheck.traces.observe import ObserveOptions
 
     return ObserveOptions(**{k: v for k, v in given.items() if v is not None})

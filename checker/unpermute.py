@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from gpmodel import CompiledModel, ModelError, State
-from gpmodel.symmetry import Symmetry
-from checker.verdict import Counterexample
+from gpcheck.gpmodel import CompiledModel, ModelError, State
+from gpcheck.gpmodel.symmetry import Symmetry
+from gpcheck.checker.verdict import Counterexample
 
 
 def concrete_path(cm: CompiledModel, sym: Symmetry, chain: list[State], last: tuple[int, State] | None,

@@ -30,7 +30,7 @@ class Step:
 
     action: str | None
     args: dict[str, Any]
-    state: dict[str, Any]  # decoded, see gpmodel.layout.Layout.decode
+    state: dict[str, Any]  # decoded, see gpcheck.gpmodel.layout.Layout.decode
 
     def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "args": self.args, "state": self.state}

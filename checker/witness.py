@@ -13,9 +13,9 @@ message of an UNKNOWN verdict or a failing test."""
 
 from __future__ import annotations
 
-from spec import ir
-from gpmodel import CompiledModel, ModelError, truth
-from checker.verdict import Counterexample, Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.gpmodel import CompiledModel, ModelError, truth
+from gpcheck.checker.verdict import Counterexample, Result, Verdict
 
 State = tuple[int, ...]
 
@@ -144,7 +144,7 @@ def _check_latency(cm: CompiledModel, r: Result, states: list[State]) -> str | N
     a non-P state into a P-state) and, without a Q-state after the start, either ends in a first
     Q-state with the summed cost `max` (above `within`), or (max unbounded) loops: a fair cycle,
     a fair stutter, or a cycle with a positive cost."""
-    from gpmodel.cost import compile_costs
+    from gpcheck.gpmodel.cost import compile_costs
 
     assert r.counterexample is not None
     prop = next((p for p in cm.model.latencies if p.name == r.property), None)

@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from spec import ir
-from spec.ir import BinOp, FoldKind, UnOp
-from spec.span import Span
-from gpmodel import runtime
-from gpmodel.runtime import FaultSite
+from gpcheck.spec import ir
+from gpcheck.spec.ir import BinOp, FoldKind, UnOp
+from gpcheck.spec.span import Span
+from gpcheck.gpmodel import runtime
+from gpcheck.gpmodel.runtime import FaultSite
 
 _INT_RE = re.compile(r"-?\d+\Z")
 _UNROLL_FOLD = 64  # folds over larger domains become generator expressions

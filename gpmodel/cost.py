@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from spec import ir
-from gpmodel.compile import _Ctx, build
-from gpmodel.model import CompiledModel, State
-from gpmodel.runtime import Fault, FaultSite, ModelError
+from gpcheck.spec import ir
+from gpcheck.gpmodel.compile import _Ctx, build
+from gpcheck.gpmodel.model import CompiledModel, State
+from gpcheck.gpmodel.runtime import Fault, FaultSite, ModelError
 
 
 class CostError(ModelError):

@@ -6,8 +6,8 @@ at any state, can leave +-2**62 (a margin below int64's limits)."""
 
 from __future__ import annotations
 
-from spec import ir
-from spec.ir import BinOp, FoldKind, UnOp
+from gpcheck.spec import ir
+from gpcheck.spec.ir import BinOp, FoldKind, UnOp
 
 LIMIT = 1 << 62
 Interval = tuple[int, int]

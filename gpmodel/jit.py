@@ -28,12 +28,12 @@ import weakref
 from pathlib import Path
 from types import ModuleType
 
-from spec import ir
-from gpmodel import jit_fingerprint, jit_kernels, jit_parallel
-from gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
-from gpmodel.int_range import fits_int64
-from gpmodel.model import CompiledModel
-from gpmodel.packed import PackedLayout
+from gpcheck.spec import ir
+from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel
+from gpcheck.gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
+from gpcheck.gpmodel.int_range import fits_int64
+from gpcheck.gpmodel.model import CompiledModel
+from gpcheck.gpmodel.packed import PackedLayout
 
 PART_LINES = 80  # lines of generated successor code per compiled function (see _succ_source)
 _HELPER_CALL = re.compile(r"(?<!def )\b_(ix|div|mod|fail)\(")

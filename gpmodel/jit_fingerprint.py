@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING
 
-from gpmodel.jit_kernels import CONSTANTS, CTL_SIZE
+from gpcheck.gpmodel.jit_kernels import CONSTANTS, CTL_SIZE
 
 if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
     import numpy as np

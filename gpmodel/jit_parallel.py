@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING
 
-from gpmodel.jit_kernels import CONSTANTS
+from gpcheck.gpmodel.jit_kernels import CONSTANTS
 
 if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
     import numpy as np

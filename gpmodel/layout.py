@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from spec import ir
+from gpcheck.spec import ir
 
 
 def _path_key(acc: ir.Accessor, t: ir.Type) -> str:

@@ -6,10 +6,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Sequence
 
-from spec import ir
-from gpmodel.compile import Compiler, build
-from gpmodel.layout import Layout
-from gpmodel.runtime import Fault, ModelError
+from gpcheck.spec import ir
+from gpcheck.gpmodel.compile import Compiler, build
+from gpcheck.gpmodel.layout import Layout
+from gpcheck.gpmodel.runtime import Fault, ModelError
 
 State = tuple[int, ...]
 
@@ -118,7 +118,7 @@ class CompiledModel:
 
     @property
     def raw_successors(self) -> Callable[[State], list[tuple[int, State]]]:
-        """The generated function itself (raises gpmodel.runtime.Fault): for engines' hot loops."""
+        """The generated function itself (raises gpcheck.gpmodel.runtime.Fault): for engines' hot loops."""
         return self._succ
 
     def fault(self, f: Fault, s: State) -> ModelError:

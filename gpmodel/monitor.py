@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Collection
 
-from gpmodel.model import CompiledModel, State
-from gpmodel.runtime import ModelError
+from gpcheck.gpmodel.model import CompiledModel, State
+from gpcheck.gpmodel.runtime import ModelError
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec import ir
+from gpcheck.spec import ir
 
 WORD_BITS = 64
 

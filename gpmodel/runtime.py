@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.errors import GpcheckError
-from spec.span import Span
+from gpcheck.spec.errors import GpcheckError
+from gpcheck.spec.span import Span
 
 
 class Fault(Exception):

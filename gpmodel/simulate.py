@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from spec import ir
-from gpmodel.model import CompiledModel, State
+from gpcheck.spec import ir
+from gpcheck.gpmodel.model import CompiledModel, State
 
 
 def random_initial(cm: CompiledModel, rng: random.Random) -> State:

@@ -2,7 +2,7 @@
 of the model's symmetric types (NOTE(symmetry) in spec/ir.py).
 
 A permutation moves the slots of arrays indexed by a symmetric type (positions) and renames
-slots holding a value of it (values); `spec.symmetry.slot_roles` says which slots do what.
+slots holding a value of it (values); `gpcheck.spec.symmetry.slot_roles` says which slots do what.
 
 Canonical form (exact: one representative per orbit). Each value i of a symmetric type gets a
 *signature* computed from the slots that mention it, built so that the signature of π(i) in
@@ -20,8 +20,8 @@ import itertools
 from operator import itemgetter
 from typing import Callable, Sequence
 
-from spec import ir
-from spec.symmetry import SlotRole, slot_roles
+from gpcheck.spec import ir
+from gpcheck.spec.symmetry import SlotRole, slot_roles
 
 State = tuple[int, ...]
 # Past this many candidate permutations for one state, ties keep their index order: the state

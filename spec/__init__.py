@@ -1,7 +1,7 @@
 """The gpspec language: grammar, parser, type checker and the typed IR every engine reads."""
 
-from spec.errors import ConstantError, GpcheckError, SpecError, SpecSyntaxError, SpecTypeError, TraceError, UsageError
-from spec.load import bundled_models, load_source, load_spec, parse_const_overrides, resolve_spec_path
+from gpcheck.spec.errors import ConstantError, GpcheckError, SpecError, SpecSyntaxError, SpecTypeError, TraceError, UsageError
+from gpcheck.spec.load import bundled_models, load_source, load_spec, parse_const_overrides, resolve_spec_path
 
 __all__ = [
     "ConstantError", "GpcheckError", "SpecError", "SpecSyntaxError", "SpecTypeError", "TraceError",

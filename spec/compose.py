@@ -42,11 +42,11 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from spec import syntax as S
-from spec.errors import Diagnostics, SpecTypeError
-from spec.ir import BinOp
-from spec.limits import MAX_SOURCE_CHARS, normalize_newlines
-from spec.span import Span
+from gpcheck.spec import syntax as S
+from gpcheck.spec.errors import Diagnostics, SpecTypeError
+from gpcheck.spec.ir import BinOp
+from gpcheck.spec.limits import MAX_SOURCE_CHARS, normalize_newlines
+from gpcheck.spec.span import Span
 
 MAX_USE_DEPTH = 16   # nested `use` (a cycle is reported before this is reached)
 MAX_CALL_DEPTH = 16  # nested `call` (a recursion is reported before this is reached)
@@ -76,14 +76,14 @@ def compose(spec: S.Spec, source: dict[str, str]) -> S.Spec:
 # --------------------------------------------------------------------------- module lookup
 def _bundled(name: str) -> tuple[str, str] | None:
     """(file name, text) of bundled model `name`, read as package data (works from a wheel)."""
-    entry = resources.files("spec") / "models" / f"{name}.gpspec"
+    entry = resources.files("gpcheck.spec") / "models" / f"{name}.gpspec"
     if not entry.is_file():
         return None
     return str(entry), entry.read_bytes().decode("utf-8")
 
 
 def _bundled_names() -> list[str]:
-    root = resources.files("spec") / "models"
+    root = resources.files("gpcheck.spec") / "models"
     return sorted(e.name[: -len(".gpspec")] for e in root.iterdir() if e.name.endswith(".gpspec"))
 
 
@@ -104,7 +104,7 @@ class _Composer:
         return out
 
     def _use(self, use: S.UseDecl, using_file: str, stack: list[str]) -> list[S.Decl]:
-        from spec.parser import parse_spec  # the parser imports lark: load it only when needed
+        from gpcheck.spec.parser import parse_spec  # the parser imports lark: load it only when needed
 
         found = self._find(use, using_file)
         if found is None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.errors import Diagnostic
-from spec.limits import source_lines
-from spec.span import Span
+from gpcheck.spec.errors import Diagnostic
+from gpcheck.spec.limits import source_lines
+from gpcheck.spec.span import Span
 
 
 def _caret(span: Span, source: dict[str, str]) -> list[str]:

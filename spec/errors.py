@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from spec.span import Span
+from gpcheck.spec.span import Span
 
 
 class Severity(enum.Enum):
@@ -61,7 +61,7 @@ class SpecError(GpcheckError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        from spec.diagnostics import render_text
+        from gpcheck.spec.diagnostics import render_text
 
         return render_text(self.diagnostics, self.source)
 

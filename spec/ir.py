@@ -19,7 +19,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from spec.span import Span, NO_SPAN
+from gpcheck.spec.span import Span, NO_SPAN
 
 
 # ---------------------------------------------------------------------------------------------

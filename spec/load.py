@@ -7,12 +7,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Mapping
 
-from spec import ir
-from spec.errors import ConstantError, Diagnostic, Severity, SpecSyntaxError, UsageError
-from spec.limits import MAX_INT, normalize_newlines
-from spec.parser import parse_spec
-from spec.span import Span
-from spec.typecheck import check_spec
+from gpcheck.spec import ir
+from gpcheck.spec.errors import ConstantError, Diagnostic, Severity, SpecSyntaxError, UsageError
+from gpcheck.spec.limits import MAX_INT, normalize_newlines
+from gpcheck.spec.parser import parse_spec
+from gpcheck.spec.span import Span
+from gpcheck.spec.typecheck import check_spec
 
 
 def load_source(text: str, file: str = "<string>", consts: Mapping[str, int] | None = None) -> ir.Model:
@@ -24,7 +24,7 @@ def load_source(text: str, file: str = "<string>", consts: Mapping[str, int] | N
 
 def bundled_models() -> dict[str, Path]:
     """The models shipped in spec/models/, by name (the file stem)."""
-    root = resources.files("spec") / "models"
+    root = resources.files("gpcheck.spec") / "models"
     out: dict[str, Path] = {}
     for entry in sorted(root.iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".gpspec"):

@@ -1,4 +1,4 @@
-"""gpspec text → AST (`spec.syntax`). The only module that imports lark; no Tree or Token
+"""gpspec text → AST (`gpcheck.spec.syntax`). The only module that imports lark; no Tree or Token
 escapes it. Syntax errors become `SpecSyntaxError` with file:line:column and the tokens that
 were expected, in words."""
 
@@ -11,17 +11,17 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from spec import syntax as S
-from spec.errors import Diagnostic, Severity, SpecSyntaxError
-from spec.ir import BinOp, FoldKind, LivenessKind
-from spec.limits import MAX_INT, MAX_NESTING, MAX_SOURCE_CHARS, normalize_newlines, source_lines
-from spec.span import Span
+from gpcheck.spec import syntax as S
+from gpcheck.spec.errors import Diagnostic, Severity, SpecSyntaxError
+from gpcheck.spec.ir import BinOp, FoldKind, LivenessKind
+from gpcheck.spec.limits import MAX_INT, MAX_NESTING, MAX_SOURCE_CHARS, normalize_newlines, source_lines
+from gpcheck.spec.span import Span
 
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
     return Lark.open_from_package(
-        "spec", "grammar.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True
+        "gpcheck.spec", "grammar.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True
     )
 
 

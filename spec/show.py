@@ -3,7 +3,7 @@ and `false` (never Python's True/False), enum members by name, arrays as `[a, b,
 enum- or bool-indexed array as `[Member: v, ...]`), structs as `{field: v, ...}`.
 
 Why here: replay (traces/) and the engines' reports (checker/) both print decoded states
-(gpmodel.layout.Layout.decode's shape); one formatter keeps them alike, and `spec` is the
+(gpcheck.gpmodel.layout.Layout.decode's shape); one formatter keeps them alike, and `spec` is the
 layer both may import."""
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from spec import ir
-from spec.errors import Diagnostics
-from spec.span import Span
+from gpcheck.spec import ir
+from gpcheck.spec.errors import Diagnostics
+from gpcheck.spec.span import Span
 
 
 def sym_of(t: ir.Type) -> str | None:

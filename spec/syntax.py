@@ -1,15 +1,15 @@
 """The gpspec abstract syntax tree: what the parser produces and the type checker reads.
 
 Names are still strings and constants still expressions here; `typecheck` resolves both and
-emits `spec.ir`. Nodes compare without their spans."""
+emits `gpcheck.spec.ir`. Nodes compare without their spans."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Union
 
-from spec.ir import BinOp, FoldKind, LivenessKind
-from spec.span import NO_SPAN, Span
+from gpcheck.spec.ir import BinOp, FoldKind, LivenessKind
+from gpcheck.spec.span import NO_SPAN, Span
 
 
 def _span() -> Span:

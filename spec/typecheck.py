@@ -11,13 +11,13 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
-from spec import ir
-from spec import syntax as S
-from spec.errors import ConstantError, Diagnostics, SpecTypeError
-from spec.ir import BOOL, INT, BinOp, FoldKind
-from spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
-from spec.span import Span
-from spec.symmetry import check_symmetry
+from gpcheck.spec import ir
+from gpcheck.spec import syntax as S
+from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
+from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
+from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
+from gpcheck.spec.span import Span
+from gpcheck.spec.symmetry import check_symmetry
 
 
 class _Poison(Exception):
@@ -925,7 +925,7 @@ def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source:
     """Type-check a parsed spec and lower it to one IR instance; raises SpecTypeError with every
     error found (or ConstantError when only `--const` overrides are at fault)."""
     source = dict(source or {})
-    from spec.compose import compose  # NOTE(compose): `use`/`call` are expanded on the AST first
+    from gpcheck.spec.compose import compose  # NOTE(compose): `use`/`call` are expanded on the AST first
 
     spec = compose(spec, source)
     diags = Diagnostics(source=source)

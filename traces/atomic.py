@@ -2,7 +2,7 @@
 (fsync) and renamed over it (os.replace, atomic on POSIX).
 
 The temporary file is removed on every failure: `abort()` on an exception (including
-`checker.budget.Stop` after SIGINT/SIGTERM, which unwinds through every `with`), at interpreter
+`gpcheck.checker.budget.Stop` after SIGINT/SIGTERM, which unwinds through every `with`), at interpreter
 exit for any file still open (atexit), and by `remove_temp_files()`, which the budget's watchdog
 calls before it ends a process that did not stop by itself.
 
@@ -16,7 +16,7 @@ import os
 import tempfile
 from typing import IO
 
-from spec.errors import TraceError
+from gpcheck.spec.errors import TraceError
 
 TEMP_PREFIX, TEMP_SUFFIX = ".gpcheck-", ".tmp"
 _live: set[str] = set()  # temporary files created and not yet renamed or removed

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from gpmodel import CompiledModel
-from gpmodel.model import State
-from spec import ir
-from traces.format import Event, TraceHeader, TraceWriter
+from gpcheck.gpmodel import CompiledModel
+from gpcheck.gpmodel.model import State
+from gpcheck.spec import ir
+from gpcheck.traces.format import Event, TraceHeader, TraceWriter
 
 OBSERVE_LEVELS = ("full", "changed", "none")
 

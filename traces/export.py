@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from checker.verdict import Result
-from spec import ir
+from gpcheck.checker.verdict import Result
+from gpcheck.spec import ir
 
 
 def counterexample_path(path: str, prop: str, several: bool) -> str:
@@ -39,7 +39,7 @@ def export_counterexamples(
     results: Iterable[Result], model: ir.Model, itf: str | None = None, perfetto: str | None = None
 ) -> list[str]:
     """Write every counterexample of `results`; returns the files written (ITF round-trips
-    exactly: traces.itf.read_itf(path, model).to_counterexample() equals the original)."""
+    exactly: gpcheck.traces.itf.read_itf(path, model).to_counterexample() equals the original)."""
     with_cx = [r for r in results if r.counterexample is not None]
     several = len(with_cx) > 1
     written: list[str] = []
@@ -47,13 +47,13 @@ def export_counterexamples(
         assert r.counterexample is not None
         desc = f"gpcheck: {r.kind} {r.property} {r.verdict.value} ({r.engine}) on {model.name}"
         if itf:
-            from traces.itf import write_itf
+            from gpcheck.traces.itf import write_itf
 
             p = counterexample_path(itf, r.property, several)
             write_itf(r.counterexample, model, p, description=desc)
             written.append(p)
         if perfetto:
-            from traces.perfetto import export_counterexample
+            from gpcheck.traces.perfetto import export_counterexample
 
             p = counterexample_path(perfetto, r.property, several)
             export_counterexample(r.counterexample, model, p, title=f"{model.name}: {r.property} counterexample")

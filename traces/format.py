@@ -13,7 +13,7 @@ model's state. The full description is in docs/trace-format.md; in short:
 member name). Header keys other than the ones named here are kept in `TraceHeader.extra`.
 
 Reading is streaming (`open_trace`), `.gz` is decompressed transparently, and every problem
-raises `spec.errors.TraceError` naming the file and the 1-based line. Writing goes to a
+raises `gpcheck.spec.errors.TraceError` naming the file and the 1-based line. Writing goes to a
 temporary file in the target's directory that is renamed over the target only when the
 writer closes without error, so a trace is written whole or not at all.
 """
@@ -28,9 +28,9 @@ from typing import IO, Any, Iterable, Iterator, Mapping, NamedTuple
 
 import orjson
 
-from spec.errors import TraceError
-from spec.limits import MAX_INT
-from traces.atomic import AtomicFile
+from gpcheck.spec.errors import TraceError
+from gpcheck.spec.limits import MAX_INT
+from gpcheck.traces.atomic import AtomicFile
 
 FORMAT_VERSION = 1
 HEADER_KEY = "gpcheck_trace"

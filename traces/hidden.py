@@ -47,8 +47,8 @@ import dataclasses
 from collections import deque
 from typing import Any, Callable
 
-from gpmodel import CompiledModel, ModelError
-from spec import ir
+from gpcheck.gpmodel import CompiledModel, ModelError
+from gpcheck.spec import ir
 
 State = tuple[int, ...]
 DEAD_END_AFTER = 4096  # hidden states explored before dead ends are looked for (NOTE(lazy-dead-ends))

@@ -32,12 +32,12 @@ from typing import Any, Iterator, Sequence
 
 import orjson
 
-from checker.verdict import Counterexample, Step
-from spec import ir
-from spec.errors import TraceError
-from spec.limits import MAX_INT
-from traces.atomic import write_atomic
-from traces.format import Event, TraceHeader
+from gpcheck.checker.verdict import Counterexample, Step
+from gpcheck.spec import ir
+from gpcheck.spec.errors import TraceError
+from gpcheck.spec.limits import MAX_INT
+from gpcheck.traces.atomic import write_atomic
+from gpcheck.traces.format import Event, TraceHeader
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 

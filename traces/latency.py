@@ -21,10 +21,10 @@ import bisect
 import math
 from typing import TYPE_CHECKING, Any, Iterable
 
-from traces.names import PriorityNames, short_kernel_name
+from gpcheck.traces.names import PriorityNames, short_kernel_name
 
 if TYPE_CHECKING:
-    from traces.observe import Launch, ObserveOptions, PropertyResult, _Collected
+    from gpcheck.traces.observe import Launch, ObserveOptions, PropertyResult, _Collected
 
 SHOW = 50
 
@@ -64,7 +64,7 @@ def _grouped(c: "_Collected", values: list[tuple[int, "Launch"]], names: Priorit
 
 
 def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from traces.observe import OK, UNKNOWN, VIOLATED, PropertyResult
+    from gpcheck.traces.observe import OK, UNKNOWN, VIOLATED, PropertyResult
 
     if not c.timed:
         return PropertyResult("launch_delay", UNKNOWN, "the trace has kernel events without timestamps")
@@ -92,7 +92,7 @@ def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityN
 
 
 def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from traces.observe import INFO, OK, UNKNOWN, VIOLATED, PropertyResult, _by_stream
+    from gpcheck.traces.observe import INFO, OK, UNKNOWN, VIOLATED, PropertyResult, _by_stream
 
     if not c.timed:
         return PropertyResult("blocking", UNKNOWN, "the trace has kernel events without timestamps")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traces.format import TraceHeader
+from gpcheck.traces.format import TraceHeader
 
 CUDA_SOURCES = ("nsys", "kineto", "chrome", "cupti", "record")  # importers whose priorities are CUDA's
 MAX_NAME = 60

@@ -19,8 +19,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Callable, NamedTuple
 
-from spec import ir
-from spec.errors import TraceError
+from gpcheck.spec import ir
+from gpcheck.spec.errors import TraceError
 
 Value = Any
 

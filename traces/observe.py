@@ -35,10 +35,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from spec.errors import TraceError, UsageError
-from traces.format import Event, TraceHeader, open_trace
-from traces.latency import check_blocking, check_launch_delay, render_stats, short_label, timeslice_stats
-from traces.names import PriorityNames, short_kernel_name
+from gpcheck.spec.errors import TraceError, UsageError
+from gpcheck.traces.format import Event, TraceHeader, open_trace
+from gpcheck.traces.latency import check_blocking, check_launch_delay, render_stats, short_label, timeslice_stats
+from gpcheck.traces.names import PriorityNames, short_kernel_name
 
 PROPERTIES = ("exactly_once", "stream_order", "priority_inversion", "timeslice", "launch_delay", "blocking")
 OK, VIOLATED, INFO, UNKNOWN = "ok", "violated", "info", "unknown"

@@ -34,11 +34,11 @@ from typing import IO, Any, Iterable, Mapping
 
 import orjson
 
-from checker.verdict import Counterexample
-from spec import ir
-from traces.atomic import AtomicFile
-from traces.format import Event, TraceHeader
-from traces.observation import Observer
+from gpcheck.checker.verdict import Counterexample
+from gpcheck.spec import ir
+from gpcheck.traces.atomic import AtomicFile
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.observation import Observer
 
 GENERATOR = "gpcheck export"  # otherData.generator of the files this module writes
 PID = 1
@@ -230,7 +230,7 @@ def export_events(header: TraceHeader, events: Iterable[Event], path: str, model
 
 def export_trace(path: str, header: TraceHeader, source: Any, model: ir.Model | None, replayer: Any = None,
                  trace_name: str = "trace") -> tuple[int, bool]:
-    """Export a trace for ui.perfetto.dev: the behaviour `replayer` (a traces.replay.Replayer of
+    """Export a trace for ui.perfetto.dev: the behaviour `replayer` (a gpcheck.traces.replay.Replayer of
     `model`) reconstructs from the EventSource `source` when it conforms (every slot, hidden
     steps included), else the events as logged. Returns (steps written, reconstructed?)."""
     title = f"{header.model or (model.name if model else 'trace')} ({os.path.basename(trace_name)})"

@@ -38,15 +38,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from checker import budget
-from checker.verdict import Counterexample, Result, Step, Verdict
-from gpmodel import CompiledModel, ModelError
-from spec import ir
-from spec.errors import GpcheckError, TraceError
-from traces.format import Event, TraceHeader
-from traces.hidden import HiddenSearch
-from traces.observation import Match, Observer
-from traces.replay_report import Attempt, Candidate, Divergence, ReplayReport
+from gpcheck.checker import budget
+from gpcheck.checker.verdict import Counterexample, Result, Step, Verdict
+from gpcheck.gpmodel import CompiledModel, ModelError
+from gpcheck.spec import ir
+from gpcheck.spec.errors import GpcheckError, TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.hidden import HiddenSearch
+from gpcheck.traces.observation import Match, Observer
+from gpcheck.traces.replay_report import Attempt, Candidate, Divergence, ReplayReport
 
 DEFAULT_MAX_HIDDEN = 32
 UNBOUNDED = 1 << 30  # "any number of hidden steps": the exhaustive closure stops at its fixpoint
@@ -81,7 +81,7 @@ class ReplayOptions:
 EventSource = Callable[[], tuple[TraceHeader, Iterator[Event]]]
 """Opens the trace (again): replay reads it twice when it needs a counterexample."""
 
-SYMBOLIC_MODULE = "checker.smt.tracefill"  # NOTE(replay-z3): provides replay_symbolic(request)
+SYMBOLIC_MODULE = "gpcheck.checker.smt.tracefill"  # NOTE(replay-z3): provides replay_symbolic(request)
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ class Replayer:
         """NOTE(lazy-dead-ends): the Z3 proof that `conj`, false at r, stays false after any
         internal steps (checker/smt/deadend.py, built on first use: Z3 loads only when needed)."""
         if self._dead is None:
-            from checker.smt.deadend import DeadEnds
+            from gpcheck.checker.smt.deadend import DeadEnds
 
             acts = {id(a): i for i, a in enumerate(self.model.actions)}
             self._dead = DeadEnds(self.model, [(acts[id(self.cm.instances[i].action)], self.cm.instances[i].args)
@@ -653,7 +653,7 @@ class Replayer:
         if self._source_lines is None:
             try:
                 # a bundled model's `file` is its name: read the shipped file (spec/models/)
-                from spec import resolve_spec_path
+                from gpcheck.spec import resolve_spec_path
 
                 with open(resolve_spec_path(self.model.file), encoding="utf-8") as f:
                     self._source_lines = f.read().splitlines()
@@ -950,7 +950,7 @@ def replay_events(
 
 def file_source(path: str) -> EventSource:
     """An EventSource reading a gpcheck trace file (`.gz` too)."""
-    from traces.format import open_trace
+    from gpcheck.traces.format import open_trace
 
     def open_() -> tuple[TraceHeader, Iterator[Event]]:
         tr = open_trace(path)

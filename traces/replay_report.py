@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.verdict import Result, Verdict
-from spec.show import show
+from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.spec.show import show
 
 
 @dataclass(frozen=True)

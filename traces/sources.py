@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
-from spec import ir, load_spec
-from spec.errors import SpecError, TraceError, UsageError
-from spec.load import bundled_models
-from traces.format import Event, TraceHeader, open_trace
-from traces.replay import EventSource, file_source
+from gpcheck.spec import ir, load_spec
+from gpcheck.spec.errors import SpecError, TraceError, UsageError
+from gpcheck.spec.load import bundled_models
+from gpcheck.traces.format import Event, TraceHeader, open_trace
+from gpcheck.traces.replay import EventSource, file_source
 
 FORMATS = ("gpcheck", "itf")
 
@@ -43,7 +43,7 @@ def peek(path: str, fmt: str | None = None) -> TraceInfo:
     if f == "gpcheck":
         with open_trace(path) as tr:
             return TraceInfo(path, f, tr.header.model, dict(tr.header.constants))
-    from traces.itf import load_itf_object
+    from gpcheck.traces.itf import load_itf_object
 
     obj = load_itf_object(path)
     meta = obj.get("#meta") if isinstance(obj.get("#meta"), dict) else {}
@@ -85,7 +85,7 @@ def open_source(info: TraceInfo, model: ir.Model) -> EventSource:
     """An EventSource for replay (re-openable)."""
     if info.format == "gpcheck":
         return file_source(info.path)
-    from traces.itf import itf_events
+    from gpcheck.traces.itf import itf_events
 
     def open_() -> tuple[TraceHeader, Iterator[Event]]:
         return itf_events(info.path, model)  # type: ignore[return-value]

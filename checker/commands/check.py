@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from spec import load_spec
-from spec.errors import UsageError
-from checker.commands.observe_cmd import add_observation_flags, options_of, run_observation_check
-from checker import budget
-from checker.commands.flags import add_timeout_flag
-from checker.commands.common import add_const_flag, consts_of, write_out
-from checker.commands.corpus import add_corpus_arguments, inputs_of, run_check_corpus
-from checker.corpus import is_corpus
-from checker.report import to_json_bytes
+from gpcheck.spec import load_spec
+from gpcheck.spec.errors import UsageError
+from gpcheck.checker.commands.observe_cmd import add_observation_flags, options_of, run_observation_check
+from gpcheck.checker import budget
+from gpcheck.checker.commands.flags import add_timeout_flag
+from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
+from gpcheck.checker.commands.corpus import add_corpus_arguments, inputs_of, run_check_corpus
+from gpcheck.checker.corpus import is_corpus
+from gpcheck.checker.report import to_json_bytes
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]

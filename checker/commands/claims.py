@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from checker.api import ENGINES
-from checker.claims import Outcome, check_claims
-from checker import budget
-from checker.commands.flags import add_timeout_flag
-from checker.commands.common import write_out
-from checker.report import to_json_bytes
+from gpcheck.checker.api import ENGINES
+from gpcheck.checker.claims import Outcome, check_claims
+from gpcheck.checker import budget
+from gpcheck.checker.commands.flags import add_timeout_flag
+from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.report import to_json_bytes
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker import progress as meter
-from checker.textout import strip_lines
-from spec import parse_const_overrides
+from gpcheck.checker import progress as meter
+from gpcheck.checker.textout import strip_lines
+from gpcheck.spec import parse_const_overrides
 
 
 def add_const_flag(p: argparse.ArgumentParser) -> None:

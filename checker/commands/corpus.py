@@ -16,13 +16,13 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from checker import textout
-from checker.commands.common import consts_of, write_out
-from checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
-from checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, TraceJob, TraceRun, corpus_exit_code,
+from gpcheck.checker import textout
+from gpcheck.checker.commands.common import consts_of, write_out
+from gpcheck.checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
+from gpcheck.checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, TraceJob, TraceRun, corpus_exit_code,
                             expand_traces, run_corpus)
-from checker.report import to_json_bytes
-from spec.errors import UsageError
+from gpcheck.checker.report import to_json_bytes
+from gpcheck.spec.errors import UsageError
 
 
 def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def inputs_of(args: argparse.Namespace, first: str) -> list[str]:
 
 def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str]) -> int:
     """`gpcheck check` of many observation traces."""
-    from checker.commands.observe_cmd import options_of
+    from gpcheck.checker.commands.observe_cmd import options_of
 
     opts = options_of(args)
     observe = {"max_inversion_ns": opts.max_inversion_ns, "max_gap_ns": opts.max_gap_ns,
@@ -100,7 +100,7 @@ def render_corpus_text(mode: str, runs: Sequence[TraceRun | None], title: str, w
     """One row per finished trace: its verdict and, by name, its properties that do not hold
     (observation properties by status); then the errors and a count. One summary column rather
     than a column per property keeps the table inside the terminal."""
-    from checker.sweep_report import results_summary
+    from gpcheck.checker.sweep_report import results_summary
 
     buf = io.StringIO()
     width = width if width is not None else textout.width(160)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import argparse
 
-from checker.commands.common import write_out
-from checker.manual import TOPICS, doc_path, docs_dir
-from checker.report import to_json_bytes
-from spec.errors import UsageError
+from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.manual import TOPICS, doc_path, docs_dir
+from gpcheck.checker.report import to_json_bytes
+from gpcheck.spec.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]

@@ -8,15 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from checker.api import ENGINES, load, verify
-from checker import budget
-from checker.commands.flags import add_timeout_flag
-from checker.commands.common import add_const_flag, consts_of, write_out
-from checker.narrative import StoryStep, story
-from checker.report import fmt, to_json_bytes, verdict_text
-from checker.verdict import Result, Verdict
-from spec import ir, resolve_spec_path
-from spec.errors import UsageError
+from gpcheck.checker.api import ENGINES, load, verify
+from gpcheck.checker import budget
+from gpcheck.checker.commands.flags import add_timeout_flag
+from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
+from gpcheck.checker.narrative import StoryStep, story
+from gpcheck.checker.report import fmt, to_json_bytes, verdict_text
+from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.spec import ir, resolve_spec_path
+from gpcheck.spec.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]

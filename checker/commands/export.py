@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 
-from checker import budget
-from checker.commands.common import add_const_flag, consts_of, write_out
-from checker.commands.flags import add_timeout_flag, non_negative
-from checker.outputs import plan_outputs
-from gpmodel import compile_model
-from spec.errors import UsageError
-from traces.replay import ReplayOptions, Replayer
-from traces.sources import FORMATS, TraceInfo, model_for, open_source, peek
+from gpcheck.checker import budget
+from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
+from gpcheck.checker.commands.flags import add_timeout_flag, non_negative
+from gpcheck.checker.outputs import plan_outputs
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec.errors import UsageError
+from gpcheck.traces.replay import ReplayOptions, Replayer
+from gpcheck.traces.sources import FORMATS, TraceInfo, model_for, open_source, peek
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def _maybe_model(info: TraceInfo, args: argparse.Namespace, needed: bool):  # type: ignore[no-untyped-def]
     if args.model is None and not needed:
-        from spec.load import bundled_models
+        from gpcheck.spec.load import bundled_models
 
         if not (info.model and info.model in bundled_models()):
             return None, []
@@ -57,13 +57,13 @@ def run(args: argparse.Namespace) -> int:
     model, warnings = _maybe_model(info, args, needed=bool(args.itf) or info.format == "itf")
     out: dict[str, object] = {"trace": args.trace}
     if args.perfetto:
-        from traces.perfetto import export_trace
+        from gpcheck.traces.perfetto import export_trace
 
         if model is not None:
             source = open_source(info, model)
             replayer = Replayer(compile_model(model), ReplayOptions(max_hidden=args.max_hidden))
         else:
-            from traces.replay import file_source
+            from gpcheck.traces.replay import file_source
 
             source, replayer = file_source(args.trace), None
         header, _ = source()
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             warnings.append(f"{args.trace} does not replay against {model.name}: the Perfetto file shows the events as logged")
     code = 0
     if args.itf:
-        from traces.itf import write_itf
+        from gpcheck.traces.itf import write_itf
 
         assert model is not None
         replayer = Replayer(compile_model(model), ReplayOptions(max_hidden=args.max_hidden))

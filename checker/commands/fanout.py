@@ -10,9 +10,9 @@ import sys
 import time
 from typing import Callable, Iterator, TypeVar
 
-from checker import budget
-from checker.cluster import Cluster
-from checker.commands.flags import count
+from gpcheck.checker import budget
+from gpcheck.checker.cluster import Cluster
+from gpcheck.checker.commands.flags import count
 
 R = TypeVar("R")
 
@@ -35,7 +35,7 @@ def run_fanned_out(args: argparse.Namespace, total: int, what: str,
     """Run `start(cluster)` (which yields (position, result) as checks finish) on the cluster the
     flags name; call `emit(results, where, seconds, interrupted)` exactly once, with None for a
     check not finished. Returns the results and whether the user interrupted."""
-    from checker.cluster import open_cluster
+    from gpcheck.checker.cluster import open_cluster
 
     results: list[R | None] = [None] * total
     where = "the cluster"

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 
-from checker import budget
-from checker.commands.common import write_out
-from checker.commands.flags import add_timeout_flag, ascii_int
-from checker.outputs import OutputPlan
-from spec.errors import UsageError
-from traces.format import TraceWriter
-from traces.importers import FORMATS, detect_format, import_trace
+from gpcheck.checker import budget
+from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.commands.flags import add_timeout_flag, ascii_int
+from gpcheck.checker.outputs import OutputPlan
+from gpcheck.spec.errors import UsageError
+from gpcheck.traces.format import TraceWriter
+from gpcheck.traces.importers import FORMATS, detect_format, import_trace
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]

@@ -20,6 +20,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.lsp import serve_stdio
+    from gpcheck.checker.lsp import serve_stdio
 
     return serve_stdio()

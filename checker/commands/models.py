@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from checker import textout
-from checker.commands.common import write_out
-from checker.report import to_json_bytes
-from spec import bundled_models, ir, load_spec
-from spec.errors import UsageError
-from spec.show import wrap_text
+from gpcheck.checker import textout
+from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.report import to_json_bytes
+from gpcheck.spec import bundled_models, ir, load_spec
+from gpcheck.spec.errors import UsageError
+from gpcheck.spec.show import wrap_text
 
 
 # The abbreviations the bundled models' descriptions and documentation use, explained where they

@@ -10,10 +10,10 @@ import argparse
 import sys
 from typing import Sequence
 
-from checker.commands.common import write_out
-from checker.commands.flags import non_negative
-from spec.errors import GpcheckError
-from traces.observe import PROPERTIES, ObserveOptions, observe, render_text
+from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.commands.flags import non_negative
+from gpcheck.spec.errors import GpcheckError
+from gpcheck.traces.observe import PROPERTIES, ObserveOptions, observe, render_text
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
 
@@ -54,8 +54,8 @@ def run_observation_check(path: str, properties: Sequence[str] | None, as_json: 
     except GpcheckError as e:
         sys.stderr.write(f"gpcheck: error: {e}\n")
         if as_json:  # the error as data too (checker/error_report.py)
-            from checker.error_report import error_object
-            from checker.report import to_json_bytes
+            from gpcheck.checker.error_report import error_object
+            from gpcheck.checker.report import to_json_bytes
 
             write_out(to_json_bytes(error_object(e, "trace")))
         return EXIT_USAGE

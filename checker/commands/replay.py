@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import argparse
 
-from checker import budget
-from checker.commands.common import add_const_flag, consts_of, write_out
-from checker.commands.flags import add_timeout_flag, count, non_negative
-from checker.outputs import plan_outputs
-from checker.commands.corpus import add_corpus_arguments, inputs_of, run_replay_corpus
-from checker.corpus import is_corpus
-from gpmodel import compile_model
-from spec import ir
-from traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, EventSource, ReplayOptions, Replayer
-from traces.replay_report import ReplayReport, render_text
-from traces.sources import FORMATS, model_for, open_source, peek
+from gpcheck.checker import budget
+from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
+from gpcheck.checker.commands.flags import add_timeout_flag, count, non_negative
+from gpcheck.checker.outputs import plan_outputs
+from gpcheck.checker.commands.corpus import add_corpus_arguments, inputs_of, run_replay_corpus
+from gpcheck.checker.corpus import is_corpus
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import ir
+from gpcheck.traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, EventSource, ReplayOptions, Replayer
+from gpcheck.traces.replay_report import ReplayReport, render_text
+from gpcheck.traces.sources import FORMATS, model_for, open_source, peek
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_progress:
         import sys
 
-        from traces.progress import ReplayProgress, count_events
+        from gpcheck.traces.progress import ReplayProgress, count_events
 
         live = sys.stderr.isatty()
         progress = ReplayProgress(count_events(args.trace) if live and info.format == "gpcheck" else None, live=live)
@@ -93,12 +93,12 @@ def run(args: argparse.Namespace) -> int:
 def _write_outputs(args: argparse.Namespace, report: ReplayReport, replayer: Replayer,
                    source: EventSource, model: ir.Model) -> None:
     if args.perfetto:
-        from traces.perfetto import export_trace
+        from gpcheck.traces.perfetto import export_trace
 
         header, _ = source()
         export_trace(args.perfetto, header, source, model, replayer if report.conforms else None, args.trace)
     if args.itf:
-        from traces.itf import write_itf
+        from gpcheck.traces.itf import write_itf
 
         behaviour = replayer.reconstruct(source) if report.conforms else None
         if behaviour is None:
@@ -116,7 +116,7 @@ def _print(args: argparse.Namespace, report: ReplayReport) -> None:
         text = render_text(report)
         for r in report.results:
             if r.counterexample is not None:
-                from checker.report import counterexample_lines
+                from gpcheck.checker.report import counterexample_lines
 
                 text += f"\ncounterexample of {r.property} (a behaviour of the model matching the trace up to the violation):\n"
                 text += "\n".join(counterexample_lines(r.counterexample))

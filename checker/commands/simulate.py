@@ -16,16 +16,16 @@ from typing import Any
 
 import orjson
 
-from checker import budget
-from checker.commands.common import add_const_flag, consts_of, write_out
-from checker.commands.flags import add_timeout_flag, count, non_negative
-from checker.outputs import OutputPlan
-from gpmodel import ModelError, compile_model
-from gpmodel.monitor import Monitor, Violation
-from gpmodel.simulate import simulate
-from spec import ir, load_spec, resolve_spec_path
-from spec.errors import UsageError
-from traces.emit import OBSERVE_LEVELS, write_behaviour
+from gpcheck.checker import budget
+from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
+from gpcheck.checker.commands.flags import add_timeout_flag, count, non_negative
+from gpcheck.checker.outputs import OutputPlan
+from gpcheck.gpmodel import ModelError, compile_model
+from gpcheck.gpmodel.monitor import Monitor, Violation
+from gpcheck.gpmodel.simulate import simulate
+from gpcheck.spec import ir, load_spec, resolve_spec_path
+from gpcheck.spec.errors import UsageError
+from gpcheck.traces.emit import OBSERVE_LEVELS, write_behaviour
 
 MAX_RUNS = 100_000  # behaviours (files) one command may write
 DEFAULT_STEPS = 100

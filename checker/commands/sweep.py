@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from checker.api import ENGINES
-from checker.commands.common import write_out
-from checker.commands.flags import count, non_negative, seconds
-from checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
-from checker.report import to_json_bytes
-from checker.sweep import Instance, Run, combined_exit_code, parse_values, plan_sweep, run_sweep
-from checker.sweep_report import progress_line
-from spec.errors import UsageError
+from gpcheck.checker.api import ENGINES
+from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.commands.flags import count, non_negative, seconds
+from gpcheck.checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
+from gpcheck.checker.report import to_json_bytes
+from gpcheck.checker.sweep import Instance, Run, combined_exit_code, parse_values, plan_sweep, run_sweep
+from gpcheck.checker.sweep_report import progress_line
+from gpcheck.spec.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -85,7 +85,7 @@ def _emit(args: argparse.Namespace, instances: Sequence[Instance], runs: list[Ru
             doc["not_run"] = [inst.constants for inst, r in zip(instances, runs) if r is None]
         write_out(to_json_bytes(doc))
     else:
-        from checker.sweep_report import render_sweep_text
+        from gpcheck.checker.sweep_report import render_sweep_text
 
         title = f"model {model} ({file})  engine {args.engine}  on {where}, {seconds:.1f} s"
         text = render_sweep_text(title, runs)
@@ -93,7 +93,7 @@ def _emit(args: argparse.Namespace, instances: Sequence[Instance], runs: list[Ru
             text += f"interrupted: {len(instances) - len(finished)} combinations not checked\n"
         write_out(text)
     if args.html:
-        from checker.html_report import render_html, write_html
+        from gpcheck.checker.html_report import render_html, write_html
 
         write_html(args.html, render_html(f"gpcheck sweep of {model} ({args.engine})", runs))
         sys.stderr.write(f"wrote {args.html}\n")

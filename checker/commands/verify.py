@@ -6,16 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker import budget
-from checker.api import CORES, ENGINES, SYMMETRY, load, verify
-from checker.commands.common import Progress, add_const_flag, consts_of, write_out
-from checker.commands.flags import add_timeout_flag, count, non_negative
-from checker.expectations import judge
-from checker.explicit import select_properties
-from checker.outputs import OutputPlan
-from spec import resolve_spec_path
-from spec.errors import UsageError
-from checker.report import render_text, to_json_bytes
+from gpcheck.checker import budget
+from gpcheck.checker.api import CORES, ENGINES, SYMMETRY, load, verify
+from gpcheck.checker.commands.common import Progress, add_const_flag, consts_of, write_out
+from gpcheck.checker.commands.flags import add_timeout_flag, count, non_negative
+from gpcheck.checker.expectations import judge
+from gpcheck.checker.explicit import select_properties
+from gpcheck.checker.outputs import OutputPlan
+from gpcheck.spec import resolve_spec_path
+from gpcheck.spec.errors import UsageError
+from gpcheck.checker.report import render_text, to_json_bytes
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def run(args: argparse.Namespace) -> int:
     if args.spec is None:
-        from checker.library import run_library_command
+        from gpcheck.checker.library import run_library_command
 
         if args.itf or args.perfetto:
             raise UsageError("--itf and --perfetto need a SPEC or MODEL (the library writes no counterexamples)")
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.for_all is not None:
         return _for_all(args, model)
     if args.itf or args.perfetto:
-        from traces.export import counterexample_paths
+        from gpcheck.traces.export import counterexample_paths
 
         wanted = select_properties(model, args.property)
         for flag, path in (("--itf", args.itf), ("--perfetto", args.perfetto)):
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 text += "\n".join(judged.lines()) + "\n"
             write_out(text)
         if args.itf or args.perfetto:
-            from traces.export import export_counterexamples
+            from gpcheck.traces.export import export_counterexamples
 
             for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
                 sys.stderr.write(f"wrote {path}\n")
@@ -113,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _for_all(args: argparse.Namespace, model: object) -> int:
-    from checker.param import parse_for_all, verify_for_all
+    from gpcheck.checker.param import parse_for_all, verify_for_all
 
     if args.engine not in (None, "pdr"):
-        from spec.errors import UsageError
+        from gpcheck.spec.errors import UsageError
 
         raise UsageError("--for-all has its own engine (checker/param); leave --engine out")
     names, lower = parse_for_all(args.for_all, model)  # type: ignore[arg-type]

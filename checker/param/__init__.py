@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from spec import ir
-from spec.errors import UsageError
-from checker.verdict import Report
+from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
+from gpcheck.checker.verdict import Report
 
 
 def parse_for_all(text: str, model: ir.Model) -> tuple[list[str], dict[str, int]]:
@@ -45,8 +45,8 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
                    timeout: float | None = None) -> Report:
     """The model's invariants and transition properties (or those named) for every value of
     the constants `names` (each at least its `lower` bound; the other constants as given)."""
-    from spec import load_spec
-    from checker.param.prove import verify_for_all as run
+    from gpcheck.spec import load_spec
+    from gpcheck.checker.param.prove import verify_for_all as run
 
     fixed = {k: v for k, v in (consts or {}).items() if k not in names}
     started = time.monotonic()

@@ -25,8 +25,8 @@ from typing import Sequence
 
 import z3
 
-from spec import ir
-from checker.param.extract import ParamModel, Unsupported
+from gpcheck.spec import ir
+from gpcheck.checker.param.extract import ParamModel, Unsupported
 
 _fresh = itertools.count()
 FINITE_FOLD = 64  # an all/any over a constant range of at most this many values is unrolled

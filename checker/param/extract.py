@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import z3
 
-from spec import ir
+from gpcheck.spec import ir
 
 BASE = 5  # base value of the first named constant; the next ones get 7, 9, ... (distinct values)
 

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import z3
 
-from spec import ir
-from checker.smt.session import Deadline
+from gpcheck.spec import ir
+from gpcheck.checker.smt.session import Deadline
 
 if TYPE_CHECKING:
-    from checker.param.encode import ParamEncoder
-    from checker.param.prove import Candidate
+    from gpcheck.checker.param.encode import ParamEncoder
+    from gpcheck.checker.param.prove import Candidate
 
 
 class _Group:
     """One quantified candidate at one instance: the conjunction of its index expansions, in
-    the interface checker.smt.lemmas expects of an atom (`z3`, `holds`)."""
+    the interface gpcheck.checker.smt.lemmas expects of an atom (`z3`, `holds`)."""
 
     def __init__(self, cand: "Candidate", consts: dict[str, int], tuples: list[tuple[int, ...]],
                  names: Sequence[str], decode: Callable[[tuple[int, ...]], dict]) -> None:
@@ -51,7 +51,7 @@ def instance_survivors(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], 
                        cands: "list[Candidate]", deadline: Deadline) -> list[int] | None:
     """Indices of the candidates in the largest subset inductive at the instance `point`
     (None: Z3 gave no answer in time)."""
-    from checker.smt.lemmas import _successors, houdini
+    from gpcheck.checker.smt.lemmas import _successors, houdini
 
     ck, system = _instance(enc, load, point, cands)
     return houdini(ck, list(range(len(cands))), deadline, _successors(ck.cm))
@@ -60,11 +60,11 @@ def instance_survivors(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], 
 def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
               cands: "list[Candidate]") -> tuple[object, object]:
     """A lemma checker over the candidates' expansions at one instance, and its pdr system."""
-    from checker.param.mine import _eval
-    from checker.smt.encode import Encoder
-    from checker.smt.lemmas import _Checker
-    from checker.smt.pdr import _System
-    from gpmodel import compile_model
+    from gpcheck.checker.param.mine import _eval
+    from gpcheck.checker.smt.encode import Encoder
+    from gpcheck.checker.smt.lemmas import _Checker
+    from gpcheck.checker.smt.pdr import _System
+    from gpcheck.gpmodel import compile_model
 
     model = load(point)
     system = _System(Encoder(model))
@@ -87,7 +87,7 @@ def instance_core(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Mo
                   deadline: Deadline) -> list[int] | None:
     """At the instance `point`, the candidates (all inductive there) a relative-induction
     proof of `prop` uses, closed under induction: a small set for the symbolic check."""
-    from checker.smt.lemmas import closed_core
+    from gpcheck.checker.smt.lemmas import closed_core
 
     ck, system = _instance(enc, load, point, cands)
     s, t = system.s, ck.t
@@ -115,7 +115,7 @@ class FixedSize:
 
     def survivors(self, active: Sequence[int], deadline: Deadline) -> list[int] | None:
         """The largest subset of `active` inductive at this instance (None: no answer in time)."""
-        from checker.smt.lemmas import _successors, houdini
+        from gpcheck.checker.smt.lemmas import _successors, houdini
 
         return houdini(self.ck, list(active), deadline, _successors(self.ck.cm))  # type: ignore[attr-defined]
 
@@ -123,7 +123,7 @@ class FixedSize:
              deadline: Deadline) -> list[int] | None:
         """The candidates of `active` (all inductive here) a proof of `prop` at this instance
         uses, closed under induction; None when there is no proof relative to them."""
-        from checker.smt.lemmas import closed_core
+        from gpcheck.checker.smt.lemmas import closed_core
 
         ck, system = self.ck, self.system
         s, t = system.s, ck.t

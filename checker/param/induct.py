@@ -16,9 +16,9 @@ from typing import Sequence
 
 import z3
 
-from checker.param.encode import ParamEncoder, PState
-from checker.param.instantiate import Instantiator, skolemize
-from checker.smt.session import DEFAULT_SEED, Deadline
+from gpcheck.checker.param.encode import ParamEncoder, PState
+from gpcheck.checker.param.instantiate import Instantiator, skolemize
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 
 
 @dataclass

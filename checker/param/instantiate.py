@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 
 import z3
 
-from checker.param.encode import ParamEncoder, PState
+from gpcheck.checker.param.encode import ParamEncoder, PState
 
 MAX_INSTANCES = 4096  # per quantifier; beyond that the quantifier stays for E-matching
 
@@ -39,7 +39,7 @@ class Instantiator:
     """Index-range keys of the state arrays of some states, and instantiation over them."""
 
     def __init__(self, enc: ParamEncoder, states: Iterable[PState]) -> None:
-        from checker.param.mine import _chain
+        from gpcheck.checker.param.mine import _chain
 
         self.keys: dict[str, list[str]] = {}
         for s in states:

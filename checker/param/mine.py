@@ -20,10 +20,10 @@ from typing import Callable, Sequence
 import numpy as np
 import z3
 
-from spec import ir
-from checker.param.encode import ParamEncoder, PState, range_key
-from checker.param.extract import Unsupported
-from checker.smt.mining import Atom, mine_atoms
+from gpcheck.spec import ir
+from gpcheck.checker.param.encode import ParamEncoder, PState, range_key
+from gpcheck.checker.param.extract import Unsupported
+from gpcheck.checker.smt.mining import Atom, mine_atoms
 
 MAX_ROWS = 6_000  # rows per view given to the miner (a seeded sample beyond that: only weakens the filter)
 INDEX_NAMES = ("x", "y", "z", "u", "v", "w")

@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import z3
 
-from spec import ir
-from checker.param.encode import ParamEncoder, PState
-from checker.param.extract import Unsupported, extract
-from checker.param.induct import Consecution
-from checker.param.mine import View, mine_view, view_rows, views
-from checker.smt.mining import Atom
-from checker.smt.session import DEFAULT_SEED, Deadline
-from checker.verdict import Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.checker.param.encode import ParamEncoder, PState
+from gpcheck.checker.param.extract import Unsupported, extract
+from gpcheck.checker.param.induct import Consecution
+from gpcheck.checker.param.mine import View, mine_view, view_rows, views
+from gpcheck.checker.smt.mining import Atom
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
+from gpcheck.checker.verdict import Result, Verdict
 
 if TYPE_CHECKING:
-    from checker.param.finite import FixedSize
+    from gpcheck.checker.param.finite import FixedSize
 
 ENGINE = "forall"
 _QVARS = itertools.count()
@@ -191,13 +191,13 @@ def _candidate_model(sol: z3.Solver) -> bool:
 def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
                    properties: Sequence[str] | None, timeout: float | None) -> tuple[ir.Model, list[Result]]:
     """Results for the model's invariants and transition properties (or those named)."""
-    from checker.api import verify as verify_instance
-    from checker.smt.mining import sample_states
-    from gpmodel import compile_model
+    from gpcheck.checker.api import verify as verify_instance
+    from gpcheck.checker.smt.mining import sample_states
+    from gpcheck.gpmodel import compile_model
 
-    from spec.errors import GpcheckError
+    from gpcheck.spec.errors import GpcheckError
 
-    from checker.param.instantiate import clear_interrupt
+    from gpcheck.checker.param.instantiate import clear_interrupt
 
     clear_interrupt()
     deadline = Deadline(timeout)
@@ -256,7 +256,7 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
     a property the global lemma set does not settle gets a second try with the small set its
     proof uses at the fixed size (`instance_core`), checked symbolically on its own."""
-    from checker.param.finite import FixedSize
+    from gpcheck.checker.param.finite import FixedSize
 
     model, names = enc.model, enc.pm.names
     mined: list[Candidate] = []

@@ -11,13 +11,13 @@ import time
 
 import z3
 
-from spec import ir
-from checker import progress as meter
-from checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
-from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
-from checker.smt.props import ERROR_TAG, SafetyProp, action_error, bad
-from checker.smt.session import Answer, Deadline, Sat, Session, Unknown, Unsat
-from checker.verdict import Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.checker import progress as meter
+from gpcheck.checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
+from gpcheck.checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
+from gpcheck.checker.smt.props import ERROR_TAG, SafetyProp, action_error, bad
+from gpcheck.checker.smt.session import Answer, Deadline, Sat, Session, Unknown, Unsat
+from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "bmc"
 UNROLL_TAG = "unroll."  # symbols of the transitions' activation literals

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spec import ir
+from gpcheck.spec import ir
 
 Interval = tuple[int, int]
 

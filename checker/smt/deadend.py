@@ -27,10 +27,10 @@ from typing import Sequence
 
 import z3
 
-import checker.smt.session  # noqa: F401 (a stopped budget, e.g. Ctrl-C, interrupts the running check)
-from checker.smt.encode import Encoder, EncodingError
-from checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, scalar_lit
-from spec import ir
+import gpcheck.checker.smt.session  # noqa: F401 (a stopped budget, e.g. Ctrl-C, interrupts the running check)
+from gpcheck.checker.smt.encode import Encoder, EncodingError
+from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, scalar_lit
+from gpcheck.spec import ir
 
 TIMEOUT_MS = 2000  # per query; unknown is "not a dead end"
 CACHE_LIMIT = 1 << 14

@@ -2,7 +2,7 @@
 
 A path read from a model is a `RawPath`: the slot tuple of every state and the
 (action index, parameter slot values) that produced each state after the first. Engines turn
-it into a `checker.verdict.Counterexample` with `to_counterexample`, whose states are decoded
+it into a `gpcheck.checker.verdict.Counterexample` with `to_counterexample`, whose states are decoded
 by gpmodel's layout exactly as the explicit engine decodes them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any, Sequence
 
 import z3
 
-from gpmodel.layout import Layout
-from spec import ir
-from checker.smt.encode import Encoder, State
-from checker.smt.terms import slot_value
-from checker.verdict import Counterexample, Step
+from gpcheck.gpmodel.layout import Layout
+from gpcheck.spec import ir
+from gpcheck.checker.smt.encode import Encoder, State
+from gpcheck.checker.smt.terms import slot_value
+from gpcheck.checker.verdict import Counterexample, Step
 
 Instance = tuple[int, tuple[int, ...]]
 

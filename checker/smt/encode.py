@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 
 import z3
 
-from spec import ir
-from checker.smt.terms import (
+from gpcheck.spec import ir
+from gpcheck.checker.smt.terms import (
     Agg,
     FALSE,
     TRUE,
@@ -317,7 +317,7 @@ def bv_encoder(model: ir.Model) -> Encoder:
     solver: Int + default solver 7.4 s at k=20 and 56 s at k=25; Int + QF_LIA 1.5 s at k=19;
     bit-vectors + default solver 10 s at k=20; bit-vectors + QF_FD 0.03 s at k=20 and 0.13 s
     at k=30. PDR keeps Int (Spacer's arithmetic is linear integer arithmetic)."""
-    from checker.smt.bounds import bv_width
+    from gpcheck.checker.smt.bounds import bv_width
 
     return Encoder(model, Num(bv_width(model)))
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from spec import ir
-from checker import progress as meter
-from checker.smt.bmc import Unroller, proved_result, unknown_result
-from checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
-from checker.smt.props import SafetyProp, bad, ok, safety_properties
-from checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
-from checker.smt.terms import mk_not
-from checker.verdict import Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.checker import progress as meter
+from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
+from gpcheck.checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
+from gpcheck.checker.smt.props import SafetyProp, bad, ok, safety_properties
+from gpcheck.checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
+from gpcheck.checker.smt.terms import mk_not
+from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "kind"
 STEP_TAG = "ind."

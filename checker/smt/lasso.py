@@ -22,15 +22,15 @@ import time
 
 import z3
 
-from spec import ir
-from checker import progress as meter
-from checker.smt.bmc import ENGINE, Unroller, unknown_result
-from checker.smt.decode import read_path, to_counterexample
-from checker.smt.encode import Encoder, State, bv_encoder
-from checker.smt.props import SafetyProp
-from checker.smt.session import Deadline, Sat, Unknown
-from checker.smt.terms import mk_and, mk_not, mk_or
-from checker.verdict import Counterexample, Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.checker import progress as meter
+from gpcheck.checker.smt.bmc import ENGINE, Unroller, unknown_result
+from gpcheck.checker.smt.decode import read_path, to_counterexample
+from gpcheck.checker.smt.encode import Encoder, State, bv_encoder
+from gpcheck.checker.smt.props import SafetyProp
+from gpcheck.checker.smt.session import Deadline, Sat, Unknown
+from gpcheck.checker.smt.terms import mk_and, mk_not, mk_or
+from gpcheck.checker.verdict import Counterexample, Result, Verdict
 
 CLOSE = "lasso."  # symbols of the closing transition
 

@@ -23,11 +23,11 @@ from typing import Sequence
 
 import z3
 
-from spec import ir
-from checker.smt.decode import read_path, to_counterexample
-from checker.smt.encode import Encoder, State, _Exec
-from checker.smt.session import Deadline
-from checker.verdict import Result, Verdict
+from gpcheck.spec import ir
+from gpcheck.checker.smt.decode import read_path, to_counterexample
+from gpcheck.checker.smt.encode import Encoder, State, _Exec
+from gpcheck.checker.smt.session import Deadline
+from gpcheck.checker.verdict import Result, Verdict
 
 KIND = "latency"
 

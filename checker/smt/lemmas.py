@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import z3
 
-from checker.smt.mining import Atom, mine_atoms, render_atom
-from checker.smt.session import DEFAULT_SEED, Deadline, trusted
-from checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
+from gpcheck.checker.smt.mining import Atom, mine_atoms, render_atom
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
+from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
 
 if TYPE_CHECKING:
-    from checker.smt.pdr import _System
+    from gpcheck.checker.smt.pdr import _System
 
 MAX_CANDIDATES = 30_000
 
@@ -145,7 +145,7 @@ def _state(model: z3.ModelRef, terms: Sequence[z3.ExprRef]) -> tuple[int, ...]:
 def _successors(cm: object) -> "Callable[[tuple[int, ...]], list[tuple[int, ...]]]":
     """Every successor the interpreter gives a state (instances failing with a modelling
     error skipped; a state outside the constraints has none)."""
-    from gpmodel import ModelError
+    from gpcheck.gpmodel import ModelError
 
     def succ(s: tuple[int, ...]) -> list[tuple[int, ...]]:
         try:

@@ -24,10 +24,10 @@ from typing import Callable, Sequence
 import numpy as np
 import z3
 
-from spec import ir
-from checker.smt.encode import Slot
-from checker.smt.session import Deadline
-from checker.smt.terms import mk_and, mk_not
+from gpcheck.spec import ir
+from gpcheck.checker.smt.encode import Slot
+from gpcheck.checker.smt.session import Deadline
+from gpcheck.checker.smt.terms import mk_and, mk_not
 
 SMALL_DOMAIN = 8  # a slot with at most this many sampled values can be a condition
 MAX_PAIR_CONDITIONS = 4_000  # two-condition masks examined at most
@@ -76,7 +76,7 @@ def sample_states(cm: object, limit: int, deadline: Deadline) -> tuple[list[tupl
     """Breadth-first reachable states (up to `limit`) and whether the search completed. A
     state whose expansion fails with a modelling error keeps the successors of its other
     instances; states outside the constraints are kept but not expanded."""
-    from gpmodel import ModelError
+    from gpcheck.gpmodel import ModelError
 
     constrained = bool(cm.model.constraints)  # type: ignore[attr-defined]
     seen: dict[tuple[int, ...], None] = {}

@@ -29,18 +29,18 @@ from dataclasses import dataclass
 
 import z3
 
-from spec import ir
-from checker import progress as meter
-from checker.smt.bmc import Unroller, proved_result, unknown_result
-from checker.smt.lemmas import LemmaProver
-from checker.smt.mining import sample_states
-from checker.smt.reachset import ReachCertificate
-from checker.smt.encode import Encoder, PathLimit, State, bv_encoder, step_paths
-from checker.smt.props import SafetyProp, bad, conjuncts
-from checker.smt.render import render_invariant
-from checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown, trusted
-from checker.smt.terms import TRUE, in_type, mk_and, mk_not, mk_or
-from checker.verdict import Result
+from gpcheck.spec import ir
+from gpcheck.checker import progress as meter
+from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
+from gpcheck.checker.smt.lemmas import LemmaProver
+from gpcheck.checker.smt.mining import sample_states
+from gpcheck.checker.smt.reachset import ReachCertificate
+from gpcheck.checker.smt.encode import Encoder, PathLimit, State, bv_encoder, step_paths
+from gpcheck.checker.smt.props import SafetyProp, bad, conjuncts
+from gpcheck.checker.smt.render import render_invariant
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown, trusted
+from gpcheck.checker.smt.terms import TRUE, in_type, mk_and, mk_not, mk_or
+from gpcheck.checker.verdict import Result
 
 ENGINE = "pdr"
 TAG = "pdr."
@@ -230,7 +230,7 @@ def run_pdr(
     stats: dict[str, object] = {}
     if lemmas and props:
         started = time.monotonic()
-        from gpmodel import compile_model
+        from gpcheck.gpmodel import compile_model
 
         cm = compile_model(model)
         meter.begin(ENGINE, "exploring for lemmas")  # checker/progress.py

@@ -14,9 +14,9 @@ from typing import Sequence
 
 import z3
 
-from spec import ir
-from checker.smt.encode import Bindings, Encoder, State, error_free
-from checker.smt.terms import FALSE, TRUE, mk_and, mk_not, mk_or
+from gpcheck.spec import ir
+from gpcheck.checker.smt.encode import Bindings, Encoder, State, error_free
+from gpcheck.checker.smt.terms import FALSE, TRUE, mk_and, mk_not, mk_or
 
 RANGE_PROPERTY = "range"
 DEADLOCK_PROPERTY = "deadlock"

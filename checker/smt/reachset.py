@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Sequence
 
 import z3
 
-from checker.smt.encode import Slot
-from checker.smt.session import Deadline, trusted
-from checker.smt.terms import TRUE, mk_and, mk_eq, mk_not, mk_or, scalar_lit, INT
+from gpcheck.checker.smt.encode import Slot
+from gpcheck.checker.smt.session import Deadline, trusted
+from gpcheck.checker.smt.terms import TRUE, mk_and, mk_eq, mk_not, mk_or, scalar_lit, INT
 
 if TYPE_CHECKING:
-    from checker.smt.pdr import _System
+    from gpcheck.checker.smt.pdr import _System
 
 
 def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],

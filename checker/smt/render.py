@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import z3
 
-from spec import ir
+from gpcheck.spec import ir
 from typing import Sequence
 
-from checker.smt.encode import Encoder, Slot, State
+from gpcheck.checker.smt.encode import Encoder, Slot, State
 
 _CMP = {
     z3.Z3_OP_LE: "<=",

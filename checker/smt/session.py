@@ -13,7 +13,7 @@ from typing import Iterator, Union
 
 import z3
 
-from checker import budget
+from gpcheck.checker import budget
 
 DEFAULT_SEED = 0
 

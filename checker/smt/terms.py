@@ -13,7 +13,7 @@ from typing import Iterable, Union
 import z3
 from z3 import z3types
 
-from spec import ir
+from gpcheck.spec import ir
 
 
 @dataclass(frozen=True)

@@ -51,16 +51,16 @@ from typing import Any, Callable, Sequence
 
 import z3
 
-from checker.smt.encode import BV_LOGIC, EncodingError, Encoder, State, bv_encoder
-from checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
-from checker.smt.terms import FALSE, TRUE, all_of, mk_and, mk_eq, mk_not, mk_or, scalar_lit, scalar_sort, slot_value
-from checker.verdict import Counterexample, Step
-from gpmodel import CompiledModel, ModelError, compile_model
-from spec import ir
-from spec.errors import TraceError
-from traces.format import Event
-from traces.observation import Match, Observer
-from traces.replay import ANY_ACTION, SymbolicOutcome, SymbolicRequest
+from gpcheck.checker.smt.encode import BV_LOGIC, EncodingError, Encoder, State, bv_encoder
+from gpcheck.checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
+from gpcheck.checker.smt.terms import FALSE, TRUE, all_of, mk_and, mk_eq, mk_not, mk_or, scalar_lit, scalar_sort, slot_value
+from gpcheck.checker.verdict import Counterexample, Step
+from gpcheck.gpmodel import CompiledModel, ModelError, compile_model
+from gpcheck.spec import ir
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event
+from gpcheck.traces.observation import Match, Observer
+from gpcheck.traces.replay import ANY_ACTION, SymbolicOutcome, SymbolicRequest
 
 DEFAULT_TIMEOUT = 120.0  # seconds for the whole fallback (replay has no timeout option)
 MAX_BATCH = 64  # events added between two checks, at most

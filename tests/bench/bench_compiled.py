@@ -76,7 +76,7 @@ def measure(argv: list[str], *, cwd: Path = ROOT, env: dict[str, str] | None = N
 
 def gpcheck(spec: str, consts: dict[str, int], core: str, cache: Path, timeout: float | None = None,
             extra: tuple[str, ...] = ()) -> tuple[float, int, dict | None]:
-    argv = [sys.executable, "-m", "checker.cli", "verify", spec, "--json", "--no-progress", "--core", core, *extra]
+    argv = [sys.executable, "-m", "gpcheck", "verify", spec, "--json", "--no-progress", "--core", core, *extra]
     argv += [a for k, v in consts.items() for a in ("--const", f"{k}={v}")]
     env = dict(os.environ, PYTHONPATH=str(ROOT), GPCHECK_CACHE_DIR=str(cache))
     wall, rss, out = measure(argv, env=env, timeout=timeout)

@@ -34,7 +34,7 @@ def write_csv(path: Path, rows: int, wide: int) -> None:
 
 def run(tree: str, csv: Path, out: Path) -> tuple[float, float]:
     """(peak RSS MiB, seconds) of one import in a fresh process with `tree` first on the path."""
-    code = ("import resource, sys\nfrom checker.cli import main\nrc = main(sys.argv[1:])\n"
+    code = ("import resource, sys\nfrom gpcheck.checker.cli import main\nrc = main(sys.argv[1:])\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n")
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-c", code, "import", str(csv), "--format", "rocprof", "--out", str(out)],

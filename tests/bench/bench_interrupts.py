@@ -83,7 +83,7 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "hidden.jsonl")
-        subprocess.run([sys.executable, "-m", "checker.cli", "simulate", "cwsr", "--const", "MAXP=0", "--steps",
+        subprocess.run([sys.executable, "-m", "gpcheck", "simulate", "cwsr", "--const", "MAXP=0", "--steps",
                         "20000", "--seed", "1", "--observe", "none", "--no-internal", "--out", trace],
                        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, capture_output=True)
         work = os.path.join(tmp, "work")
@@ -96,7 +96,7 @@ def main() -> None:
             if only and name not in only:
                 continue
             for sig in (signal.SIGINT, signal.SIGTERM):
-                rows = [measure([sys.executable, "-m", "checker.cli", *args], cpu, sig, work) for _ in range(a.runs)]
+                rows = [measure([sys.executable, "-m", "gpcheck", *args], cpu, sig, work) for _ in range(a.runs)]
                 times = [r[0] for r in rows]
                 print(f"{name + ' ' + sig.name:<28} median {statistics.median(times):.3f} s  worst {max(times):.3f} s  "
                       f"report {sum(r[1] for r in rows)}/{a.runs}  exit {sorted({r[2] for r in rows})}  "

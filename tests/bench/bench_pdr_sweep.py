@@ -24,7 +24,7 @@ GOAL_SECONDS = 5.0
 _ONE = """
 import json, sys, time
 sys.path.insert(0, {root!r})
-from checker import verify
+from gpcheck.checker import verify
 t0 = time.perf_counter()
 r = verify({spec!r}, consts={{"N": {n}}}, engine="pdr", properties=["no_reexecution"], timeout={timeout})
 r = r.result("no_reexecution")

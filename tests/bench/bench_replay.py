@@ -50,9 +50,9 @@ _POST = ("\nprint('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 
          "print('cpu', resource.getrusage(resource.RUSAGE_SELF).ru_utime, file=sys.stderr)\n")
 
 REPLAY = """
-from gpmodel import compile_model
-from spec import load_spec
-from traces.replay import Replayer, ReplayOptions, file_source
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_spec
+from gpcheck.traces.replay import Replayer, ReplayOptions, file_source
 cm = compile_model(load_spec({spec!r}))
 t0, c0 = time.perf_counter(), time.process_time()
 rep = Replayer(cm, ReplayOptions()).replay(file_source({trace!r}), {trace!r})
@@ -74,8 +74,8 @@ print('result', n - 1, time.perf_counter() - t0, time.process_time() - c0)
 
 NAIVE = """
 import orjson
-from gpmodel import compile_model
-from spec import load_spec
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_spec
 cm = compile_model(load_spec({spec!r}))
 t0, c0 = time.perf_counter(), time.process_time()
 with open({trace!r}, 'rb') as f:
@@ -99,11 +99,11 @@ print('result', n, time.perf_counter() - t0, time.process_time() - c0)
 
 def make_traces(directory: Path, sizes: list[int]) -> dict[tuple[str, int], Path]:
     """Simulated traces of ring_loop (seed 1), written once and reused by every run."""
-    from gpmodel import compile_model
-    from gpmodel.simulate import simulate
-    from spec import load_spec
-    from traces.emit import events_of, header_for
-    from traces.format import TraceWriter
+    from gpcheck.gpmodel import compile_model
+    from gpcheck.gpmodel.simulate import simulate
+    from gpcheck.spec import load_spec
+    from gpcheck.traces.emit import events_of, header_for
+    from gpcheck.traces.format import TraceWriter
 
     cm = compile_model(load_spec(SPEC))
     out: dict[tuple[str, int], Path] = {}

@@ -61,8 +61,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from traces.format import Event, read_trace, write_trace  # noqa: E402
-from traces.progress import count_events  # noqa: E402
+from gpcheck.traces.format import Event, read_trace, write_trace  # noqa: E402
+from gpcheck.traces.progress import count_events  # noqa: E402
 
 SOURCE = ROOT / "traces" / "corpus" / "real" / "kineto_train_infer_priority.jsonl.gz"
 
@@ -97,7 +97,7 @@ def make_synthetic(path: Path, kernels: int, seed: int = 1) -> None:
     bursts of 2-12 kernels every 1-5 ms, each burst waited for, its kernels often blocked by a
     running training kernel; kernel durations log-normal. Unlike the tiled recording, nothing
     repeats, so replay's caches do not carry it."""
-    from traces.importers.common import Kernel, build_trace
+    from gpcheck.traces.importers.common import Kernel, build_trace
 
     rng = random.Random(seed)
     ks: list[Kernel] = []
@@ -138,7 +138,7 @@ def run(args: list[str]) -> tuple[float, float, int, int]:
     process. (This process holds no trace in memory, so the child's RSS is its own.)"""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     t = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "checker.cli", *args], env=env, stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([sys.executable, "-m", "gpcheck", *args], env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t

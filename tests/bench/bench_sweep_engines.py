@@ -45,7 +45,7 @@ GRID = [{"N": n, "CAP": c} for n, c in itertools.product(range(2, 14), range(1, 
 
 def _verify_one(consts: dict[str, int]) -> list[str]:
     sys.path.insert(0, str(ROOT))
-    from checker import verify
+    from gpcheck.checker import verify
 
     return [r.verdict.value for r in verify(SPEC, consts=consts).results]
 

@@ -43,8 +43,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hseed
 
-from checker import GpcheckError, verify
-from spec import load_source
+from gpcheck.checker import GpcheckError, verify
+from gpcheck.spec import load_source
 from tests.reference.explore import Exploration, explore
 from tests.reference.latency import latencies
 from tests.reference.replay import check_counterexample
@@ -124,13 +124,13 @@ def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None =
 
 
 def _verify_cli(text: str, engine: str, depth: int | None, timeout: float | None) -> tuple[dict | None, list[str]]:
-    """Run `gpcheck verify SPEC --engine E --json` in-process (checker.cli.main, under the
+    """Run `gpcheck verify SPEC --engine E --json` in-process (gpcheck.checker.cli.main, under the
     command's budget, so --timeout stops the engine wherever it is) and check what the README
     promises of a well-formed spec: no traceback and no internal error on stderr, exit 0, 1 or 3
     (never 2), and the exit code the verdicts call for (1 something violated, else 3 something
     unknown, else 0). Returns the JSON report (None when the run stopped at its timeout before
     any report, which the README allows) and the problems seen."""
-    from checker.cli import main as cli_main
+    from gpcheck.checker.cli import main as cli_main
 
     with tempfile.TemporaryDirectory(prefix="gpdiff") as tmp:
         path = Path(tmp) / "rnd.gpspec"

@@ -89,8 +89,8 @@ def trace_case(rng: random.Random, seeds: dict[str, bytes]) -> Case:
 
 def itf_seeds() -> dict[str, tuple[bytes, str]]:
     """ITF files of counterexamples of the example specs (name -> (bytes, spec file))."""
-    from checker import verify
-    from traces.itf import to_itf
+    from gpcheck.checker import verify
+    from gpcheck.traces.itf import to_itf
 
     out = {}
     for f, consts in (("rewind.gpspec", {"N": 3}), ("starve.gpspec", {})):
@@ -100,7 +100,7 @@ def itf_seeds() -> dict[str, tuple[bytes, str]]:
         rep = verify(str(p), consts=consts, max_states=20000)
         for r in rep.results:
             if r.counterexample is not None:
-                from spec import load_spec
+                from gpcheck.spec import load_spec
 
                 obj = to_itf(load_spec(str(p), consts), r.counterexample.steps, r.counterexample.loop)
                 out[f"{f}-{r.property}"] = (json.dumps(obj).encode(), str(p))

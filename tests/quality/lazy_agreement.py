@@ -37,13 +37,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from gpmodel import CompiledModel, compile_model  # noqa: E402
-from gpmodel.simulate import simulate  # noqa: E402
-from spec import bundled_models, load_spec  # noqa: E402
-from traces.emit import events_of, header_for  # noqa: E402
-from traces.format import Event, TraceHeader  # noqa: E402
-from traces.replay import UNBOUNDED, ReplayOptions, Replayer, memory_source  # noqa: E402
-from traces.replay_report import ReplayReport  # noqa: E402
+from gpcheck.gpmodel import CompiledModel, compile_model  # noqa: E402
+from gpcheck.gpmodel.simulate import simulate  # noqa: E402
+from gpcheck.spec import bundled_models, load_spec  # noqa: E402
+from gpcheck.traces.emit import events_of, header_for  # noqa: E402
+from gpcheck.traces.format import Event, TraceHeader  # noqa: E402
+from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, memory_source  # noqa: E402
+from gpcheck.traces.replay_report import ReplayReport  # noqa: E402
 
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
 EXAMPLE_SPECS = [("ring.gpspec", {"N": 3, "B": 2}), ("rewind.gpspec", {"N": 3}), ("peterson.gpspec", {}),

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from spec.limits import MAX_UNROLL
+from gpcheck.spec.limits import MAX_UNROLL
 
 MAX_PRODUCT = 4096  # product of the variables' type sizes
 

@@ -19,18 +19,18 @@ from typing import Sequence
 
 import z3
 
-from spec import ir
-from gpmodel import CompiledModel, ModelError
-from checker import explicit
-from checker.engines import run_engine
-from checker.explicit import Limits
-from checker.smt.bmc import Unroller
-from checker.smt.encode import Encoder, bv_encoder
-from checker.smt.pdr import _System
-from checker.smt.session import Deadline, Sat
-from checker.smt.terms import const_int, scalar_lit
-from checker.verdict import Result, Verdict
-from checker.witness import check_witness
+from gpcheck.spec import ir
+from gpcheck.gpmodel import CompiledModel, ModelError
+from gpcheck.checker import explicit
+from gpcheck.checker.engines import run_engine
+from gpcheck.checker.explicit import Limits
+from gpcheck.checker.smt.bmc import Unroller
+from gpcheck.checker.smt.encode import Encoder, bv_encoder
+from gpcheck.checker.smt.pdr import _System
+from gpcheck.checker.smt.session import Deadline, Sat
+from gpcheck.checker.smt.terms import const_int, scalar_lit
+from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.checker.witness import check_witness
 
 State = tuple[int, ...]
 
@@ -272,7 +272,7 @@ def check_liveness(model: ir.Model, cm: CompiledModel, timeout: float = 20.0) ->
     """Lasso BMC against the explicit engine's liveness verdicts: a violation explicit finds
     as a lasso of n steps is found by BMC within n steps (and replays as a fair lasso); a
     property explicit proves has no lasso within the explored depth."""
-    from checker.api import run_explicit
+    from gpcheck.checker.api import run_explicit
 
     names = [p.name for p in model.liveness]
     if not names:

@@ -22,12 +22,12 @@ from symgen import sym_spec  # noqa: E402
 
 
 def main() -> int:
-    from checker import verify
-    from checker.explicit import search
-    from checker.verdict import Verdict
-    from checker.witness import check_witness
-    from gpmodel import compile_model
-    from spec import load_source
+    from gpcheck.checker import verify
+    from gpcheck.checker.explicit import search
+    from gpcheck.checker.verdict import Verdict
+    from gpcheck.checker.witness import check_witness
+    from gpcheck.gpmodel import compile_model
+    from gpcheck.spec import load_source
     from test_symmetry import _agree, _orbits  # the unit tests' own criteria
 
     ap = argparse.ArgumentParser()

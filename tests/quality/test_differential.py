@@ -69,7 +69,7 @@ def test_every_engine_through_the_command_line(text):
                                   "reef_flag_race", "gp_hip_suspend"])  # the reference reads one file: no `use`
 def test_explicit_agrees_with_reference_on_bundled_models(name):
     """Whole state spaces, every verdict and every shortest counterexample of real models."""
-    from spec import bundled_models
+    from gpcheck.spec import bundled_models
 
     _check(bundled_models()[name].read_text(), ("explicit",))
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.cli import main
+from gpcheck.checker.cli import main
 from fuzzcases import KINDS, Generator, grammar_specs, is_located
-from spec import SpecError, load_source
+from gpcheck.spec import SpecError, load_source
 
 SLICE = settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 

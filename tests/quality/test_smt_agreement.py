@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpmodel import compile_model
-from spec import load_source, load_spec
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_source, load_spec
 
 from smt_check import check_engines, check_liveness, check_reachable_counts, check_steps, sample_states
 from specgen import spec_text

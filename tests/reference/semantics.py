@@ -1,6 +1,6 @@
 """A deliberately plain interpreter of gpspec, written from the language description
 (../shared/LANGUAGE.md and the README's "gpspec language" section), not from `gpmodel` or
-`spec.ir`: it only borrows the parser's AST (`spec.parser.parse_spec`).
+`gpcheck.spec.ir`: it only borrows the parser's AST (`gpcheck.spec.parser.parse_spec`).
 
 It exists to judge the engines, so it favours obviousness over speed: values are plain Python
 values (int, bool, enum member name, tuples for arrays and structs), a state is a tuple with one
@@ -23,8 +23,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from spec import syntax as S
-from spec.parser import parse_spec
+from gpcheck.spec import syntax as S
+from gpcheck.spec.parser import parse_spec
 
 Value = Any  # int | bool | str (enum member) | tuple (array elements / struct fields)
 State = tuple

@@ -25,13 +25,13 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-from checker.api import verify  # noqa: E402
-from gpmodel import CompiledModel, compile_model  # noqa: E402
-from gpmodel.simulate import simulate  # noqa: E402
-from spec import bundled_models, ir, load_spec  # noqa: E402
-from traces.emit import events_of, header_for, write_behaviour  # noqa: E402
-from traces.format import Event, write_trace  # noqa: E402
-from traces.itf import write_itf  # noqa: E402
+from gpcheck.checker.api import verify  # noqa: E402
+from gpcheck.gpmodel import CompiledModel, compile_model  # noqa: E402
+from gpcheck.gpmodel.simulate import simulate  # noqa: E402
+from gpcheck.spec import bundled_models, ir, load_spec  # noqa: E402
+from gpcheck.traces.emit import events_of, header_for, write_behaviour  # noqa: E402
+from gpcheck.traces.format import Event, write_trace  # noqa: E402
+from gpcheck.traces.itf import write_itf  # noqa: E402
 
 OUT = ROOT / "traces" / "corpus" / "sim"
 EXAMPLES = "../shared/spec-examples"
@@ -236,7 +236,7 @@ def main() -> None:
     (OUT / "models" / "wide.gpspec").write_text(WIDE)
     any_spec = "traces/corpus/sim/models/any_init.gpspec"
     ticks = [Event("tick", {}, {"n": i}) for i in (1, 2, 3)]
-    from traces.format import TraceHeader
+    from gpcheck.traces.format import TraceHeader
 
     for f, init, exp, note in (
         ("any_init-unobserved.jsonl", None, {"verdict": "conforms", "exit": 3, "properties": {"x_zero": "unknown"}},

@@ -12,14 +12,14 @@ import json
 import numpy as np
 import pytest
 
-from checker import fast_explicit
-from checker.api import run_explicit
-from checker.explicit import Limits, select_properties
-from checker.verdict import Verdict
-from checker.witness import check_witness
-from gpmodel import compile_model
-from spec import bundled_models, ir, load_source, load_spec
-from spec.errors import UsageError
+from gpcheck.checker import fast_explicit
+from gpcheck.checker.api import run_explicit
+from gpcheck.checker.explicit import Limits, select_properties
+from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.witness import check_witness
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import bundled_models, ir, load_source, load_spec
+from gpcheck.spec.errors import UsageError
 
 pytest.importorskip("numba")
 
@@ -138,7 +138,7 @@ def test_collision_estimate_is_tlcs_smallest_gap():
 
 
 def test_flags_on_the_command_line(examples, capsys):
-    from checker.cli import main
+    from gpcheck.checker.cli import main
 
     spec = str(examples / "rewind.gpspec")
     outs = []

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from checker import Verdict, verify
-from checker.cli import main
-from spec import load_source, load_spec
-from spec.errors import SpecError
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.cli import main
+from gpcheck.spec import load_source, load_spec
+from gpcheck.spec.errors import SpecError
 
 BASE = """model base "a counter module"
 const MAX = 3

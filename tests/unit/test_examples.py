@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Verdict, verify
-from gpmodel import compile_model
-from spec import load_spec
+from gpcheck.checker import Verdict, verify
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_spec
 
 CASES = [
     ("ring", {"N": 4, "B": 2, "MAXP": 2}, 225,

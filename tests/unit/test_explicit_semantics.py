@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from checker import Verdict, verify
-from checker.cli import main
-from spec import load_source
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.cli import main
+from gpcheck.spec import load_source
 
 
 def run(src: str, **kw):

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Verdict
-from checker import api
-from checker.api import run_explicit
-from checker.explicit import Limits, select_properties
-from checker.witness import check_witness
-from gpmodel import compile_model
-from gpmodel.packed import PackedLayout
-from spec import bundled_models, ir, load_source, load_spec
+from gpcheck.checker import Verdict
+from gpcheck.checker import api
+from gpcheck.checker.api import run_explicit
+from gpcheck.checker.explicit import Limits, select_properties
+from gpcheck.checker.witness import check_witness
+from gpcheck.gpmodel import compile_model
+from gpcheck.gpmodel.packed import PackedLayout
+from gpcheck.spec import bundled_models, ir, load_source, load_spec
 
 pytest.importorskip("numba")
 
@@ -98,8 +98,8 @@ def test_a_modelling_error_in_an_invariant_after_its_violation_is_still_reported
 
 @pytest.mark.parametrize("name", sorted(FALLIBLE))
 def test_models_whose_predicates_can_fail_stay_with_the_python_engine(name):
-    from checker.api import compiled_unsupported
-    from spec.errors import UsageError
+    from gpcheck.checker.api import compiled_unsupported
+    from gpcheck.spec.errors import UsageError
 
     model = load_source("model t\n" + FALLIBLE[name], "t.gpspec")
     wanted = select_properties(model, None)
@@ -132,7 +132,7 @@ def test_packed_layout_round_trips_over_several_words():
 
 
 def test_auto_core_runs_small_models_in_python_and_large_ones_compiled(examples, monkeypatch):
-    from checker import fast_explicit
+    from gpcheck.checker import fast_explicit
 
     model = load_spec(examples / "rewind.gpspec")
     wanted = select_properties(model, None)
@@ -153,9 +153,9 @@ def test_auto_core_runs_small_models_in_python_and_large_ones_compiled(examples,
 
 
 def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
-    from gpmodel import jit
-    from gpmodel.int_range import fits_int64
-    from spec.errors import UsageError
+    from gpcheck.gpmodel import jit
+    from gpcheck.gpmodel.int_range import fits_int64
+    from gpcheck.spec.errors import UsageError
 
     big = load_source("model t\nconst K = 4000000000\nvar x: 0..K = K\naction sq { require x * x * x > 0\n x = 0 }\n"
                       "allow deadlock\n", "t.gpspec")
@@ -171,7 +171,7 @@ def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
 def test_verify_core_flag(examples, capsys):
     import json
 
-    from checker.cli import main
+    from gpcheck.checker.cli import main
 
     outs = []
     for core in ("python", "compiled"):

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from checker import Verdict, verify
-from checker.cli import main
-from checker.param import verify_for_all
-from spec import load_source
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.cli import main
+from gpcheck.checker.param import verify_for_all
+from gpcheck.spec import load_source
 
 # Holds while N <= 3: `x` reaches N.
 GROWS = """model grows
@@ -82,7 +82,7 @@ def test_ring_no_reexecution_for_all_sizes(examples):
 
 
 def test_streams_slot_accounting_for_all_sizes():
-    from spec.load import resolve_spec_path
+    from gpcheck.spec.load import resolve_spec_path
 
     report = verify_for_all("nvidia_streams", ["S", "SLOTS", "Q"], {"S": 1, "SLOTS": 1, "Q": 1},
                             properties=["slots_conserved", "held_iff_running", "queue_bound"], timeout=120)
@@ -172,7 +172,7 @@ def test_cwsr_no_reexecution_no_loss_for_all_sizes_and_invariants_rechecked():
     """CWSR never re-executes an instruction and loses none, for every number of queues,
     dispatches, waves and instructions (faults off); the printed invariants hold in small
     instances (the explicit engine, each lemma added to the model as an invariant)."""
-    from spec.load import resolve_spec_path
+    from gpcheck.spec.load import resolve_spec_path
 
     report = verify_for_all("cwsr", ["Q", "N", "W", "L"], {"Q": 1, "N": 1, "W": 1, "L": 1},
                             properties=["no_reexecution", "no_loss"], timeout=900)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker import verify
-from spec import GpcheckError, SpecError, load_source
+from gpcheck.checker import verify
+from gpcheck.spec import GpcheckError, SpecError, load_source
 
 NAMES = ["x", "y", "b"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.cli import build_parser, main
+from gpcheck.checker.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial"
@@ -302,8 +302,8 @@ def test_models_explains_its_abbreviations(capsys):
 
 
 def test_one_vocabulary_with_deprecated_aliases(tmp_path):
-    from checker.reproduce import replay_command, verify_command
-    from checker.testing import assert_conforms, assert_holds
+    from gpcheck.checker.reproduce import replay_command, verify_command
+    from gpcheck.checker.testing import assert_conforms, assert_holds
 
     spec = str(TUTORIAL / "queue.gpspec")
     assert verify_command(spec).startswith("gpcheck verify")  # prop is optional
@@ -326,7 +326,7 @@ def test_one_vocabulary_with_deprecated_aliases(tmp_path):
 
 def _gpcheck(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     e = dict(os.environ, PYTHONPATH=str(ROOT), **env)
-    return subprocess.run([sys.executable, "-m", "checker.cli", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "gpcheck", *argv], capture_output=True, text=True,
                           env=e, timeout=300)
 
 

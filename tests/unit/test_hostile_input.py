@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from checker.cli import main
-from spec import SpecError, load_source
-from spec.limits import MAX_DOMAIN, MAX_NESTING, MAX_SLOTS
+from gpcheck.checker.cli import main
+from gpcheck.spec import SpecError, load_source
+from gpcheck.spec.limits import MAX_DOMAIN, MAX_NESTING, MAX_SLOTS
 
 HEAD = "model m\nconst N = 3\nvar x: 0..3 = 0\nvar b: bool = false\n"
 
@@ -469,7 +469,7 @@ def test_rocprof_import_memory_is_below_the_file_size(tmp_path):
     with a peak well below its size (reading it whole took several times its size)."""
     import tracemalloc
 
-    from traces.importers import import_trace
+    from gpcheck.traces.importers import import_trace
 
     p = tmp_path / "in.csv"
     with open(p, "w") as f:
@@ -492,7 +492,7 @@ def test_rocprof_import_memory_is_below_the_file_size(tmp_path):
 
 
 def test_an_unexpected_exception_is_an_internal_error_not_a_traceback(monkeypatch, capsys):
-    import checker.commands.check as check_cmd
+    import gpcheck.checker.commands.check as check_cmd
 
     def boom(args):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("x")

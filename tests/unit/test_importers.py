@@ -13,10 +13,10 @@ import sqlite3
 
 import pytest
 
-from spec.errors import TraceError
-from traces.format import read_trace
-from traces.importers import FORMATS, detect_format, import_trace
-from traces.importers.common import Kernel, build_trace, cuda_level, signed32
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import read_trace
+from gpcheck.traces.importers import FORMATS, detect_format, import_trace
+from gpcheck.traces.importers.common import Kernel, build_trace, cuda_level, signed32
 
 PID = 4242
 GPID = (PID << 24) | 7  # nsys packs the pid into bits 24..47
@@ -538,7 +538,7 @@ def test_detect_rejects_unknown_and_gpcheck_traces(tmp_path):
 
 
 def test_cli_import_writes_whole_trace(tmp_path, capsys):
-    from checker.cli import main
+    from gpcheck.checker.cli import main
 
     src = make_nsys(tmp_path / "r.sqlite")
     out = tmp_path / "out.jsonl.gz"

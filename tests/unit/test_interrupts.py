@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from checker import budget, verify
-from checker.cli import main
+from gpcheck.checker import budget, verify
+from gpcheck.checker.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMS_BIG = ["nvidia_streams", "--const", "S=3", "--const", "Q=4", "--const", "SLOTS=3", "--symmetry", "off"]  # > 20 s explicit
@@ -31,7 +31,7 @@ HANG = 10.0  # seconds after the signal past which the command is taken to hang
 
 def _gpcheck(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "checker.cli", *argv], cwd=cwd, env=env,
+    return subprocess.Popen([sys.executable, "-m", "gpcheck", *argv], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -181,8 +181,8 @@ def test_z3_call_is_interrupted_in_process() -> None:
 # tactic that never checks for cancellation.
 HARD_EXIT_PROGRAM = """
 import signal, sys, time
-from checker import budget
-from traces.atomic import AtomicFile, remove_temp_files
+from gpcheck.checker import budget
+from gpcheck.traces.atomic import AtomicFile, remove_temp_files
 budget.on_hard_exit(remove_temp_files)
 with budget.activate():
     out = AtomicFile(sys.argv[1])
@@ -226,7 +226,7 @@ def test_a_long_sqlite_query_of_an_import_stops_with_the_budget(tmp_path: Path) 
     handler aborts it once the budget stops, and the stop (not a TraceError) propagates."""
     import sqlite3
 
-    from traces.importers.sqlite import Database
+    from gpcheck.traces.importers.sqlite import Database
 
     db = tmp_path / "big.sqlite"
     conn = sqlite3.connect(db)

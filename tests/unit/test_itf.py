@@ -10,15 +10,15 @@ from pathlib import Path
 import orjson
 import pytest
 
-from checker.api import verify
-from checker.verdict import Counterexample, Step
-from gpmodel import compile_model
-from gpmodel.simulate import simulate
-from spec import bundled_models, load_source, load_spec
-from spec.errors import TraceError
-from traces.itf import decode_value, read_itf, to_itf, write_itf
-from traces.replay import Replayer
-from traces.sources import open_source, peek
+from gpcheck.checker.api import verify
+from gpcheck.checker.verdict import Counterexample, Step
+from gpcheck.gpmodel import compile_model
+from gpcheck.gpmodel.simulate import simulate
+from gpcheck.spec import bundled_models, load_source, load_spec
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.itf import decode_value, read_itf, to_itf, write_itf
+from gpcheck.traces.replay import Replayer
+from gpcheck.traces.sources import open_source, peek
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from checker.cli import main
-from traces.format import Event, TraceHeader, write_trace
-from traces.names import PriorityNames, short_kernel_name
-from traces.observe import ObserveOptions, observe_events
+from gpcheck.checker.cli import main
+from gpcheck.traces.format import Event, TraceHeader, write_trace
+from gpcheck.traces.names import PriorityNames, short_kernel_name
+from gpcheck.traces.observe import ObserveOptions, observe_events
 
 LONG = ("void at::native::vectorized_elementwise_kernel<8, at::native::(anonymous namespace)::launch_clamp_scalar("
         "at::TensorIteratorBase&)::{lambda()#1}, std::array<char*, 2ul> >(int, std::array<char*, 2ul>)")
@@ -103,8 +103,8 @@ def test_timeslice_periods_per_stream() -> None:
 
 
 def test_python_api_and_reproduction_command() -> None:
-    from checker.reproduce import check_command
-    from checker.trace_api import check_trace
+    from gpcheck.checker.reproduce import check_command
+    from gpcheck.checker.trace_api import check_trace
 
     r = check_trace((HEADER, events()), max_blocking_ns=500, max_delay_ns=5000)
     st = {p.name: p.status for p in r.results}

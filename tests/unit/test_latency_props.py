@@ -10,12 +10,12 @@ import random
 
 import pytest
 
-from checker import Verdict, verify
-from checker.cli import main
-from gpmodel import compile_model
-from gpmodel.cost import compile_costs
-from spec import load_source
-from spec.errors import SpecTypeError
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.cli import main
+from gpcheck.gpmodel import compile_model
+from gpcheck.gpmodel.cost import compile_costs
+from gpcheck.spec import load_source
+from gpcheck.spec.errors import SpecTypeError
 from tests.reference import explore as ref_explore
 from tests.reference import latency as ref_latency
 from tests.reference import semantics as ref
@@ -278,7 +278,7 @@ def test_latencies_agree_with_a_brute_force_on_random_specs(seed):
 
 
 def test_every_violated_latency_witness_replays_through_the_witness_check():
-    from checker.witness import check_witness
+    from gpcheck.checker.witness import check_witness
 
     for src in (COUNTER, "var x: 0..2 = 0\naction inc cost 1 { require x < 2\n x = x + 1 }\nallow deadlock\n"
                 "latency l: from x == 1 to x == 2\n"):

@@ -16,13 +16,19 @@ PACKAGES = ("spec", "gpmodel", "checker", "traces")
 MODULES = sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "record" not in p.parts)
 
 
+def _layer(module: str) -> str:
+    """`gpcheck.checker.x` -> `checker` (our layers), `z3.x` -> `z3` (anything else)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "gpcheck" and len(parts) > 1 else parts[0]
+
+
 def imported(path: Path) -> set[str]:
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
+            names |= {_layer(a.name) for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(_layer(node.module))
     return names
 
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from checker.pytest_plugin import Gpcheck, autoloaded
-from checker.testing import assert_holds, assert_verdict
-from spec import bundled_models, load_spec
+from gpcheck.checker.pytest_plugin import Gpcheck, autoloaded
+from gpcheck.checker.testing import assert_holds, assert_verdict
+from gpcheck.spec import bundled_models, load_spec
 
 # A user's suite needs nothing: installing gpcheck registers the plugin. This line only serves
 # runs of this repository's tests without installing it.
-pytest_plugins = [] if autoloaded() else ["checker.pytest_plugin"]
+pytest_plugins = [] if autoloaded() else ["gpcheck.checker.pytest_plugin"]
 
 MAX_STATES = 1_000_000  # a model grown past this is no longer a fast unit test: it fails, unknown
 

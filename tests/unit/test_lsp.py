@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checker.lsp import Server, diagnostics, uri_to_path
+from gpcheck.checker.lsp import Server, diagnostics, uri_to_path
 
 ROOT = Path(__file__).resolve().parents[2]
 URI = "file:///tmp/some%20dir/x.gpspec"
@@ -81,7 +81,7 @@ def test_exit_without_shutdown_is_an_error_and_bad_frames_are_answered():
 
 def test_gpcheck_lsp_over_stdio():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "checker.cli", "lsp"], env=env, capture_output=True, timeout=120,
+    proc = subprocess.run([sys.executable, "-m", "gpcheck", "lsp"], env=env, capture_output=True, timeout=120,
                           input=b"".join(frame(m) for m in [
                               {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
                               {"jsonrpc": "2.0", "method": "textDocument/didOpen",

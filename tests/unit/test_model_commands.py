@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from checker.claims import Outcome, check_claims, kernel_offset
-from checker.cli import main
+from gpcheck.checker.claims import Outcome, check_claims, kernel_offset
+from gpcheck.checker.cli import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

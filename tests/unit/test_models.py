@@ -11,9 +11,9 @@ from typing import Mapping
 
 import pytest
 
-from checker import Report, Result, Verdict, verify
-from checker.library import SHARED, expectation_met, render_matrix, verify_library
-from spec import load_spec
+from gpcheck.checker import Report, Result, Verdict, verify
+from gpcheck.checker.library import SHARED, expectation_met, render_matrix, verify_library
+from gpcheck.spec import load_spec
 
 MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency")

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from spec.errors import TraceError, UsageError
-from traces.format import Event, TraceHeader, write_trace
-from traces.observe import ObserveOptions, observe, observe_events, render_text
+from gpcheck.spec.errors import TraceError, UsageError
+from gpcheck.traces.format import Event, TraceHeader, write_trace
+from gpcheck.traces.observe import ObserveOptions, observe, observe_events, render_text
 
 H = TraceHeader("nvidia_streams", {"S": 2, "P": 6, "Q": 4, "SLOTS": 2})
 
@@ -187,7 +187,7 @@ def test_bad_input():
 
 
 def test_check_command(tmp_path, capsys):
-    from checker.commands.observe_cmd import run_observation_check
+    from gpcheck.checker.commands.observe_cmd import run_observation_check
 
     good = str(tmp_path / "good.jsonl")
     write_trace(good, H, k(1, 0, 0, 10, 20))

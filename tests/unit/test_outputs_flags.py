@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from checker.cli import main
-from checker.commands.flags import memory_size, seconds
-from checker.outputs import OutputPlan
-from spec import load_source
-from spec.errors import SpecError, UsageError
+from gpcheck.checker.cli import main
+from gpcheck.checker.commands.flags import memory_size, seconds
+from gpcheck.checker.outputs import OutputPlan
+from gpcheck.spec import load_source
+from gpcheck.spec.errors import SpecError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
@@ -161,7 +161,7 @@ def test_flag_parsers() -> None:
 @pytest.mark.parametrize("kwargs", [{"depth": -1, "engine": "bmc"}, {"max_states": 0}, {"timeout": float("nan")},
                                     {"timeout": -1.0}, {"timeout": 0}, {"max_states": 2.5}])
 def test_api_limits_are_validated(kwargs: dict) -> None:  # type: ignore[type-arg]
-    from checker import verify
+    from gpcheck.checker import verify
 
     with pytest.raises(UsageError):
         verify(str(EXAMPLES / "rewind.gpspec"), **kwargs)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import z3
 
-from checker.param.encode import ParamEncoder
-from checker.param.extract import extract
-from checker.param.instantiate import Instantiator, clear_interrupt, skolemize
-from spec import load_source
+from gpcheck.checker.param.encode import ParamEncoder
+from gpcheck.checker.param.extract import extract
+from gpcheck.checker.param.instantiate import Instantiator, clear_interrupt, skolemize
+from gpcheck.spec import load_source
 
 SRC = """model two_ranges
 const N = 2

@@ -3,14 +3,14 @@ certificate. The states only propose; Z3 decides; the printed invariants re-chec
 
 from __future__ import annotations
 
-from checker import Verdict, verify
-from checker.smt import pdr
-from checker.smt.encode import Encoder
-from checker.smt.lemmas import _Checker, _successors, houdini
-from checker.smt.mining import Atom
-from checker.smt.session import Deadline
-from gpmodel import compile_model
-from spec import load_source
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.smt import pdr
+from gpcheck.checker.smt.encode import Encoder
+from gpcheck.checker.smt.lemmas import _Checker, _successors, houdini
+from gpcheck.checker.smt.mining import Atom
+from gpcheck.checker.smt.session import Deadline
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_source
 
 COUNTER = """model c
 var x: 0..5 = 0
@@ -47,7 +47,7 @@ def test_pdr_lemma_invariant_rechecks_in_the_explicit_engine(examples):
 
 
 def test_certificate_proves_and_refutes_with_a_replayed_counterexample(monkeypatch):
-    from checker.smt.lemmas import LemmaProver
+    from gpcheck.checker.smt.lemmas import LemmaProver
 
     monkeypatch.setattr(LemmaProver, "usable", property(lambda self: False))  # the reachable set decides
     report = verify("reef_rewind", engine="pdr", properties=["no_loss", "ring_kept"], timeout=120)

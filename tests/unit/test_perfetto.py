@@ -10,13 +10,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from checker.api import verify
-from gpmodel import compile_model
-from gpmodel.simulate import simulate
-from spec import bundled_models, load_spec
-from traces.emit import events_of, header_for
-from traces.format import Event, TraceHeader
-from traces.perfetto import export_counterexample, export_events, validate_chrome_trace
+from gpcheck.checker.api import verify
+from gpcheck.gpmodel import compile_model
+from gpcheck.gpmodel.simulate import simulate
+from gpcheck.spec import bundled_models, load_spec
+from gpcheck.traces.emit import events_of, header_for
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.perfetto import export_counterexample, export_events, validate_chrome_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
@@ -127,8 +127,8 @@ def test_reconstructed_behaviour_export(tmp_path) -> None:
     """With a model, a conforming trace is shown as the behaviour replay reconstructs: hidden
     internal steps appear (flagged), at the time of the event they precede, and slots the trace
     never observed get tracks."""
-    from traces.perfetto import export_trace
-    from traces.replay import Replayer, memory_source
+    from gpcheck.traces.perfetto import export_trace
+    from gpcheck.traces.replay import Replayer, memory_source
 
     if not (EXAMPLES / "ring.gpspec").exists():
         pytest.skip("no examples")

@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from traces.format import Event, TraceWriter, read_trace, write_trace
-from traces.importers import import_trace
-from traces.observe import observe
+from gpcheck.traces.format import Event, TraceWriter, read_trace, write_trace
+from gpcheck.traces.importers import import_trace
+from gpcheck.traces.observe import observe
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "traces", "corpus", "real")
 TRACES = ["priority_high_vs_low", "priority_equal", "kineto_priority", "rewind_mid_reef", "rewind_mid_port",
@@ -110,7 +110,7 @@ def test_cupti_probe_trace():
 
 @pytest.mark.parametrize("name", ["priority_high_vs_low", "kineto_priority", "cupti_probe_records"])
 def test_imported_traces_replay_against_nvidia_streams(name, capsys):
-    from checker.cli import main
+    from gpcheck.checker.cli import main
 
     assert main(["replay", path(name), "--max-hidden", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -118,7 +118,7 @@ def test_imported_traces_replay_against_nvidia_streams(name, capsys):
 
 
 def test_a_trace_with_a_lost_completion_does_not_replay(tmp_path, capsys):
-    from checker.cli import main
+    from gpcheck.checker.cli import main
 
     header, events = read_trace(path("priority_equal"))
     first_end = next(i for i, e in enumerate(events) if e.action == "end" and e.args["stream"] == 1)

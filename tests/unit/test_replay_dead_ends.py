@@ -12,13 +12,13 @@ sys.path.insert(0, str(ROOT / "tests" / "bench"))
 
 from bench_replay_real import make_synthetic  # noqa: E402
 
-from checker.smt.deadend import DeadEnds, assigned_vars  # noqa: E402
-from gpmodel import compile_model  # noqa: E402
-from spec import load_source, load_spec  # noqa: E402
-from traces.format import Event, TraceHeader, read_trace  # noqa: E402
-from traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
-from traces.hidden import _conjuncts, _substitute  # noqa: E402
-from spec import ir  # noqa: E402
+from gpcheck.checker.smt.deadend import DeadEnds, assigned_vars  # noqa: E402
+from gpcheck.gpmodel import compile_model  # noqa: E402
+from gpcheck.spec import load_source, load_spec  # noqa: E402
+from gpcheck.traces.format import Event, TraceHeader, read_trace  # noqa: E402
+from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
+from gpcheck.traces.hidden import _conjuncts, _substitute  # noqa: E402
+from gpcheck.spec import ir  # noqa: E402
 
 STREAMS = {"S": 2, "P": 6, "Q": 40, "SLOTS": 2}
 

@@ -17,11 +17,11 @@ sys.path.insert(0, str(ROOT / "tests" / "quality"))
 
 from lazy_agreement import run, summary  # noqa: E402
 
-from gpmodel import compile_model  # noqa: E402
-from spec import load_source, load_spec  # noqa: E402
-from traces.format import Event, TraceHeader, read_trace  # noqa: E402
-from traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
-from traces.sources import open_source, peek  # noqa: E402
+from gpcheck.gpmodel import compile_model  # noqa: E402
+from gpcheck.spec import load_source, load_spec  # noqa: E402
+from gpcheck.traces.format import Event, TraceHeader, read_trace  # noqa: E402
+from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
+from gpcheck.traces.sources import open_source, peek  # noqa: E402
 
 CORPUS = ROOT / "traces" / "corpus" / "sim"
 REAL = ROOT / "traces" / "corpus" / "real"

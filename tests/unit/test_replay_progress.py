@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 
-from gpmodel import compile_model
-from spec import load_source
-from traces.format import Event, TraceHeader
-from traces.progress import ReplayProgress, count_events
-from traces.replay import ReplayOptions, Replayer, memory_source
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_source
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.progress import ReplayProgress, count_events
+from gpcheck.traces.replay import ReplayOptions, Replayer, memory_source
 
 
 class Clock:

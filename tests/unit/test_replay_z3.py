@@ -11,13 +11,13 @@ from typing import Any
 import orjson
 import pytest
 
-from checker.cli import main
-from checker.smt import tracefill
-from checker.smt.tracefill import FillResult, Witness, fill_trace
-from gpmodel import CompiledModel, compile_model
-from spec import load_source
-from traces.format import Event, TraceHeader, write_trace
-from traces.replay import ReplayOptions, Replayer, SymbolicRequest, memory_source
+from gpcheck.checker.cli import main
+from gpcheck.checker.smt import tracefill
+from gpcheck.checker.smt.tracefill import FillResult, Witness, fill_trace
+from gpcheck.gpmodel import CompiledModel, compile_model
+from gpcheck.spec import load_source
+from gpcheck.traces.format import Event, TraceHeader, write_trace
+from gpcheck.traces.replay import ReplayOptions, Replayer, SymbolicRequest, memory_source
 
 STOCK = """model stock "Unobserved stock levels and hidden refills: the Z3 fallback fills them in"
 var stock: [0..2] -> 0..3 = any

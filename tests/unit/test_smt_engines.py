@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Verdict, verify
-from checker.witness import check_witness
-from gpmodel import compile_model
-from spec import load_source, load_spec
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.witness import check_witness
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_source, load_spec
 
 
 def run(src: str, **kw):

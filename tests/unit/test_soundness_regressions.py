@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Verdict, load, verify
-from checker.cli import main
-from checker.witness import check_witness
-from gpmodel import compile_model
-from spec import ir, load_source
+from gpcheck.checker import Verdict, load, verify
+from gpcheck.checker.cli import main
+from gpcheck.checker.witness import check_witness
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import ir, load_source
 
 SAFETY_ENGINES = ["explicit", "bmc", "kind", "pdr", "auto"]
 
@@ -178,10 +178,10 @@ def test_the_failing_instance_is_read_only_when_an_action_fails():
     # it is made to
     import z3
 
-    from checker.smt.bmc import Unroller
-    from checker.smt.encode import bv_encoder
-    from checker.smt.props import ERROR_TAG, SafetyProp
-    from checker.smt.session import Deadline, Sat
+    from gpcheck.checker.smt.bmc import Unroller
+    from gpcheck.checker.smt.encode import bv_encoder
+    from gpcheck.checker.smt.props import ERROR_TAG, SafetyProp
+    from gpcheck.checker.smt.session import Deadline, Sat
 
     m = model(INVARIANT_ERROR)
     enc = bv_encoder(m)
@@ -272,8 +272,8 @@ constraint c0: (o != o)
 def test_a_stopped_command_leaves_no_z3_interrupt_behind():
     import z3
 
-    import checker.smt.session  # noqa: F401 - loaded by any command that ran a Z3 engine
-    from checker import budget
+    import gpcheck.checker.smt.session  # noqa: F401 - loaded by any command that ran a Z3 engine
+    from gpcheck.checker import budget
 
     m = model(STALE_INTERRUPT)
     with budget.activate():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.cli import main
-from spec import SpecError, load_source
+from gpcheck.checker.cli import main
+from gpcheck.spec import SpecError, load_source
 
 HEAD = "model m\n"
 # (source after the model line, expected message fragment, line, column)

@@ -18,11 +18,11 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
-from checker.cli import main
-from checker.cluster import open_cluster
-from checker.corpus import TraceRun, corpus_exit_code, expand_traces, OBSERVATION_SUFFIXES
-from checker.sweep import Instance, combinations, combined_exit_code, failed_run, parse_values, run_sweep
-from spec.errors import ConstantError, UsageError
+from gpcheck.checker.cli import main
+from gpcheck.checker.cluster import open_cluster
+from gpcheck.checker.corpus import TraceRun, corpus_exit_code, expand_traces, OBSERVATION_SUFFIXES
+from gpcheck.checker.sweep import Instance, combinations, combined_exit_code, failed_run, parse_values, run_sweep
+from gpcheck.spec.errors import ConstantError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "traces" / "corpus" / "real"
@@ -283,7 +283,7 @@ def test_interrupt_prints_the_finished_rows(tmp_path):
     spec.write_text(BIG)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # Two quick combinations, then two that search millions of states (bounded by --timeout).
-    proc = subprocess.Popen([sys.executable, "-m", "checker.cli", "sweep", str(spec), "--const", "N=1,2,3000,3001",
+    proc = subprocess.Popen([sys.executable, "-m", "gpcheck", "sweep", str(spec), "--const", "N=1,2,3000,3001",
                              "--workers", "2", "--timeout", "60", "--json"], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

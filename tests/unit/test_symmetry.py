@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from checker import verify
-from checker.api import _symmetry_choice, run_explicit
-from checker.cli import main
-from checker.explicit import Limits, search, select_properties
-from checker.verdict import Verdict
-from checker.witness import check_witness
-from gpmodel import compile_model
-from gpmodel.symmetry import Symmetry
-from spec import SpecError, load_source, load_spec
+from gpcheck.checker import verify
+from gpcheck.checker.api import _symmetry_choice, run_explicit
+from gpcheck.checker.cli import main
+from gpcheck.checker.explicit import Limits, search, select_properties
+from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.witness import check_witness
+from gpcheck.gpmodel import compile_model
+from gpcheck.gpmodel.symmetry import Symmetry
+from gpcheck.spec import SpecError, load_source, load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quality"))
 from symgen import sym_spec  # noqa: E402
@@ -330,7 +330,7 @@ def test_past_the_candidate_cap_the_search_stays_sound_and_says_so(monkeypatch):
     """With ties left in index order (gpmodel/symmetry.py MAX_CANDIDATES) a state is still in
     its orbit: verdicts stay those of the full search, an orbit may be counted twice, and the
     report says the count is not one per orbit."""
-    import gpmodel.symmetry as symmetry_module
+    import gpcheck.gpmodel.symmetry as symmetry_module
 
     monkeypatch.setattr(symmetry_module, "MAX_CANDIDATES", 1)
     capped_somewhere = False
@@ -352,8 +352,8 @@ def test_auto_gives_a_small_group_to_the_compiled_core_on_a_large_model(monkeypa
     """--symmetry auto, --core auto: past the Python core's switch points, a reduction by fewer
     than AUTO_SYMMETRY_GROUP permutations gives way to the compiled core (unreduced); a larger
     group keeps the reduced search. (The compiled search is stubbed: no numba compile here.)"""
-    from checker import api, fast_explicit
-    from gpmodel import jit
+    from gpcheck.checker import api, fast_explicit
+    from gpcheck.gpmodel import jit
 
     monkeypatch.setattr(api, "AUTO_PYTHON_STATES", 20)
     monkeypatch.setattr(api, "AUTO_PYTHON_STATES_CACHED", 20)

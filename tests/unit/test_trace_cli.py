@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from checker.cli import main
-from traces.format import read_trace
-from traces.perfetto import validate_chrome_trace
+from gpcheck.checker.cli import main
+from gpcheck.traces.format import read_trace
+from gpcheck.traces.perfetto import validate_chrome_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"

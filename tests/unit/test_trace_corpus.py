@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from gpmodel import compile_model
-from spec import load_spec
-from traces.replay import ReplayOptions, Replayer
-from traces.sources import open_source, peek
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_spec
+from gpcheck.traces.replay import ReplayOptions, Replayer
+from gpcheck.traces.sources import open_source, peek
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "traces" / "corpus" / "sim"

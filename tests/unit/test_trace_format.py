@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader, TraceWriter, loads_trace, open_trace, read_trace, write_trace
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader, TraceWriter, loads_trace, open_trace, read_trace, write_trace
 
 
 def _events() -> list[Event]:

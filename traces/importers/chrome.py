@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, cuda_level, file_info, key, signed32, us_to_ns
-from traces.importers.jsonload import load_json
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.common import Kernel, build_trace, cuda_level, file_info, key, signed32, us_to_ns
+from gpcheck.traces.importers.jsonload import load_json
 
 
 def trace_events(doc: Any, path: str) -> tuple[list[Any], dict[str, Any]]:

@@ -31,8 +31,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
 
 MAX_NS = 1 << 62  # bound of every time and integer read from an input (|t| < 146 years in ns)
 

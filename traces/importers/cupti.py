@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.common import MAX_NS, Kernel, build_trace, cuda_level, file_info, key, ns, short, signed32
-from traces.importers.jsonload import load_json
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.common import MAX_NS, Kernel, build_trace, cuda_level, file_info, key, ns, short, signed32
+from gpcheck.traces.importers.jsonload import load_json
 
 KERNEL_KINDS = {"kernel", "concurrent_kernel"}
 STREAM_KINDS = {"stream"}

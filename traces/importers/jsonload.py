@@ -12,7 +12,7 @@ from typing import IO, Any, Iterator
 
 import orjson
 
-from spec.errors import TraceError
+from gpcheck.spec.errors import TraceError
 
 GZIP_MAGIC = b"\x1f\x8b"
 

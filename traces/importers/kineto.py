@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.chrome import _dims, names, slices, trace_events
-from traces.importers.common import MAX_NS, Kernel, build_trace, file_info, key
-from traces.importers.jsonload import load_json
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.chrome import _dims, names, slices, trace_events
+from gpcheck.traces.importers.common import MAX_NS, Kernel, build_trace, file_info, key
+from gpcheck.traces.importers.jsonload import load_json
 
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.common import Extra, Kernel, build_trace, cuda_level, file_info, int_value, key, signed32
-from traces.importers.sqlite import Database
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.common import Extra, Kernel, build_trace, cuda_level, file_info, int_value, key, signed32
+from gpcheck.traces.importers.sqlite import Database
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 NEEDED = ("start", "end", "streamId", "correlationId")

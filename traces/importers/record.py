@@ -1,4 +1,4 @@
-"""gpcheck's own raw GPU recordings (`python3 -m traces.record`, traces/record/) -> observation trace.
+"""gpcheck's own raw GPU recordings (`python3 -m gpcheck.traces.record`, traces/record/) -> observation trace.
 
 A raw recording (`"gpcheck_record": 1`) holds, per physical kernel launch, the host launch time
 moved onto the GPU clock and one record per thread block (entry/exit `%globaltimer`, `%smid` at
@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.common import MAX_NS, Extra, Kernel, build_trace, cuda_level, file_info, key, short
-from traces.importers.jsonload import load_json
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.common import MAX_NS, Extra, Kernel, build_trace, cuda_level, file_info, key, short
+from gpcheck.traces.importers.jsonload import load_json
 
 STATUS = {0: "completed", 1: "exited", 2: "killed"}
 

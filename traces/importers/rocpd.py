@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, file_info, int_value, key
-from traces.importers.sqlite import Database
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.common import Kernel, build_trace, file_info, int_value, key
+from gpcheck.traces.importers.sqlite import Database
 
 DISPATCH = "rocpd_kernel_dispatch"
 NEEDED = ("start", "end", "queue_id", "agent_id")

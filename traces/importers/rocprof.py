@@ -31,10 +31,10 @@ import re
 import zlib
 from typing import Any, Iterator
 
-from spec.errors import TraceError
-from traces.format import Event, TraceHeader
-from traces.importers.common import Kernel, build_trace, file_info, int_value, ns
-from traces.importers.jsonload import TextLines
+from gpcheck.spec.errors import TraceError
+from gpcheck.traces.format import Event, TraceHeader
+from gpcheck.traces.importers.common import Kernel, build_trace, file_info, int_value, ns
+from gpcheck.traces.importers.jsonload import TextLines
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("kernelname",),

@@ -13,8 +13,8 @@ import pathlib
 import sqlite3
 from typing import Any, Iterator, Sequence
 
-from checker import budget
-from spec.errors import TraceError
+from gpcheck.checker import budget
+from gpcheck.spec.errors import TraceError
 
 MAGIC = b"SQLite format 3\x00"
 PROGRESS_STEPS = 100_000  # SQLite virtual-machine steps between two looks at the budget

@@ -1,4 +1,4 @@
-"""`python3 -m traces.record all --out DIR` on the device machine: record every workload and write
+"""`python3 -m gpcheck.traces.record all --out DIR` on the device machine: record every workload and write
 one gzip-compressed raw recording per run (plus a Kineto trace of the priority run when PyTorch
 is there). `gpcheck import FILE --format record` turns a raw recording into a gpcheck trace.
 
@@ -31,7 +31,7 @@ def _dump(obj: Any, path: str) -> None:
 
 
 def _summary(rec: dict[str, Any]) -> dict[str, Any]:
-    from traces.record.workloads import completed_blocks
+    from gpcheck.traces.record.workloads import completed_blocks
 
     out = {"workload": rec["workload"], "variant": rec["variant"], "launches": len(rec["launches"]),
            "blocks": len(rec["blocks"]["rows"]), "completed_blocks": completed_blocks(rec),
@@ -44,7 +44,7 @@ def _summary(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _priority(out: str, kineto: bool) -> list[dict[str, Any]]:
-    from traces.record import workloads as w
+    from gpcheck.traces.record import workloads as w
 
     recs = []
     prof = None
@@ -79,7 +79,7 @@ def _priority(out: str, kineto: bool) -> list[dict[str, Any]]:
 
 
 def _rewind(out: str) -> list[dict[str, Any]]:
-    from traces.record import workloads as w
+    from gpcheck.traces.record import workloads as w
 
     recs = []
     for variant, when, honour, kill in (("mid_reef", "mid", True, True), ("mid_port", "mid", False, False),
@@ -96,7 +96,7 @@ def _timeslice(out: str, spin_ms: int = 30) -> list[dict[str, Any]]:
     procs = []
     for role in ("A", "B"):
         path = os.path.join(out, f".ts_{role}.json")
-        procs.append((path, subprocess.Popen([sys.executable, "-m", "traces.record", "timeslice-child", role,
+        procs.append((path, subprocess.Popen([sys.executable, "-m", "gpcheck.traces.record", "timeslice-child", role,
                                               str(start_at), str(spin_ms * 1_000_000), path])))
     for path, p in procs:
         if p.wait() != 0:
@@ -113,7 +113,7 @@ def _timeslice(out: str, spin_ms: int = 30) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m traces.record")
+    ap = argparse.ArgumentParser(prog="python3 -m gpcheck.traces.record")
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("all", "priority", "rewind", "timeslice"):
         p = sub.add_parser(name)
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("path")
     a = ap.parse_args(argv)
     if a.cmd == "timeslice-child":
-        from traces.record.workloads import timeslice_child
+        from gpcheck.traces.record.workloads import timeslice_child
 
         with open(a.path, "w") as f:
             json.dump(timeslice_child(a.role, a.start_at, a.spin_ns, None), f)

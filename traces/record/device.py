@@ -17,7 +17,7 @@ from typing import Any
 import cupy as cp  # type: ignore[import-not-found]
 import numpy as np
 
-from traces.record.kernels import REC_WORDS, SOURCE
+from gpcheck.traces.record.kernels import REC_WORDS, SOURCE
 
 BLOCK_THREADS = 1024  # two such blocks fit on a Hopper SM (2048 threads): one "wave" = 2 x SMs
 

@@ -8,8 +8,8 @@ sys.path.insert(0, os.getcwd())
 
 def child(role, start_at, n, spin_ns, path):
     import cupy as cp
-    from traces.record.device import Gpu
-    from traces.record.workloads import _record, gpu_sm_count
+    from gpcheck.traces.record.device import Gpu
+    from gpcheck.traces.record.workloads import _record, gpu_sm_count
     sm = gpu_sm_count()
     gpu = Gpu(max_blocks=sm * (n + 2) + 8)
     gpu.calibrate()

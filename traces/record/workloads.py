@@ -1,6 +1,6 @@
 """The recorded workloads: stream priority, the kernel_offset rewind emulation, and two-process
 time slicing. Each returns a raw recording (a JSON-able dict, `gpcheck_record: 1`) that
-`traces.importers.record` turns into a gpcheck observation trace.
+`gpcheck.traces.importers.record` turns into a gpcheck observation trace.
 
 Runs on the device machine only (CuPy). Sizes are chosen so that every workload needs well
 under a second of GPU time: kernels spin on `%globaltimer` for a fixed wall time, so their
@@ -17,8 +17,8 @@ from typing import Any
 
 import cupy as cp  # type: ignore[import-not-found]
 
-from traces.record.device import Gpu
-from traces.record.kernels import STATUS_COMPLETED
+from gpcheck.traces.record.device import Gpu
+from gpcheck.traces.record.kernels import STATUS_COMPLETED
 
 BLOCK_COLUMNS = ["launch", "block", "t_entry", "t_exit", "sm_entry", "sm_exit", "status",
                  "max_gap_ns", "sum_gap_ns", "n_gaps"]

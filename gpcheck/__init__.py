@@ -1,0 +1,44 @@
+"""gpcheck: formal models and trace checking for GPU preemption.
+
+One import package (issue 17): `gpcheck.spec` (text -> AST -> typed IR), `gpcheck.gpmodel`
+(IR -> successor functions), `gpcheck.checker` (engines, reports, the command),
+`gpcheck.traces` (trace formats, importers, replay). The stable Python API is
+`gpcheck.checker`'s, also reachable from here: `from gpcheck import verify, Verdict`.
+
+In a source checkout the four folders sit beside this one (pyproject.toml maps them into the
+package at build time); the checkout's root is then added to this package's `__path__` so that
+`gpcheck.spec` resolves to `spec/` there as well. An installed wheel holds `gpcheck/spec/`
+itself and never needs it."""
+
+from __future__ import annotations
+
+import os as _os
+from typing import Any
+
+__version__ = "0.1.0"
+
+
+def _checkout_root() -> str | None:
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.isdir(_os.path.join(here, "spec")):
+        return None  # installed: the subpackages are inside this folder
+    root = _os.path.dirname(here)
+    markers = (_os.path.join(root, "spec", "grammar.lark"), _os.path.join(root, "checker", "cli.py"),
+               _os.path.join(root, "pyproject.toml"))
+    return root if all(_os.path.isfile(m) for m in markers) else None
+
+
+_root = _checkout_root()
+if _root is not None and _root not in __path__:
+    __path__.append(_root)
+
+
+def __getattr__(name: str) -> Any:
+    """`gpcheck.verify`, `gpcheck.Verdict`, ...: the names of `gpcheck.checker`'s API, imported
+    on first use so that `import gpcheck` (and `python -m gpcheck --version`) stays cheap."""
+    import importlib
+
+    api = importlib.import_module("gpcheck.checker")
+    if name in getattr(api, "__all__", ()):
+        return getattr(api, name)
+    raise AttributeError(f"module 'gpcheck' has no attribute {name!r}")
