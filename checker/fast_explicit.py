@@ -508,25 +508,14 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     props = [p for p in cm.model.liveness if p.name in wanted]
     if not props or not res.complete:
         return liveness.verdicts(cm.model, res, props, lambda p: None)
-    if g.via is not None:
-        _rebuild_exact(cm, g)
+    try:
+        graph = _csr_graph(cm, res, g)
+    except MissedState as missed:
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
     mod, n = g.module, g.n
-    edges = int(sum(res.fired))
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    targets = np.zeros(max(1, edges), dtype=np.int32)
-    edge_iids = np.zeros(max(1, edges), dtype=np.int32)
-    ninst = max(1, len(cm.instances))
-    out = np.zeros((ninst, g.packed.words), dtype=np.int64)
+    offsets, targets, edge_iids = graph.offsets, graph.targets, graph.iids
     scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
     err = np.zeros(1, dtype=np.int64)
-    built = mod.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(), scratch.copy(),
-                            out, np.zeros(ninst, dtype=np.int64), err)
-    if built < 0 and g.via is not None:  # a successor is not stored: it shared a fingerprint
-        why = "a fingerprint collision made the search miss a state; run without --fingerprint"
-        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=why) for p in props]
-    if built != edges:
-        raise AssertionError("the compiled engine's edge count differs from its search")
-    graph = _CsrGraph(g, offsets, targets, edge_iids)
     fair = np.array([inst.action.fair for inst in cm.instances] or [False], dtype=np.uint8)
     fair_set = {i for i, inst in enumerate(cm.instances) if inst.action.fair}
     notq = np.zeros(n, dtype=np.uint8)
@@ -572,14 +561,12 @@ class MissedState(Exception):
     """The fingerprint search missed a state (a collision): the graph is not the model's."""
 
 
-def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Graph:
-    """The explored graph in the form checker/latency.py reads (states decoded, edges as lists),
-    built from the compact graph's CSR edges (NOTE(latency): latencies are computed in Python).
-    With fingerprints the exact keys are rebuilt first, as for liveness; a successor that shared a
-    fingerprint raises MissedState with the reason (the latency is then unknown)."""
+def _csr_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> "_CsrGraph":
+    """The explored graph's edges as CSR arrays, built in compiled code. With fingerprints the
+    exact keys are rebuilt first; a successor that shared a fingerprint raises MissedState."""
     if g.via is not None:
         _rebuild_exact(cm, g)
-    mod, n = g.module, g.n
+    n = g.n
     edges = int(sum(res.fired))
     offsets = np.zeros(n + 1, dtype=np.int64)
     targets = np.zeros(max(1, edges), dtype=np.int32)
@@ -588,13 +575,22 @@ def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Gr
     out = np.zeros((ninst, g.packed.words), dtype=np.int64)
     scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
     err = np.zeros(1, dtype=np.int64)
-    built = mod.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(), scratch.copy(),
-                            out, np.zeros(ninst, dtype=np.int64), err)
+    built = g.module.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(),
+                                 scratch.copy(), out, np.zeros(ninst, dtype=np.int64), err)
     if built < 0 and g.via is not None:  # a successor is not stored: it shared a fingerprint
         raise MissedState("a fingerprint collision made the search miss a state; run without --fingerprint")
     if built != edges:
         raise AssertionError("the compiled engine's edge count differs from its search")
-    csr = _CsrGraph(g, offsets, targets, edge_iids)
+    return _CsrGraph(g, offsets, targets, edge_iids)
+
+
+def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Graph:
+    """The explored graph in the form checker/latency.py reads (states decoded, edges as lists),
+    built from the compact graph's CSR edges (NOTE(latency): latencies are computed in Python).
+    With fingerprints the exact keys are rebuilt first, as for liveness; a successor that shared a
+    fingerprint raises MissedState with the reason (the latency is then unknown)."""
+    csr = _csr_graph(cm, res, g)
+    n = g.n
     states = [g.state(i) for i in range(n)]
     parent = [int(x) for x in g.parent[:n]]
     return liveness.Graph(states, {}, [csr[i] for i in range(n)], [bool(g.flags[i]) for i in range(n)], parent,
