@@ -19,6 +19,8 @@ same --seed): that is how the before/after figures of issue 19 were taken.
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import io
 import json
 import os
@@ -38,6 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzzcases import KINDS, Case, Generator, is_located  # noqa: E402
 
 EXIT_TRACEBACK, EXIT_MEMORY = 97, 98
+# the checkout under test: one import package `gpcheck` (issue 17), or the four top-level packages
+# of a checkout from before it (how the before/after figures of issue 19 are taken)
+def _prefix() -> str:
+    old = importlib.util.find_spec("spec")  # a checkout on PYTHONPATH: which layout has it?
+    if old is not None and old.origin and not (Path(old.origin).parents[1] / "gpcheck").is_dir():
+        return ""
+    return "gpcheck."
+
+
+PREFIX = _prefix()
 
 
 def _vm_size() -> int:
@@ -49,7 +61,7 @@ def _vm_size() -> int:
 
 def _child(argv: list[str], mem_limit: int) -> None:
     """Runs in the forked child: fds 1 and 2 are already the case's files."""
-    from gpcheck.checker.cli import main
+    main = importlib.import_module(PREFIX + "checker.cli").main
 
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)
@@ -83,10 +95,10 @@ def preload() -> int:
     import pkgutil
 
     n = 0
-    for pkg in ("gpcheck.spec", "gpcheck.gpmodel", "gpcheck.checker", "gpcheck.traces"):
+    for pkg in (PREFIX + p for p in ("spec", "gpmodel", "checker", "traces")):
         mod = importlib.import_module(pkg)
         for info in pkgutil.walk_packages(mod.__path__, pkg + "."):
-            if info.name.startswith("gpcheck.traces.record"):
+            if info.name.startswith(PREFIX + "traces.record"):
                 continue  # the GPU recorder needs CuPy and a device
             try:
                 importlib.import_module(info.name)
@@ -186,7 +198,7 @@ def main() -> int:
         print(f"{kind}: {dict(figures[kind])}", file=sys.stderr, flush=True)
     print(f"\n{sum(c['runs'] for c in figures.values())} inputs in {time.monotonic() - t_start:.0f} s "
           f"(seed {args.seed}, {args.per_kind} per kind, limits {args.time_limit:g} s and +{args.mem_mb} MiB, "
-          f"{modules} modules from {Path(sys.modules['spec'].__file__ or '').parent.parent})\n")
+          f"{modules} modules from {Path(sys.modules[PREFIX + 'spec'].__file__ or '').parent.parent})\n")
     print("| input | runs | tracebacks | unlocated errors | time blow-ups | memory blow-ups | success without output |")
     print("|---|---|---|---|---|---|---|")
     for kind, c in figures.items():
