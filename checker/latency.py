@@ -284,15 +284,7 @@ def _shortest(g: liveness.Graph, starts: list[int], region: set[int], Q: list[bo
         if d > dist[i]:
             continue
         if Q[i]:
-            path: list[tuple[int | None, int]] = []
-            k = i
-            while k in prev:
-                pk, iid = prev[k]
-                path.append((iid, k))
-                k = pk
-            path.append((None, k))
-            path.reverse()
-            return d, path
+            return d, _path_to(prev, i)
         if i not in region:
             continue  # outside a constraint: not expanded
         for iid, j in g.edges[i]:
@@ -325,14 +317,7 @@ def _unbounded_witness(cm: CompiledModel, g: liveness.Graph, entered: dict[int, 
                 prev[j] = (i, iid)
                 work.append(j)
     assert hit is not None
-    path: list[tuple[int | None, int]] = []
-    k = hit
-    while k in prev:
-        pk, iid = prev[k]
-        path.append((iid, k))
-        k = pk
-    path.append((None, k))
-    path.reverse()
+    path = _path_to(prev, hit)
     kind, comp = trap[hit]
     cycle: list[tuple[int, int]] = []
     if kind == "stutter":
@@ -387,3 +372,16 @@ def _verdict(cm: CompiledModel, g: liveness.Graph, res: Search, p: ir.Latency, l
         return Result(p.name, KIND, Verdict.HOLDS_TO_BOUND, ENGINE, bound=res.depth,
                       reason=f"explored only inside constraint {names}", counterexample=cex, detail=numbers)
     return Result(p.name, KIND, Verdict.PROVED, ENGINE, counterexample=cex, detail=numbers)
+
+
+def _path_to(prev: dict[int, tuple[int, int]], k: int) -> list[tuple[int | None, int]]:
+    """The path a search's `prev` links (state -> (predecessor, instance)) lead back from `k`:
+    (instance into each state, state), the first with instance None."""
+    path: list[tuple[int | None, int]] = []
+    while k in prev:
+        pk, iid = prev[k]
+        path.append((iid, k))
+        k = pk
+    path.append((None, k))
+    path.reverse()
+    return path
