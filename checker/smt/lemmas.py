@@ -23,11 +23,13 @@ under induction), so a user can paste it into the model and re-check it."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Sequence
+
+import numpy as np
 
 import z3
 
-from gpcheck.checker.smt.mining import Atom, mine_atoms, render_atom
+from gpcheck.checker.smt.mining import Atom, AtomTable, mine_atoms, render_atom
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
 from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
 
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from gpcheck.checker.smt.pdr import _System
 
 MAX_CANDIDATES = 30_000
+FORWARD_STATES = 256  # Houdini: states explored from each counterexample to induction
 
 
 class _Checker:
@@ -85,13 +88,26 @@ class _Checker:
 
 
 def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
-            successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]") -> "list[int] | None":
+            successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]",
+            *, known: "Collection[tuple[int, ...]]" = (), forward: int = 0) -> "list[int] | None":
     """The largest subset of `candidates` that holds initially and is inductive; None when Z3
-    does not answer
-    in time (then none of them is assumed). A counterexample to induction (s, t) drops the
-    candidates false in t, and in every other successor of s (`successors`, the
-    interpreter's): s satisfies every kept atom, so each of its successors refutes some."""
+    does not answer in time (then none of them is assumed). A counterexample to induction
+    (s, t) drops the candidates false in t, and in every state the interpreter's `successors`
+    lead to from s, up to `forward` of them breadth-first (at least s's own successors),
+    skipping the `known` states (reachable ones, where every candidate holds). That is exact,
+    not a heuristic: s satisfies every active candidate, so it satisfies the largest
+    inductive subset F, and then so does every state reachable from s; a candidate false in
+    one of them is not in F. Each round so drops what many rounds of single CTIs would."""
     atoms = ck.atoms
+    table = AtomTable(atoms) if all(isinstance(a, Atom) for a in atoms) else None  # type: ignore[arg-type]
+
+    def surviving(active: list[int], posts: list[tuple[int, ...]]) -> list[int]:
+        if table is None:
+            return [k for k in active if all(atoms[k].holds(t) for t in posts)]
+        which = np.asarray(active, dtype=np.int64)
+        ok = table.holds_all(np.asarray(posts, dtype=np.int64), which)
+        return [int(k) for k in which[ok]]
+
     active = list(candidates)
     # initiation (its own solver: the checker's lits imply the atoms in s)
     init = mk_and(*ck.system.init, *ck.system.slot_rng)
@@ -103,30 +119,94 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
             break
         if r != z3.sat:
             return None
-        st = _state(solver.model(), ck.s)
-        active = [k for k in active if atoms[k].holds(st)]
+        active = surviving(active, [_state(solver.model(), ck.s)])
     # consecution: one incremental solver, the candidates switched by assumptions
     solver = _solver(ck.seed, deadline)
     solver.add(*ck.system.slot_rng, ck.trans)
     for k in candidates:
         solver.add(z3.Implies(ck.lits[k], ck.now[k]))
     solver.add(mk_or(*(mk_and(ck.lits[k], mk_not(ck.nxt[k])) for k in candidates)))
+    on = set(active)
+    solver.add(*(mk_not(ck.lits[k]) for k in candidates if k not in on))  # dropped at initiation
     while active:
         ms = deadline.ms()
         if ms is not None:
             solver.set("timeout", ms)
-        on = set(active)
-        r = trusted(solver.check(*(ck.lits[k] if k in on else mk_not(ck.lits[k]) for k in candidates)))
+        r = trusted(_check_lits(solver, [ck.lits[k] for k in active]))
         if r == z3.unsat:
             break
         if r != z3.sat:
             return None
         model = solver.model()
-        posts = [_state(model, ck.t)] + successors(_state(model, ck.s))
-        kept = [k for k in active if all(atoms[k].holds(t) for t in posts)]
+        cti = _state(model, ck.s)
+        posts = [_state(model, ck.t)] + _forward(cti, successors, known, forward)
+        if table is not None and MUTATE:
+            muts = _mutants(cti, ck.system.enc.slots)
+            which = np.asarray(active, dtype=np.int64)
+            good = muts[table.rows_satisfying(muts, which)]
+            for row in good[:MUTATE]:
+                u = tuple(int(x) for x in row)
+                if u not in known:
+                    posts += _forward(u, successors, known, 8)
+        kept = surviving(active, posts)
         assert len(kept) < len(active), "a counterexample to induction that drops nothing"
+        gone = set(active).difference(kept)
+        solver.add(*(mk_not(ck.lits[k]) for k in sorted(gone)))  # dropped for good
         active = kept
     return active
+
+
+MUTATE = 32
+
+
+def _mutants(s: tuple[int, ...], slots: Sequence[object]) -> np.ndarray:
+    """Every state that differs from s in one slot (within the slot's type)."""
+    from gpcheck.spec import ir
+
+    rows = []
+    for i, sl in enumerate(slots):
+        t = sl.type  # type: ignore[attr-defined]
+        dom = range(t.lo, t.hi + 1) if isinstance(t, ir.IntType) and t.bounded else (
+            range(2) if isinstance(t, ir.BoolType) else range(len(t.members)) if isinstance(t, ir.EnumType) else ())
+        for v in dom:
+            if v != s[i]:
+                r = list(s)
+                r[i] = v
+                rows.append(r)
+    return np.asarray(rows, dtype=np.int64).reshape(len(rows), len(s))
+
+
+def _forward(s: tuple[int, ...], successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]",
+             known: "Collection[tuple[int, ...]]", limit: int) -> list[tuple[int, ...]]:
+    """The states reachable from s in one or more steps, breadth-first: all of s's successors,
+    then more until `limit` states were collected; `known` states are neither kept nor
+    expanded."""
+    out: list[tuple[int, ...]] = []
+    seen = {s}
+    frontier = [s]
+    first = True
+    while frontier and (first or len(out) < limit):
+        nxt = []
+        for u in frontier:
+            for v in successors(u):
+                if v in seen or v in known:
+                    continue
+                seen.add(v)
+                out.append(v)
+                nxt.append(v)
+            if not first and len(out) >= limit:
+                break
+        frontier, first = nxt, False
+    return out
+
+
+def _check_lits(solver: z3.Solver, lits: Sequence[z3.BoolRef]) -> z3.CheckSatResult:
+    """`solver.check(*lits)` for Boolean constants, without z3py's per-assumption sort cast
+    (with thousands of candidates' literals it was a tenth of Houdini's time)."""
+    arr = (z3.Ast * len(lits))()
+    for i, lit in enumerate(lits):
+        arr[i] = lit.as_ast()
+    return z3.CheckSatResult(z3.Z3_solver_check_assumptions(solver.ctx.ref(), solver.solver, len(lits), arr))
 
 
 def _solver(seed: int, deadline: Deadline) -> z3.Solver:
@@ -204,7 +284,8 @@ class LemmaProver:
         self.checker: _Checker | None = None
         if states:
             ck = _Checker(system, mined, seed)
-            got = houdini(ck, list(range(len(mined))), deadline, _successors(cm))
+            got = houdini(ck, list(range(len(mined))), deadline, _successors(cm),
+                          known=set(states), forward=FORWARD_STATES)
             if got is not None:
                 self.lemmas = [mined[k] for k in got]
                 self.checker = _Checker(system, self.lemmas, seed)  # the proof checker: lemmas only

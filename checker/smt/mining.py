@@ -31,6 +31,7 @@ from gpcheck.checker.smt.terms import mk_and, mk_not
 
 SMALL_DOMAIN = 8  # a slot with at most this many sampled values can be a condition
 MAX_PAIR_CONDITIONS = 4_000  # two-condition masks examined at most
+_CELLS = 1 << 20  # AtomTable: state x atom cells evaluated per numpy pass
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,67 @@ def _eq(x: z3.ExprRef, v: int) -> z3.BoolRef:
     if z3.is_bool(x):
         return x if v else mk_not(x)  # type: ignore[return-value]
     return x == v  # type: ignore[return-value]
+
+
+class AtomTable:
+    """Many atoms evaluated at once over many states (numpy, column-wise): Houdini tests every
+    active candidate against every state a counterexample to induction leads to, which one
+    `Atom.holds` call per pair makes the bulk of its time. Atoms have at most two conditions
+    and two terms (mine_atoms' templates); `holds_all` agrees with `Atom.holds`."""
+
+    def __init__(self, atoms: Sequence[Atom]) -> None:
+        n = len(atoms)
+        self.cs = np.zeros((2, n), dtype=np.int64)  # condition slots (a missing one: slot 0 == itself)
+        self.cv = np.zeros((2, n), dtype=np.int64)
+        self.con = np.zeros((2, n), dtype=bool)  # condition present
+        self.ts = np.zeros((2, n), dtype=np.int64)
+        self.tc = np.zeros((2, n), dtype=np.int64)
+        self.k = np.zeros(n, dtype=np.int64)
+        self.ne = np.zeros(n, dtype=bool)
+        for j, a in enumerate(atoms):
+            assert len(a.cond) <= 2 and len(a.terms) <= 2, a
+            for m, (i, v) in enumerate(a.cond):
+                self.cs[m, j], self.cv[m, j], self.con[m, j] = i, v, True
+            for m, (c, i) in enumerate(a.terms):
+                self.tc[m, j], self.ts[m, j] = c, i
+            self.k[j] = a.k
+            self.ne[j] = a.kind == "ne"
+
+    def rows_satisfying(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """For each row of `states`, whether every atom of `which` holds in it."""
+        out = np.ones(len(states), dtype=bool)
+        if len(states) == 0 or len(which) == 0:
+            return out
+        cs, cv, con = self.cs[:, which], self.cv[:, which], self.con[:, which]
+        ts, tc, k, ne = self.ts[:, which], self.tc[:, which], self.k[which], self.ne[which]
+        rows = max(1, _CELLS // len(which))
+        for lo in range(0, len(states), rows):
+            st = states[lo:lo + rows]
+            applies = np.ones((len(st), len(which)), dtype=bool)
+            for m in range(2):
+                applies &= ~con[m] | (st[:, cs[m]] == cv[m])
+            lin = st[:, ts[0]] * tc[0] + st[:, ts[1]] * tc[1]
+            body = np.where(ne, st[:, ts[0]] != k, lin <= k)
+            out[lo:lo + rows] = (~applies | body).all(axis=1)
+        return out
+
+    def holds_all(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """For the atoms `which` (indices), whether each holds in every row of `states`."""
+        out = np.ones(len(which), dtype=bool)
+        if len(states) == 0 or len(which) == 0:
+            return out
+        cs, cv, con = self.cs[:, which], self.cv[:, which], self.con[:, which]
+        ts, tc, k, ne = self.ts[:, which], self.tc[:, which], self.k[which], self.ne[which]
+        rows = max(1, _CELLS // len(which))  # bounded temporaries: states in chunks
+        for lo in range(0, len(states), rows):
+            st = states[lo:lo + rows]
+            applies = np.ones((len(st), len(which)), dtype=bool)
+            for m in range(2):
+                applies &= ~con[m] | (st[:, cs[m]] == cv[m])
+            lin = st[:, ts[0]] * tc[0] + st[:, ts[1]] * tc[1]
+            body = np.where(ne, st[:, ts[0]] != k, lin <= k)
+            out &= (~applies | body).all(axis=0)
+        return out
 
 
 # ---------------------------------------------------------------------------------- sampling

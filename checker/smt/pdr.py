@@ -35,6 +35,7 @@ from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
 from gpcheck.checker.smt.lemmas import LemmaProver
 from gpcheck.checker.smt.mining import sample_states
 from gpcheck.checker.smt.reachset import ReachCertificate
+from gpcheck.checker.smt.samplecex import sample_violations
 from gpcheck.checker.smt.encode import Encoder, PathLimit, State, bv_encoder, step_paths
 from gpcheck.checker.smt.props import SafetyProp, bad, conjuncts
 from gpcheck.checker.smt.render import render_invariant
@@ -227,18 +228,24 @@ def run_pdr(
     states: list[tuple[int, ...]] = []
     complete = False
     cert: ReachCertificate | None = None
+    cm = None
+    violations: dict[str, Result] | None = None
     stats: dict[str, object] = {}
+    shared = 0.0  # NOTE(pdr-seconds): the seconds of the work every property of the model shares
     if lemmas and props:
         started = time.monotonic()
         from gpcheck.gpmodel import compile_model
 
         cm = compile_model(model)
         meter.begin(ENGINE, "exploring for lemmas")  # checker/progress.py
+        t0 = time.monotonic()
         states, complete = sample_states(cm, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS))
+        stats["explore_seconds"] = round(time.monotonic() - t0, 3)
         meter.note(engine=ENGINE, phase="mining lemmas (Houdini)", states=len(states))
         prover = LemmaProver(system, cm, states, _share(deadline, HOUDINI_SECONDS), seed)
-        stats = dict(prover.stats, sampled_states=len(states), sample_complete=complete,
+        stats.update(prover.stats, sampled_states=len(states), sample_complete=complete,
                      seconds=round(time.monotonic() - started, 3))
+        shared += time.monotonic() - started
         if not prover.usable:
             prover = None
     out = []
@@ -251,21 +258,35 @@ def run_pdr(
         meter.note(engine=ENGINE, phase="lemmas", prop=p.name)
         if prover is not None:
             r = _by_lemmas(system, prover, p, deadline)
+        if r is None and cm is not None:
+            if violations is None:  # once, for every property: the explicit search checks them together
+                t0 = time.monotonic()
+                meter.note(engine=ENGINE, phase="explicit counterexamples", prop=p.name)
+                violations = sample_violations(cm, props, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS), ENGINE)
+                stats["counterexample_search_seconds"] = round(time.monotonic() - t0, 3)
+                shared += time.monotonic() - t0
+                started += time.monotonic() - t0
+            r = violations.get(p.name)
         if r is None and complete:
             if cert is None:
                 t0 = time.monotonic()
+                meter.note(engine=ENGINE, phase="reachable-set certificate", prop=p.name)
                 cert = ReachCertificate(system, states, _share(deadline, LEMMA_SECONDS))
                 stats.update(certificate_nodes=cert.nodes, certificate_seconds=round(time.monotonic() - t0, 3),
                              certificate_inductive=cert.inductive)
+                shared += time.monotonic() - t0
+                started += time.monotonic() - t0
             if cert.inductive:
                 r = _by_certificate(system, cert, p, deadline)
         if r is None:
             meter.note(engine=ENGINE, phase="spacer", prop=p.name)
             r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
-        if stats:
-            r.detail.setdefault("lemmas", dict(stats))
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         out.append(r)
+    for r in out:  # the shared work is known only now: a later property may have started a part of it
+        if stats:
+            r.detail.setdefault("lemmas", dict(stats))
+        r.detail["shared_seconds"] = round(shared, 3)
     return out
 
 
