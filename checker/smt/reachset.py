@@ -17,14 +17,14 @@ import z3
 
 from gpcheck.checker.smt.encode import Slot
 from gpcheck.checker.smt.session import Deadline, trusted
-from gpcheck.checker.smt.terms import TRUE, mk_and, mk_eq, mk_not, mk_or, scalar_lit, INT
+from gpcheck.checker.smt.terms import INT, TRUE, Num, mk_and, mk_eq, mk_not, mk_or, scalar_lit
 
 if TYPE_CHECKING:
     from gpcheck.checker.smt.pdr import _System
 
 
 def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
-                      states: Sequence[tuple[int, ...]]) -> tuple[z3.BoolRef, int]:
+                      states: Sequence[tuple[int, ...]], num: Num = INT) -> tuple[z3.BoolRef, int]:
     """`terms` is one of `states`, as a shared decision diagram; and its number of nodes."""
     memo: dict[tuple[int, frozenset[tuple[int, ...]]], z3.BoolRef] = {}
     n = len(terms)
@@ -39,7 +39,7 @@ def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
         by_value: dict[int, list[tuple[int, ...]]] = {}
         for sf in suffixes:
             by_value.setdefault(sf[0], []).append(sf[1:])
-        out = mk_or(*(mk_and(mk_eq(terms[i], scalar_lit(slots[i].type, v, INT)), node(i + 1, frozenset(rest)))
+        out = mk_or(*(mk_and(mk_eq(terms[i], scalar_lit(slots[i].type, v, num)), node(i + 1, frozenset(rest)))
                       for v, rest in sorted(by_value.items())))
         memo[key] = out
         return out
@@ -55,14 +55,15 @@ class ReachCertificate:
         self.system = system
         enc = system.enc
         self.t = enc.state(1, "cert.")
-        self.now, self.nodes = state_set_formula(enc.slots, system.s, states)
-        self.nxt, _ = state_set_formula(enc.slots, self.t, states)
+        self.now, self.nodes = state_set_formula(enc.slots, system.s, states, enc.num)
+        self.nxt = z3.substitute(self.now, *zip(system.s, self.t))  # R over t: a rename, not a second build
         self.states = len(states)
         self.trans = mk_or(*(mk_and(c.guard, *(mk_eq(tv, nv) for tv, nv in zip(self.t, c.next)))
                              for c in system.clauses if not z3.is_false(c.guard)))
         init = mk_and(*system.init, *system.slot_rng)
         self.inductive = (self._unsat(deadline, init, mk_not(self.now))
                           and self._unsat(deadline, self.now, self.trans, mk_not(self.nxt)))
+        self._solver: z3.Solver | None = None  # R asserted once, each property's check in a frame
 
     def _unsat(self, deadline: Deadline, *formulas: z3.BoolRef) -> bool:
         solver = z3.Solver()
@@ -74,12 +75,19 @@ class ReachCertificate:
 
     def check(self, bad: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "bool | None":
         """True: no R-state (step) is `bad`; False: some is; None: Z3 did not answer."""
-        solver = z3.Solver()
+        if self._solver is None:
+            self._solver = z3.Solver()
+            self._solver.add(self.now)
+        solver = self._solver
         ms = deadline.ms()
         if ms is not None:
             solver.set("timeout", ms)
-        solver.add(self.now, bad)
-        if with_trans:
-            solver.add(self.trans)
-        r = trusted(solver.check())
+        solver.push()
+        try:
+            solver.add(bad)
+            if with_trans:
+                solver.add(self.trans)
+            r = trusted(solver.check())
+        finally:
+            solver.pop()
         return True if r == z3.unsat else (False if r == z3.sat else None)

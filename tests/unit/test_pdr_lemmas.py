@@ -65,3 +65,58 @@ def test_a_partial_sample_proves_nothing_false(monkeypatch, examples):
     r = report.result("no_reexecution")
     assert r.verdict is Verdict.VIOLATED, r
     assert r.detail["lemmas"]["sample_complete"] is False
+
+
+def test_atom_table_agrees_with_atom_holds():
+    """The numpy evaluation Houdini uses gives Atom.holds' answer on every atom and state."""
+    import random
+
+    import numpy as np
+
+    from gpcheck.checker.smt.mining import AtomTable
+
+    rng = random.Random(7)
+    atoms = []
+    for _ in range(400):
+        cond = tuple((rng.randrange(5), rng.randrange(4)) for _ in range(rng.randrange(3)))
+        if rng.random() < 0.3:
+            atoms.append(Atom(cond, "ne", ((1, rng.randrange(5)),), rng.randrange(4)))
+        else:
+            terms = tuple((rng.choice((1, -1)), rng.randrange(5)) for _ in range(rng.randrange(1, 3)))
+            atoms.append(Atom(cond, "le", terms, rng.randrange(-4, 6)))
+    states = [tuple(rng.randrange(4) for _ in range(5)) for _ in range(60)]
+    table = AtomTable(atoms)
+    which = np.arange(len(atoms))
+    arr = np.asarray(states)
+    assert table.holds_all(arr, which).tolist() == [all(a.holds(s) for s in states) for a in atoms]
+    assert table.rows_satisfying(arr, which).tolist() == [all(a.holds(s) for a in atoms) for s in states]
+
+
+def test_houdini_exploring_from_counterexamples_keeps_the_same_fixpoint():
+    """Dropping candidates along the states a counterexample to induction leads to (and its
+    mutants that satisfy every candidate) is exact: the same largest inductive subset."""
+    from gpcheck.checker.smt import lemmas as lem
+    from gpcheck.checker.smt.mining import mine_atoms, sample_states
+    from gpcheck.spec import load_spec
+
+    model = load_spec("blp")
+    system = pdr._System(Encoder(model))
+    cm = compile_model(model)
+    states, complete = sample_states(cm, 10_000, Deadline(60))
+    assert complete
+    mined = mine_atoms(system.enc.slots, states, lem.MAX_CANDIDATES, max_conditions=1)
+    plain = houdini(_Checker(system, mined, 0), list(range(len(mined))), Deadline(60), _successors(cm))
+    fast = houdini(_Checker(system, mined, 0), list(range(len(mined))), Deadline(60), _successors(cm),
+                   known=set(states), forward=lem.FORWARD_STATES)
+    assert plain is not None and fast is not None and len(plain) < len(mined)
+    assert plain == fast
+
+
+def test_pdr_reports_each_propertys_own_and_shared_seconds():
+    report = verify("nvidia_streams", engine="pdr", timeout=120)
+    checked = [r for r in report.results if r.kind in ("invariant", "transition")]
+    assert checked and all(r.verdict is Verdict.PROVED for r in checked)
+    shared = {r.detail["shared_seconds"] for r in checked}
+    assert len(shared) == 1 and shared.pop() > 0
+    assert all(r.detail["seconds"] >= 0 for r in checked)
+    assert "explore_seconds" in checked[0].detail["lemmas"]
