@@ -109,6 +109,22 @@ def counterexample_lines(cex: Counterexample, width: int | None = None) -> list[
     return lines
 
 
+_SHARED_PARTS = (("explore_seconds", "exploration"), ("mine_seconds", "mining"), ("houdini_seconds", "Houdini"),
+                 ("counterexample_search_seconds", "counterexample search"), ("certificate_seconds", "certificate"))
+
+
+def _shared_line(report: Report) -> str | None:
+    """The pdr engine's work shared by every property (NOTE(pdr-seconds)): the time column then
+    holds each property's own seconds."""
+    r = next((r for r in report.results if "shared_seconds" in r.detail), None)
+    if r is None:
+        return None
+    stats = r.detail.get("lemmas") or {}
+    parts = ", ".join(f"{label} {stats[k]:.2f} s" for k, label in _SHARED_PARTS if isinstance(stats.get(k), (int, float)))
+    return (f"{r.engine}: {r.detail['shared_seconds']:.2f} s shared by every property" + (f" ({parts})" if parts else "")
+            + "; the time column is each property's own")
+
+
 def render_text(report: Report, width: int | None = None) -> str:
     """The report for people: a header, one table row per property, then each counterexample.
     `width`: the columns to fit (default: the terminal's, checker/textout.py)."""
@@ -128,6 +144,9 @@ def render_text(report: Report, width: int | None = None) -> str:
     else:
         states = "no explicit search (symbolic engines count no states)"
     console.print(f"{states}, {report.seconds:.2f} s")
+    shared = _shared_line(report)
+    if shared:
+        console.print("\n".join(wrap_text(shared, width, "  ")), markup=False, soft_wrap=True)
     rows = []
     for r in report.results:
         detail = r.reason or ""

@@ -20,7 +20,18 @@ of influence, until it is closed. Each conjunct's proof is small (a few lemmas o
 slots) where the monolithic proof of `all k: waves_run[k] <= B` needs all of them at once:
 ring.gpspec at N=16 goes from about 60 s to under a second. If a conjunct is not proved the
 whole property is given to the monolithic query, whose answer decides; a violation's shortest
-counterexample is then found by BMC and decoded like every other."""
+counterexample is then found by BMC and decoded like every other.
+
+Before Spacer, each property tries, in order (`run_pdr`): induction relative to the lemmas mined
+from the explicit states (checker/smt/lemmas.py); the violations a breadth-first search of the
+instance finds, with their shortest counterexamples (checker/smt/samplecex.py: violations only,
+it never proves); the reachable-set certificate when the exploration completed
+(checker/smt/reachset.py).
+
+NOTE(pdr-seconds): every result's `detail.seconds` is that property's own work and
+`detail.shared_seconds` the model's shared work (exploration, mining, Houdini, the counterexample
+search, the certificate; broken down in `detail.lemmas`), the same for every property of the run.
+A property's cost alone is the sum: the first property that needs a shared part pays for all."""
 
 from __future__ import annotations
 
