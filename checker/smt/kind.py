@@ -5,7 +5,10 @@ initial state (a shortest counterexample when it does); the inductive step asks 
 loop-free path s_0 .. s_k from *any* in-range state, with the property holding at s_0 ..
 s_{k-1}, violates it at s_k. Unsat means the property is k-inductive, hence proved. Properties
 already proved are assumed at every position of later inductive steps (they hold in every
-reachable state, so this is sound and often shortens k)."""
+reachable state, so this is sound and often shortens k). So are auxiliary invariants: the
+lemmas pdr mines from the instance's explicit states and Z3 proves inductive (NOTE(kind-aux)).
+Each property gets an equal share of the time left, so one that is not k-inductive does not
+starve the others."""
 
 from __future__ import annotations
 
@@ -16,12 +19,14 @@ from gpcheck.spec import ir
 from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
 from gpcheck.checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
+from gpcheck.checker.smt.mining import Atom
 from gpcheck.checker.smt.props import SafetyProp, bad, ok, safety_properties
 from gpcheck.checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
 from gpcheck.checker.smt.terms import mk_not
 from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "kind"
+AUX_MIN_SECONDS = 10.0  # with less time left, plain k-induction (no auxiliary invariants)
 STEP_TAG = "ind."
 
 
@@ -33,11 +38,13 @@ class _StepPath:
     be any earlier state, itself included), so the last state joins the distinctness
     constraints only when the path grows past it."""
 
-    def __init__(self, enc: Encoder, deadline: Deadline, lemmas: list[SafetyProp], open_end: bool = False) -> None:
+    def __init__(self, enc: Encoder, deadline: Deadline, lemmas: list[SafetyProp], open_end: bool = False,
+                 aux: Sequence[Atom] = ()) -> None:
         self.enc = enc
         self.open_end = open_end
         self.sess = Session(deadline, logic=BV_LOGIC if enc.num.width else None)
         self.lemmas = lemmas
+        self.aux = list(aux)
         s0 = enc.state(0, STEP_TAG)
         self.path: list[State] = [s0]
         self.sess.add(enc.in_range(s0))
@@ -47,6 +54,8 @@ class _StepPath:
         for lem in self.lemmas:
             if j >= lem.first:
                 self.sess.add(ok(self.enc, lem, self.path, j))
+        for atom in self.aux:  # NOTE(kind-aux): invariants Z3 proved inductive, true in every reachable state
+            self.sess.add(atom.z3(self.path[j]))
 
     def extend(self) -> None:
         j = len(self.path) - 1
@@ -70,10 +79,21 @@ def run_kind(
     deadline: Deadline,
     enc: Encoder | None = None,
     lemmas: Sequence[str] = (),
+    auxiliary: bool = True,
 ) -> list[Result]:
     """Prove or refute each property by k-induction for k up to `max_k`; `lemmas` names
-    invariants already proved, assumed in the inductive steps."""
+    invariants already proved, assumed in the inductive steps. With `auxiliary`, invariants mined
+    from the instance's explicit states and proved inductive by Z3 (pdr's Houdini,
+    checker/smt/lemmas.py) are assumed too (NOTE(kind-aux))."""
     enc = enc or bv_encoder(model)
+    aux: list[Atom] = []
+    aux_stats: dict[str, object] = {}
+    remaining = deadline.remaining()
+    if auxiliary and props and (remaining is None or remaining >= AUX_MIN_SECONDS):
+        started = time.monotonic()
+        aux, aux_stats = _auxiliary_invariants(model, deadline)
+        aux_stats["seconds"] = round(time.monotonic() - started, 3)
+        meter.note(engine=ENGINE, phase="")
     base = Unroller(enc, deadline)
     known = safety_properties(model, list(lemmas))
     lemmas_used: list[SafetyProp] = [p for p in known if p.kind == "invariant"]
@@ -81,10 +101,19 @@ def run_kind(
     # invariants first: once proved they strengthen the inductive steps of the rest
     order = sorted(range(len(props)), key=lambda i: props[i].kind != "invariant")
     results: dict[int, Result] = {}
-    for i in order:
+    for n, i in enumerate(order):
         started = time.monotonic()
-        r = _kind_one(enc, props[i], base, lemmas_used, max_k, deadline)
+        # a fair share of what is left: a property that is not k-inductive for any small k
+        # (it climbs k until the deadline) no longer leaves the later ones no time at all
+        remaining = deadline.remaining()
+        share = deadline if remaining is None else Deadline(remaining / (len(order) - n))
+        base.sess.deadline = share
+        r = _kind_one(enc, props[i], base, lemmas_used, max_k, share, aux)
+        base.sess.deadline = deadline
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
+        if aux_stats:
+            r.detail["auxiliary"] = dict(aux_stats)
+            r.detail["shared_seconds"] = aux_stats["seconds"]  # NOTE(pdr-seconds)
         results[i] = r
         if r.verdict is Verdict.PROVED or (r.verdict is Verdict.HOLDS_TO_BOUND and r.detail.get("k")):
             lemmas_used.append(props[i])
@@ -92,13 +121,34 @@ def run_kind(
     return out
 
 
+def _auxiliary_invariants(model: ir.Model, deadline: Deadline) -> tuple[list[Atom], dict[str, object]]:
+    """NOTE(kind-aux): k-induction with auxiliary invariants (as Kind 2 generates them): pdr's
+    mined lemmas, the largest subset of candidates that Z3 showed initial and inductive (Houdini
+    over pdr's path clauses). Being invariants, they may be assumed in every state of an
+    inductive step, which then proves at k = 1 what plain k-induction needs a large k for, or
+    never proves (a property true but not k-inductive for any k). Houdini out of time gives none."""
+    from gpcheck.gpmodel import compile_model
+    from gpcheck.checker.smt import pdr
+    from gpcheck.checker.smt.lemmas import LemmaProver
+    from gpcheck.checker.smt.mining import sample_states
+
+    meter.begin(ENGINE, "auxiliary invariants (Houdini)")
+    own = pdr._share(deadline, pdr.HOUDINI_SECONDS)  # at most half of what is left: k-induction needs the rest
+    system = pdr._System(Encoder(model))
+    cm = compile_model(model)
+    states, complete = sample_states(cm, pdr.MAX_SAMPLE, own)
+    prover = LemmaProver(system, cm, states, own)
+    return list(prover.lemmas), dict(prover.stats, sampled_states=len(states))
+
+
 def _kind_one(
-    enc: Encoder, p: SafetyProp, base: Unroller, lemmas: list[SafetyProp], max_k: int, deadline: Deadline
+    enc: Encoder, p: SafetyProp, base: Unroller, lemmas: list[SafetyProp], max_k: int, deadline: Deadline,
+    aux: Sequence[Atom] = (),
 ) -> Result:
     # a violation on a step (a transition property, or range's error in evaluating one) may be
     # a step back to an earlier state, a self-loop included: the path's end stays open for it
     on_step = p.kind == "transition" or (p.kind == "range" and bool(enc.model.transitions))
-    step = _StepPath(enc, deadline, list(lemmas), open_end=on_step)
+    step = _StepPath(enc, deadline, list(lemmas), open_end=on_step, aux=aux)
     for k in range(1, max_k + 1):
         meter.note(engine=ENGINE, bound=k, prop=p.name)  # checker/progress.py
         # base case: no violation at depth k-1 from an initial state
@@ -115,7 +165,8 @@ def _kind_one(
             step.sess.add(bad(enc, p, step.path, k))
             ans = step.sess.check()
         if isinstance(ans, Unsat):
-            return proved_result(enc.model, p, ENGINE, f"{k}-inductive", k=k)
+            why = f"{k}-inductive" + (f" relative to {len(aux)} auxiliary invariants" if aux else "")
+            return proved_result(enc.model, p, ENGINE, why, k=k)
         if isinstance(ans, Unknown):
             return unknown_result(p, ENGINE, f"{ans.reason} in the inductive step at k={k}", k - 1)
     return Result(
