@@ -13,6 +13,7 @@ import time
 from typing import Sequence
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
 from gpcheck.checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
@@ -49,6 +50,7 @@ class _StepPath:
                 self.sess.add(ok(self.enc, lem, self.path, j))
 
     def extend(self) -> None:
+        budget.poll()  # NOTE(time-limit)
         j = len(self.path) - 1
         nxt = self.enc.state(j + 1, STEP_TAG)
         self.sess.add(self.enc.in_range(nxt), self.enc.trans(self.path[j], nxt, j, STEP_TAG))
@@ -83,7 +85,10 @@ def run_kind(
     results: dict[int, Result] = {}
     for i in order:
         started = time.monotonic()
-        r = _kind_one(enc, props[i], base, lemmas_used, max_k, deadline)
+        try:
+            r = _kind_one(enc, props[i], base, lemmas_used, max_k, deadline)
+        except budget.Stop as stop:  # the inductive step's encoding cut short (NOTE(time-limit))
+            r = unknown_result(props[i], ENGINE, stop.text, None)
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         results[i] = r
         if r.verdict is Verdict.PROVED or (r.verdict is Verdict.HOLDS_TO_BOUND and r.detail.get("k")):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import z3
 
+from gpcheck.checker import budget
 from gpcheck.checker.smt.mining import Atom, mine_atoms, render_atom
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
 from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
@@ -96,6 +97,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     # initiation (its own solver: the checker's lits imply the atoms in s)
     init = mk_and(*ck.system.init, *ck.system.slot_rng)
     while active:
+        budget.poll()  # NOTE(time-limit)
         solver = _solver(ck.seed, deadline)
         solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
         r = trusted(solver.check())
@@ -112,6 +114,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
         solver.add(z3.Implies(ck.lits[k], ck.now[k]))
     solver.add(mk_or(*(mk_and(ck.lits[k], mk_not(ck.nxt[k])) for k in candidates)))
     while active:
+        budget.poll()  # NOTE(time-limit)
         ms = deadline.ms()
         if ms is not None:
             solver.set("timeout", ms)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import z3
 
+from gpcheck.checker import budget
 from gpcheck.checker.smt.encode import Slot
 from gpcheck.checker.smt.session import Deadline, trusted
 from gpcheck.checker.smt.terms import TRUE, mk_and, mk_eq, mk_not, mk_or, scalar_lit, INT
@@ -36,6 +37,7 @@ def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
         hit = memo.get(key)
         if hit is not None:
             return hit
+        budget.poll()  # NOTE(time-limit)
         by_value: dict[int, list[tuple[int, ...]]] = {}
         for sf in suffixes:
             by_value.setdefault(sf[0], []).append(sf[1:])
