@@ -509,9 +509,18 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     if not props or not res.complete:
         return liveness.verdicts(cm.model, res, props, lambda p: None)
     try:
-        graph = _csr_graph(cm, res, g)
+        return _liveness_checks(cm, res, g, props)
     except MissedState as missed:
         return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
+    except budget.Stop as stop:  # a signal, --timeout or --max-memory: the safety results of the search stand
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+
+
+def _liveness_checks(cm: CompiledModel, res: Search, g: PackedGraph, props: list[liveness.ir.Liveness]) -> list[Result]:
+    """The liveness verdicts of `liveness_results`; the budget is checked between compiled
+    passes (each one runs to its end: the kernels do not poll), raising `Stop`."""
+    budget.check()
+    graph = _csr_graph(cm, res, g)
     mod, n = g.module, g.n
     offsets, targets, edge_iids = graph.offsets, graph.targets, graph.iids
     scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
@@ -525,14 +534,17 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     is_initial = g.parent[:n] < 0
 
     def find(p: liveness.ir.Liveness) -> Counterexample | None:
+        budget.check()
         which = cm.model.liveness.index(p)
         bad = mod.live_marks(g.states, g.flags, n, which, notq, scratch, err)
         if bad >= 0:
             cm.predicate(p.q)(g.state(bad))  # raises the modelling error, as the Python engine does
             raise AssertionError("the compiled engine flagged a modelling error that Python does not raise")
+        budget.check()
         mod.fair_sccs(n, offsets, targets, edge_iids, notq, fair, accept, comp, np.zeros(5 * n, dtype=np.int32))
         if not accept.any():
             return None
+        budget.check()
         mod.can_reach_accepting(n, offsets, targets, notq, accept, reach,
                                 np.zeros(2 * n + 1 + len(targets), dtype=np.int32))
         if p.kind is liveness.ir.LivenessKind.EVENTUALLY:
