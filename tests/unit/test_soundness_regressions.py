@@ -335,3 +335,32 @@ def test_no_solver_answer_is_trusted_once_the_budget_stopped(stopped_budget):
 
     assert trusted(z3.Solver().check(z3.BoolVal(False))) == z3.unknown
     assert _unsat(Deadline(None), z3.BoolVal(False)) is False
+
+
+# ---------------------------------------------------------------------------- deep terms of large arrays
+
+# An ite-chain over a large array's elements nests thousands deep: pdr's walks over such terms
+# recursed past Python's limit (RecursionError: "internal error", exit 2, on a well-formed spec).
+def test_pdr_walks_terms_thousands_deep():
+    import z3
+
+    from gpcheck.checker.smt.encode import Encoder
+    from gpcheck.checker.smt.pdr import _System
+
+    system = _System(Encoder(model("var x: 0..3 = 0\nvar y: 0..3 = 0\naction a { x = y }\n")))
+    x, y = system.s
+    deep = y
+    for k in range(5000):
+        deep = z3.If(x == k % 4, deep, y + k)
+    assert system.reads(deep == 0) == frozenset({0, 1})
+
+
+def test_the_reach_set_certificate_of_a_state_with_thousands_of_slots():
+    from gpcheck.checker.smt.encode import Encoder
+    from gpcheck.checker.smt.reachset import state_set_formula
+
+    m = model("var a: [0..1499] -> 0..1 = 0\nvar t: 0..3 = 0\naction tick { require t < 3\n t = t + 1 }\n"
+              "allow deadlock\n")
+    enc = Encoder(m)
+    f, nodes = state_set_formula(enc.slots, enc.state(0), [tuple([0] * 1500 + [t]) for t in range(4)])
+    assert nodes == 1501
