@@ -189,3 +189,31 @@ def test_liveness_verdicts_found_before_the_stop_stand(monkeypatch, fresh_budget
     assert report.result("ends").verdict is Verdict.PROVED  # decided in the first SCC pass
     r = report.result("wobbles")
     assert r.verdict is Verdict.UNKNOWN and r.reason == "interrupted (test)", r
+
+
+def test_the_compiled_liveness_passes_in_small_pieces_give_the_same_verdicts(monkeypatch) -> None:
+    """The compiled core's graph kernels run in pieces, the budget checked between them (one
+    pass over millions of states took tens of seconds with no poll): pieces of a few states
+    and SCC steps, so that every kernel stops and resumes many times, change nothing."""
+    from gpcheck.checker import fast_explicit
+    from gpcheck.checker.api import run_explicit
+    from gpcheck.checker.explicit import Limits, select_properties
+    from gpcheck.spec import load_spec
+
+    models = [load_source(CHAIN.replace("6000", "60"), "chain.gpspec"),
+              load_source("model f\nvar done: [0..1] -> bool = false\nvar spin: 0..1 = 0\n"
+                          "action work(i: 0..1) { require not done[i]\n done[i] = true }\n"
+                          "fair action flip { spin = 1 - spin }\nliveness zero_done: eventually done[0]\n"
+                          "liveness often: always eventually spin == 1\n"
+                          "liveness answered: spin == 1 leads_to done[1]\n", "f.gpspec"),
+              load_spec("cwsr")]
+    for model in models:
+        wanted = select_properties(model, None)
+        whole = run_explicit(model, wanted, Limits(), core="compiled").to_json()
+        with monkeypatch.context() as m:
+            m.setattr(fast_explicit, "CHUNK_STATES", 3)
+            m.setattr(fast_explicit, "SCC_STEPS", 5)
+            pieces = run_explicit(model, wanted, Limits(), core="compiled").to_json()
+        whole.pop("seconds"), pieces.pop("seconds")
+        assert pieces == whole, model.name
+        assert any(r["kind"] == "liveness" for r in whole["results"])
