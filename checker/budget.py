@@ -27,6 +27,7 @@ returns; C calls that release it (Z3, I/O, sleeps) do not."""
 
 from __future__ import annotations
 
+import math
 import os
 import select
 import signal
@@ -111,12 +112,57 @@ def check() -> None:
 
 
 def remaining() -> float | None:
-    """Seconds left before the deadline (None: no deadline); 0 once stopped."""
+    """Seconds left before the deadline or the calling thread's `time_limit`, whichever comes
+    first (None: neither); 0 once stopped."""
     if _state.text is not None:
         return 0.0
-    if _state.deadline is None:
+    end = getattr(_local, "end", None)
+    if _state.deadline is not None and (end is None or _state.deadline < end):
+        end = _state.deadline
+    if end is None or end == math.inf:
         return None
-    return max(0.0, _state.deadline - time.monotonic())
+    return max(0.0, end - time.monotonic())
+
+
+# NOTE(time-limit): the Python API's `timeout` (`verify(spec, timeout=...)`) has no command
+# budget and no watchdog to stop it, and the Z3 engines spend much of their time in Python
+# (encoding a fold over thousands of elements, mining lemmas) where no Z3 timeout applies. So
+# an engine run is wrapped in `time_limit(timeout)` and those phases call `poll()` in their
+# loops: inside the region, once the limit passed or the budget stopped, it raises `Stop`,
+# which the engine turns into `unknown` for the properties it had not decided yet
+# (checker/engines.py `run_smt`). Outside every such region `poll` does nothing: the same
+# encoder serves trace replay (checker/smt/tracefill.py, deadend.py), whose own loops decide
+# how a stop ends it. Per thread, so that API calls in several threads keep their own limits.
+_local = threading.local()
+LIMIT_TEXT = "timeout"  # a `time_limit` passed: the reason a report gives, as a Z3 timeout's
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """A region whose `poll`s raise `Stop` once the budget stopped or `seconds` from now have
+    passed (None: no limit of its own); an inner limit never extends an outer one, and the
+    outer one is back on leaving."""
+    saved = getattr(_local, "end", None)
+    end = math.inf if seconds is None else time.monotonic() + seconds
+    _local.end = end if saved is None else min(saved, end)
+    try:
+        yield
+    finally:
+        _local.end = saved
+
+
+def poll() -> None:
+    """Inside a `time_limit` region: raise `Stop` once the budget has stopped (as `check`) or
+    the region's limit has passed (reason TIMEOUT, text LIMIT_TEXT). For the loops of phases
+    with no partial result of their own, which must end on the Python API's timeout too
+    (NOTE(time-limit)). Cheap: a thread-local read, an attribute read and a clock read."""
+    end = getattr(_local, "end", None)
+    if end is None:
+        return
+    if _state.text is not None:
+        raise Stop(_state.reason or INTERRUPTED, _state.text, _state.signum)
+    if time.monotonic() >= end:
+        raise Stop(TIMEOUT, LIMIT_TEXT, None)
 
 
 def limit_time(timeout: float | None) -> None:

@@ -70,23 +70,29 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
     props = safety_properties(model, list(names))
     if lat and not props and not any(p.name in set(names) for p in model.liveness):
         return lat
+    why = budget.stopped() or ""
     if not budget.stopped():  # signal or --max-memory (checker/budget.py): no encoding work left to do
         try:
-            if name == "bmc" and wanted_lat:  # NOTE(latency): bounded, Z3 Optimize over an unrolling
-                from gpcheck.checker.smt.latency import run_latency
+            # NOTE(time-limit): the engine's phases outside Z3 (encoding, mining) poll the
+            # budget and this limit, so that `timeout` bounds them through the Python API too
+            with budget.time_limit(timeout):
+                if name == "bmc" and wanted_lat:  # NOTE(latency): bounded, Z3 Optimize over an unrolling
+                    from gpcheck.checker.smt.latency import run_latency
 
-                lat = run_latency(model, wanted_lat, DEFAULT_DEPTH if depth is None else depth, deadline)
-                if not props and not any(p.name in set(names) for p in model.liveness):
-                    return lat
-            return _run_smt(name, model, names, props, deadline, depth) + lat
-        except (Exception, budget.Stop):
+                    lat = run_latency(model, wanted_lat, DEFAULT_DEPTH if depth is None else depth, deadline)
+                    if not props and not any(p.name in set(names) for p in model.liveness):
+                        return lat
+                return _run_smt(name, model, names, props, deadline, depth) + lat
+        except budget.Stop as stop:  # the budget stopped, or the time limit passed, in a phase of no partial result
+            why = budget.stopped() or stop.text
+        except Exception:
             # once the budget stopped, Z3 answers any call with a 'canceled' error, also outside
             # a solver check (lemma mining, certificates), and the stop itself may be raised from
             # any Z3 call the main thread is in (a Z3 API call runs the signal handler):
             # the stop, not a bug in gpcheck
             if not budget.stopped():
                 raise
-    why = budget.stopped() or ""
+            why = budget.stopped() or ""
     return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
         + _liveness_unknown(model, names, name, why) + _latency_unknown(model, [p.name for p in wanted_lat], name, why)
 

@@ -21,7 +21,7 @@ import os
 import time
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -509,9 +509,18 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     if not props or not res.complete:
         return liveness.verdicts(cm.model, res, props, lambda p: None)
     try:
-        graph = _csr_graph(cm, res, g)
+        return _liveness_checks(cm, res, g, props)
     except MissedState as missed:
         return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
+    except budget.Stop as stop:  # a signal, --timeout or --max-memory: the safety results of the search stand
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+
+
+def _liveness_checks(cm: CompiledModel, res: Search, g: PackedGraph, props: list[liveness.ir.Liveness]) -> list[Result]:
+    """The liveness verdicts of `liveness_results`; the budget is checked between compiled
+    passes (each one runs to its end: the kernels do not poll), raising `Stop`."""
+    budget.check()
+    graph = _csr_graph(cm, res, g)
     mod, n = g.module, g.n
     offsets, targets, edge_iids = graph.offsets, graph.targets, graph.iids
     scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
@@ -525,14 +534,26 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
     is_initial = g.parent[:n] < 0
 
     def find(p: liveness.ir.Liveness) -> Counterexample | None:
+        budget.check()
         which = cm.model.liveness.index(p)
-        bad = mod.live_marks(g.states, g.flags, n, which, notq, scratch, err)
+        bad = -1
+        for lo, hi in _chunks(n):
+            bad = mod.live_marks(g.states, g.flags, lo, hi, which, notq, scratch, err)
+            if bad >= 0:
+                break
         if bad >= 0:
             cm.predicate(p.q)(g.state(bad))  # raises the modelling error, as the Python engine does
             raise AssertionError("the compiled engine flagged a modelling error that Python does not raise")
-        mod.fair_sccs(n, offsets, targets, edge_iids, notq, fair, accept, comp, np.zeros(5 * n, dtype=np.int32))
+        ctl, work = np.zeros(6, dtype=np.int64), np.zeros(5 * n, dtype=np.int32)
+        onstack, count, taken = np.zeros(n, np.uint8), np.zeros(len(fair), np.int64), np.zeros(len(fair), np.uint8)
+        while True:  # resumable, the budget checked between calls (see _chunks)
+            budget.check()
+            if mod.fair_sccs(n, offsets, targets, edge_iids, notq, fair, accept, comp, work, onstack, count, taken,
+                             ctl, SCC_STEPS) >= 0:
+                break
         if not accept.any():
             return None
+        budget.check()
         mod.can_reach_accepting(n, offsets, targets, notq, accept, reach,
                                 np.zeros(2 * n + 1 + len(targets), dtype=np.int32))
         if p.kind is liveness.ir.LivenessKind.EVENTUALLY:
@@ -542,7 +563,13 @@ def liveness_results(cm: CompiledModel, res: Search, g: PackedGraph, wanted: set
             starts = np.flatnonzero(reach)
             start = int(starts[0]) if len(starts) else -1
         else:
-            start, bad = mod.leads_to_start(g.states, n, which, reach, scratch, err)
+            start, bad = -1, -1
+            for lo, hi in _chunks(n):
+                first, bad = mod.leads_to_start(g.states, lo, hi, which, reach, scratch, err)
+                if bad >= 0:
+                    break
+                if start < 0:
+                    start = first
             if bad >= 0:
                 assert p.p is not None
                 cm.predicate(p.p)(g.state(int(bad)))
@@ -561,6 +588,25 @@ class MissedState(Exception):
     """The fingerprint search missed a state (a collision): the graph is not the model's."""
 
 
+CHUNK_STATES = 1 << 16  # states per call of a graph kernel: the budget is checked between calls
+SCC_STEPS = 1 << 20  # search steps per call of the SCC kernel, likewise
+
+
+def _chunks(n: int) -> Iterator[tuple[int, int]]:
+    """Consecutive state ranges covering 0..n-1 (one empty range when n is 0), the budget
+    checked before each: a kernel holds the GIL and does not poll, and one pass over millions
+    of states takes tens of seconds (cwsr at 6.5M states: 35 s to build the edges), during
+    which neither a signal nor the watchdog could act (`budget.check` raises `Stop`)."""
+    lo = 0
+    while True:
+        budget.check()
+        hi = min(n, lo + CHUNK_STATES)
+        yield lo, hi
+        if hi >= n:
+            return
+        lo = hi
+
+
 def _csr_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> "_CsrGraph":
     """The explored graph's edges as CSR arrays, built in compiled code. With fingerprints the
     exact keys are rebuilt first; a successor that shared a fingerprint raises MissedState."""
@@ -575,8 +621,13 @@ def _csr_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> "_CsrGraph":
     out = np.zeros((ninst, g.packed.words), dtype=np.int64)
     scratch = np.zeros(max(1, cm.model.slot_total), dtype=np.int64)
     err = np.zeros(1, dtype=np.int64)
-    built = g.module.build_edges(g.states, g.table, g.flags, n, offsets, targets, edge_iids, scratch.copy(),
-                                 scratch.copy(), out, np.zeros(ninst, dtype=np.int64), err)
+    s, w, iids = scratch.copy(), scratch.copy(), np.zeros(ninst, dtype=np.int64)
+    built = 0
+    for lo, hi in _chunks(n):
+        built = g.module.build_edges(g.states, g.table, g.flags, lo, hi, offsets, targets, edge_iids, s, w, out,
+                                     iids, err)
+        if built < 0:
+            break
     if built < 0 and g.via is not None:  # a successor is not stored: it shared a fingerprint
         raise MissedState("a fingerprint collision made the search miss a state; run without --fingerprint")
     if built != edges:

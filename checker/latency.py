@@ -219,54 +219,7 @@ class _EnabledView:
 def _sccs(g: liveness.Graph, region: set[int]) -> list[list[int]]:
     """The strongly connected components of the region's subgraph (iterative Tarjan), in the
     order Tarjan completes them: every component after all the components it reaches."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    out: list[list[int]] = []
-    counter = 0
-    for root in sorted(region):
-        if root in index:
-            continue
-        work = [(root, iter(g.edges[root]))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, it = work[-1]
-            pushed = False
-            for _, w in it:
-                if w not in region:
-                    continue
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(g.edges[w])))
-                    pushed = True
-                    break
-                if w in on_stack:
-                    low[v] = min(low[v], index[w])
-            if pushed:
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(comp)
-        if len(out) & 0xFF == 0:
-            budget.check()
-    return out
+    return liveness.sccs(g, region.__contains__, sorted(region))
 
 
 def _shortest(g: liveness.Graph, starts: list[int], region: set[int], Q: list[bool],

@@ -88,7 +88,8 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     for i in sub.nodes:
         if not (enabled[i] & fair):
             accepting[i] = None
-    for comp in nx.strongly_connected_components(sub):
+    for members in sccs(g, notq.__getitem__, sorted(sub.nodes)):
+        comp = set(members)
         if len(comp) == 1:
             (only,) = comp
             if not sub.has_edge(only, only):
@@ -103,7 +104,11 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     # ¬q states from which an accepting node is reachable inside ¬q.
     can_reach = set(accepting)
     work = deque(accepting)
+    steps = 0
     while work:
+        steps += 1
+        if not steps & 0xFFF:
+            budget.check()
         j = work.popleft()
         for i in sub.predecessors(j):
             if i not in can_reach:
@@ -163,6 +168,62 @@ def lasso_from(g: GraphLike, start: int, accepting: AcceptingMap, notq: Sequence
     return Lasso(states, iids, loop_at)
 
 
+def sccs(g: GraphLike, inside: Callable[[int], bool], roots: Sequence[int]) -> list[list[int]]:
+    """The strongly connected components of the subgraph of the states `inside` accepts
+    (iterative Tarjan, from `roots` in order: each state inside), in the order Tarjan completes
+    them: every component after all the components it reaches. Polls the budget as it goes
+    (`budget.check` raises `Stop`): one component can hold the whole graph, so polling between
+    components is not enough for a partial report within budget.GRACE."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in roots:
+        if root in index:
+            continue
+        work = [(root, iter(g.edges[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            if not counter & 0xFFF:
+                budget.check()
+            v, it = work[-1]
+            pushed = False
+            for _, w in it:
+                if not inside(w):
+                    continue
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(g.edges[w])))
+                    pushed = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if pushed:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
 def _fair_scc(comp: set[int], g: Graph, enabled: list[set[int]], fair: set[int]) -> bool:
     always = set(fair)
     for i in comp:
@@ -196,6 +257,8 @@ def _path_within(
     seen = {src}
     work = deque([src])
     while work:
+        if not len(seen) & 0xFFF:
+            budget.check()
         i = work.popleft()
         for iid, j in g.edges[i]:
             if not allowed(j):
@@ -257,14 +320,20 @@ class _SearchOutcome(Protocol):
 def verdicts(model: ir.Model, res: _SearchOutcome, props: list[ir.Liveness],
              find: Callable[[ir.Liveness], Counterexample | None]) -> list[Result]:
     """One Result per liveness property after a search: unknown if it was incomplete, else
-    violated with the lasso `find` gives, proved, or holding inside the constraints."""
+    violated with the lasso `find` gives, proved, or holding inside the constraints; unknown
+    with the stop's reason for a property whose `find` the budget stopped (`budget.Stop`: a
+    signal, --timeout, --max-memory), the verdicts found before it kept."""
     out = []
     for p in props:
         if not res.complete:
             out.append(Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, bound=res.depth,
                               reason=res.stop_reason or "incomplete search"))
             continue
-        cex = find(p)
+        try:
+            cex = find(p)
+        except budget.Stop as stop:
+            out.append(Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=stop.text))
+            continue
         if cex is not None:
             out.append(Result(p.name, "liveness", Verdict.VIOLATED, ENGINE, counterexample=cex))
         elif res.pruned:

@@ -210,12 +210,14 @@ def expand(init_keys, states, parent, table, flags, ctl, fired, want_inv, inv_fi
     return status
 
 
-def build_edges(states, table, flags, n, offsets, targets, edge_iids, s, w, out, iids, err):  # pragma: no cover
-    """The explored graph in CSR form: the edges of state i are offsets[i]..offsets[i+1]-1
-    (target state, instance), in successor order; unexpanded states have none. Returns the
-    number of edges, or -1 if a successor is missing from the table (an internal error)."""
-    e = 0
-    for i in range(n):
+def build_edges(states, table, flags, lo, hi, offsets, targets, edge_iids, s, w, out, iids, err):  # pragma: no cover
+    """The explored graph in CSR form, states lo..hi-1 of it (called for consecutive ranges
+    from 0, so that the caller can poll its budget between them): the edges of state i are
+    offsets[i]..offsets[i+1]-1 (target state, instance), in successor order; unexpanded states
+    have none. Returns offsets[hi], the number of edges so far, or -1 if a successor is missing
+    from the table (an internal error)."""
+    e = offsets[lo]
+    for i in range(lo, hi):
         offsets[i] = e
         if flags[i] == 0:
             continue
@@ -227,14 +229,14 @@ def build_edges(states, table, flags, n, offsets, targets, edge_iids, s, w, out,
             targets[e] = x
             edge_iids[e] = iids[j]
             e += 1
-    offsets[n] = e
+    offsets[hi] = e
     return e
 
 
-def live_marks(states, flags, n, which, notq, s, err):  # pragma: no cover - compiled
-    """notq[i] = state i is expanded and q of liveness property `which` fails there; the
-    first state where q has a modelling error, or -1."""
-    for i in range(n):
+def live_marks(states, flags, lo, hi, which, notq, s, err):  # pragma: no cover - compiled
+    """notq[i] = state i (lo <= i < hi) is expanded and q of liveness property `which` fails
+    there; the first state where q has a modelling error, or -1."""
+    for i in range(lo, hi):
         notq[i] = 0
         if flags[i] == 0:
             continue
@@ -247,40 +249,58 @@ def live_marks(states, flags, n, which, notq, s, err):  # pragma: no cover - com
     return -1
 
 
-def fair_sccs(n, offsets, targets, edge_iids, notq, fair, accept, comp, work):  # pragma: no cover - compiled
+def fair_sccs(n, offsets, targets, edge_iids, notq, fair, accept, comp, work, onstack, count, taken, ctl,
+              steps):  # pragma: no cover - compiled
     """Maximal SCCs of the notq subgraph (iterative Tarjan). accept[i]: 1 when no fair
     instance is enabled in notq state i (it may stutter there), 2 when i lies in a fair SCC
     (one with a cycle in which every fair instance enabled in all its states is taken on an
-    edge inside it), else 0; comp[i] numbers i's SCC. `work` is scratch (5 * n int64)."""
+    edge inside it), else 0; comp[i] numbers i's SCC. `work` is scratch (5 * n int64),
+    `onstack` (n), `count` and `taken` (one per instance) zeros. Resumable, so that the caller
+    can poll its budget: each call takes at most `steps` steps of the search, its position kept
+    in `ctl` (6 int64, zeros before the first call); -1 while unfinished, then the number of
+    SCCs."""
     index = work[0:n]
     low = work[n:2 * n]
     stack = work[2 * n:3 * n]
     call_node = work[3 * n:4 * n]
     call_edge = work[4 * n:5 * n]
-    for i in range(n):
-        index[i] = -1
-        accept[i] = 0
-        comp[i] = -1
-    ninst = fair.shape[0]
-    count = np.zeros(ninst, np.int64)
-    taken = np.zeros(ninst, np.uint8)
-    onstack = np.zeros(n, np.uint8)
-    counter = 0
-    sp = 0
-    ncomp = 0
-    for root in range(n):
-        if notq[root] == 0 or index[root] >= 0:
-            continue
-        depth = 0
-        call_node[0] = root
-        call_edge[0] = offsets[root]
-        index[root] = counter
-        low[root] = counter
-        counter += 1
-        stack[sp] = root
-        sp += 1
-        onstack[root] = 1
+    if ctl[5] == 0:
+        for i in range(n):
+            index[i] = -1
+            accept[i] = 0
+            comp[i] = -1
+        ctl[1] = -1
+        ctl[5] = 1
+    root = ctl[0]
+    depth = ctl[1]
+    counter = ctl[2]
+    sp = ctl[3]
+    ncomp = ctl[4]
+    left = steps
+    while True:
+        if depth < 0:  # the next root
+            while root < n and (notq[root] == 0 or index[root] >= 0):
+                root += 1
+            if root >= n:
+                break
+            depth = 0
+            call_node[0] = root
+            call_edge[0] = offsets[root]
+            index[root] = counter
+            low[root] = counter
+            counter += 1
+            stack[sp] = root
+            sp += 1
+            onstack[root] = 1
         while depth >= 0:
+            if left == 0:
+                ctl[0] = root
+                ctl[1] = depth
+                ctl[2] = counter
+                ctl[3] = sp
+                ctl[4] = ncomp
+                return -1
+            left -= 1
             v = call_node[depth]
             e = call_edge[depth]
             if e < offsets[v + 1]:
@@ -350,6 +370,11 @@ def fair_sccs(n, offsets, targets, edge_iids, notq, fair, accept, comp, work):  
                 p = call_node[depth]
                 if low[v] < low[p]:
                     low[p] = low[v]
+    ctl[0] = root
+    ctl[1] = depth
+    ctl[2] = counter
+    ctl[3] = sp
+    ctl[4] = ncomp
     return ncomp
 
 
@@ -397,12 +422,12 @@ def can_reach_accepting(n, offsets, targets, notq, accept, reach, work):  # prag
     return tail
 
 
-def leads_to_start(states, n, which, reach, s, err):  # pragma: no cover - compiled
-    """The first state (in BFS order) where p of `which` holds among those marked in `reach`,
-    evaluating p in all of them as the Python engine does; (state, -1), or (-1, the first
-    state where p has a modelling error)."""
+def leads_to_start(states, lo, hi, which, reach, s, err):  # pragma: no cover - compiled
+    """The first state (in BFS order) of lo..hi-1 where p of `which` holds among those marked
+    in `reach`, evaluating p in all of them as the Python engine does; (state or -1, -1), or
+    (-1, the first state where p has a modelling error)."""
     start = -1
-    for i in range(n):
+    for i in range(lo, hi):
         if reach[i]:
             unpack(states, i, s)  # noqa: F821
             p = live_p(s, which, err)  # noqa: F821

@@ -18,7 +18,7 @@ import z3
 
 from gpcheck.checker.param.encode import ParamEncoder, PState
 from gpcheck.checker.param.instantiate import Instantiator, skolemize
-from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
 
 
 @dataclass
@@ -72,7 +72,7 @@ class Consecution:
             ms = deadline.ms()
             if ms is not None:
                 sol.set("timeout", max(1, ms))
-            r = sol.check(*assume)
+            r = trusted(sol.check(*assume))  # NOTE(stale-interrupt)
             if r == z3.unsat:
                 ids = {c.get_id() for c in sol.unsat_core()}
                 core |= {k for k, lit in enumerate(self.lits) if lit.get_id() in ids}

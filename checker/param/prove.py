@@ -32,7 +32,7 @@ from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.checker.param.induct import Consecution
 from gpcheck.checker.param.mine import View, mine_view, view_rows, views
 from gpcheck.checker.smt.mining import Atom
-from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
 from gpcheck.checker.verdict import Result, Verdict
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed:
         sol = solver()
         sol.add(init, z3.Or(*[viol_s[k] for k in active]))
         checks += 1
-        r = sol.check()
+        r = trusted(sol.check())  # NOTE(stale-interrupt)
         if r == z3.unsat:
             break
         if r != z3.sat and not _candidate_model(sol):
@@ -375,7 +375,7 @@ def _unsat(deadline: Deadline, *formulas: z3.BoolRef) -> bool:
     if ms is not None:
         sol.set("timeout", ms)
     sol.add(*formulas)
-    return sol.check() == z3.unsat
+    return trusted(sol.check()) == z3.unsat  # NOTE(stale-interrupt)
 
 
 def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,

@@ -7,11 +7,14 @@ properties checked so far are proved (held to bound only inside a `constraint`).
 
 from __future__ import annotations
 
+import functools
 import time
+from typing import Callable
 
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.decode import RawPath, format_args, read_instance, read_path, to_counterexample
 from gpcheck.checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
@@ -21,6 +24,21 @@ from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "bmc"
 UNROLL_TAG = "unroll."  # symbols of the transitions' activation literals
+
+
+def _stop_is_unknown(fn: Callable[..., Answer]) -> Callable[..., Answer]:
+    """A question whose encoding (unrolling one more step, a property's formula) was cut
+    short by the budget or the time limit (`budget.poll`, NOTE(time-limit)) is answered
+    `Unknown` with the stop's reason, as a Z3 timeout is: the engine goes on to report."""
+
+    @functools.wraps(fn)
+    def answer(*args: object) -> Answer:
+        try:
+            return fn(*args)
+        except budget.Stop as stop:
+            return Unknown(stop.text)
+
+    return answer
 
 
 class Unroller:
@@ -53,6 +71,7 @@ class Unroller:
 
     def extend_to(self, k: int) -> None:
         while self.depth < k:
+            budget.poll()  # NOTE(time-limit)
             j = self.depth
             nxt = self.enc.state(j + 1)
             if self.reusable:
@@ -71,6 +90,7 @@ class Unroller:
             return []
         return self.active[:k]
 
+    @_stop_is_unknown
     def check_at(self, k: int, *formulas: z3.BoolRef) -> Answer:
         """Is there a path s_0 .. s_k from an initial state on which `formulas` hold?"""
         on = self.assumptions(k)
@@ -78,6 +98,7 @@ class Unroller:
             self.sess.add(*formulas)
             return self.sess.check(*on)
 
+    @_stop_is_unknown
     def check_bad(self, p: SafetyProp, k: int) -> Answer:
         """Is `p` violated at position k of some path from the initial states?"""
         self.extend_to(k)
@@ -85,6 +106,7 @@ class Unroller:
             return Unsat()
         return self.check_at(k, bad(self.enc, p, self.path[: k + 1], k))
 
+    @_stop_is_unknown
     def has_path(self, k: int) -> Answer:
         return self.sess.check(*self.assumptions(k))
 

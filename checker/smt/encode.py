@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker.smt.terms import (
     Agg,
     FALSE,
@@ -363,6 +364,7 @@ def step_paths(enc: Encoder, action: int, s: State, args: Sequence[z3.ExprRef], 
     out: list[PathEnc] = []
     stack: list[list[int]] = [[]]
     while stack:
+        budget.poll()  # NOTE(time-limit)
         prefix = stack.pop()
         oracle = _Oracle(prefix)
         ex = _Exec(enc, list(s), oracle=oracle)
@@ -448,6 +450,7 @@ class _Exec:
         for st in body:
             if z3.is_false(self.alive):
                 return
+            budget.poll()  # NOTE(time-limit): a `for` unrolled over a large range runs here
             self.stmt(st, guard)
 
     def stmt(self, st: ir.Stmt, guard: z3.BoolRef) -> None:
@@ -645,6 +648,7 @@ class _Exec:
         vals: list[z3.ExprRef] = []
         errs: list[z3.BoolRef] = []
         for _, lit in dom:
+            budget.poll()  # NOTE(time-limit): a fold over thousands of elements
             self.locals[e.binder.id] = lit
             v, err = self.eval(e.body)
             assert isinstance(v, z3.ExprRef)
@@ -715,7 +719,9 @@ def _select(arr: Agg, idx: z3.ExprRef, num: Num) -> Value:
             chosen = elems[-1][1]
     else:
         cur = list(elems[-1][1])
-        for lit, sl in reversed(elems[:-1]):
+        for i, (lit, sl) in enumerate(reversed(elems[:-1])):
+            if not i & 0xFF:
+                budget.poll()  # NOTE(time-limit): an ite-chain over a large array
             c = mk_eq(idx, lit)
             cur = [mk_ite(c, a, b) for a, b in zip(sl, cur)]
         chosen = tuple(cur)
@@ -746,7 +752,10 @@ def error_free(enc: Encoder, s: State) -> z3.BoolRef:
     """No action instance fails with a modelling error in `s` (or `s` is not expanded)."""
 
     def build(ts: State, _: State) -> z3.BoolRef:
-        fails = [enc.step(ai, ts, enc.instance_args(ai, vals)).error for ai, vals in enc.instances()]
+        fails = []
+        for ai, vals in enc.instances():
+            budget.poll()  # NOTE(time-limit)
+            fails.append(enc.step(ai, ts, enc.instance_args(ai, vals)).error)
         return mk_or(mk_not(enc.in_constraints(ts)), mk_not(mk_or(*fails)))
 
     return enc._instantiate(("error_free",), build, s)

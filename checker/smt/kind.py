@@ -16,6 +16,7 @@ import time
 from typing import Sequence
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
 from gpcheck.checker.smt.encode import BV_LOGIC, Encoder, State, bv_encoder
@@ -58,6 +59,7 @@ class _StepPath:
             self.sess.add(atom.z3(self.path[j]))
 
     def extend(self) -> None:
+        budget.poll()  # NOTE(time-limit)
         j = len(self.path) - 1
         nxt = self.enc.state(j + 1, STEP_TAG)
         self.sess.add(self.enc.in_range(nxt), self.enc.trans(self.path[j], nxt, j, STEP_TAG))
@@ -108,7 +110,10 @@ def run_kind(
         remaining = deadline.remaining()
         share = deadline if remaining is None else Deadline(remaining / (len(order) - n))
         base.sess.deadline = share
-        r = _kind_one(enc, props[i], base, lemmas_used, max_k, share, aux)
+        try:
+            r = _kind_one(enc, props[i], base, lemmas_used, max_k, share, aux)
+        except budget.Stop as stop:  # the inductive step's encoding cut short (NOTE(time-limit))
+            r = unknown_result(props[i], ENGINE, stop.text, None)
         base.sess.deadline = deadline
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         if aux_stats:

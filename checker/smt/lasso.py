@@ -23,6 +23,7 @@ import time
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.bmc import ENGINE, Unroller, unknown_result
 from gpcheck.checker.smt.decode import read_path, to_counterexample
@@ -94,8 +95,11 @@ def run_lasso(model: ir.Model, props: list[ir.Liveness], *, depth: int, deadline
     enc = bv_encoder(model)
     out: dict[str, Result] = {}
     for prop in props:
-        un = Unroller(enc, deadline, reusable=False)
-        out[prop.name] = _one(enc, un, prop, depth)
+        try:
+            un = Unroller(enc, deadline, reusable=False)
+            out[prop.name] = _one(enc, un, prop, depth)
+        except budget.Stop as stop:  # a lasso's encoding cut short (NOTE(time-limit))
+            out[prop.name] = unknown_result(SafetyProp(prop.name, "liveness"), ENGINE, stop.text, None)
         out[prop.name].detail.setdefault("seconds", round(time.monotonic() - start, 4))
     return [out[p.name] for p in props]
 

@@ -24,9 +24,10 @@ from typing import Sequence
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker.smt.decode import read_path, to_counterexample
 from gpcheck.checker.smt.encode import Encoder, State, _Exec
-from gpcheck.checker.smt.session import Deadline
+from gpcheck.checker.smt.session import Deadline, trusted
 from gpcheck.checker.verdict import Result, Verdict
 
 KIND = "latency"
@@ -55,6 +56,7 @@ def _costs(enc: Encoder, path: list[State]) -> tuple[list[z3.ArithRef], bool]:
     out: list[z3.ArithRef] = []
     fallible = False
     for j in range(len(path) - 1):
+        budget.poll()  # NOTE(time-limit)
         term: z3.ArithRef = z3.IntVal(0)
         for ai in reversed(range(len(model.actions))):
             a = model.actions[ai]
@@ -96,7 +98,7 @@ def _one(enc: Encoder, p: ir.Latency, path: list[State], costs: list[z3.ArithRef
         opt.push()
         (opt.maximize if maximise else opt.minimize)(total)
         try:
-            ans = opt.check()
+            ans = trusted(opt.check())  # NOTE(stale-interrupt)
             return str(ans), (opt.model() if ans == z3.sat else None)
         finally:
             opt.pop()

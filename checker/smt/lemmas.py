@@ -29,6 +29,7 @@ import numpy as np
 
 import z3
 
+from gpcheck.checker import budget
 from gpcheck.checker.smt.mining import Atom, AtomTable, mine_atoms, render_atom
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
 from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
@@ -118,6 +119,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     # initiation (its own solver: the checker's lits imply the atoms in s)
     init = mk_and(*ck.system.init, *ck.system.slot_rng)
     while active:
+        budget.poll()  # NOTE(time-limit)
         solver = _solver(ck.seed, deadline)
         solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
         r = trusted(solver.check())
@@ -135,6 +137,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     on = set(active)
     solver.add(*(mk_not(ck.lits[k]) for k in candidates if k not in on))  # dropped at initiation
     while active:
+        budget.poll()  # NOTE(time-limit)
         ms = deadline.ms()
         if ms is not None:
             solver.set("timeout", ms)

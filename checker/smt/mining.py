@@ -25,6 +25,7 @@ import numpy as np
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker.smt.encode import Slot
 from gpcheck.checker.smt.session import Deadline
 from gpcheck.checker.smt.terms import mk_and, mk_not
@@ -53,6 +54,7 @@ class Atom:
         return sum(c * s[i] for c, i in self.terms) <= self.k
 
     def z3(self, st: Sequence[z3.ExprRef]) -> z3.BoolRef:
+        budget.poll()  # NOTE(time-limit): tens of thousands of atoms are built at once
         conds = [_eq(st[i], v) for i, v in self.cond]
         if self.kind == "ne":
             body = mk_not(_eq(st[self.terms[0][1]], self.k))
@@ -207,6 +209,7 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
     if max_conditions < 1:
         return out
     for c in conds:
+        budget.poll()  # NOTE(time-limit)
         sub = arr[masks[c]]
         clo, chi = sub.min(axis=0), sub.max(axis=0)
         cvals = [np.unique(sub[:, i]) if len(values[i]) <= SMALL_DOMAIN else None for i in range(nslots)]
@@ -218,6 +221,7 @@ def mine_atoms(slots: Sequence[Slot], states: Sequence[tuple[int, ...]], limit: 
     if max_conditions < 2:
         return out
     for c1, c2 in itertools.combinations(conds, 2):
+        budget.poll()  # NOTE(time-limit)
         if c1[0] == c2[0]:
             continue
         m = masks[c1] & masks[c2]
@@ -293,6 +297,7 @@ def _pairs(ints: Sequence[int], cond: tuple[tuple[int, int], ...], sub: np.ndarr
             return out
     cols = sub[:, ints]
     for a in range(len(ints) - 1):
+        budget.poll()  # NOTE(time-limit): pairs of thousands of slots
         i = ints[a]
         rest = ints[a + 1:]
         d = cols[:, a:a + 1] - cols[:, a + 1:]

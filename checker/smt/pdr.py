@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker import budget
 from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.bmc import Unroller, proved_result, unknown_result
 from gpcheck.checker.smt.lemmas import LemmaProver
@@ -100,6 +101,7 @@ class _System:
         self.clauses: list[_Clause] = []
         self.clause_actions: list[int] = []  # the action each clause is a path of
         for ai in range(len(model.actions)):
+            budget.poll()  # NOTE(time-limit)
             args = enc.params(ai, 0, TAG)
             self.params += list(args)
             dom = mk_and(cons, enc.param_domain(ai, args))
@@ -122,17 +124,30 @@ class _System:
         return in_type(self.enc.slots[i].type, self.s[i])
 
     def reads(self, e: z3.ExprRef) -> frozenset[int]:
-        """The slots a term mentions."""
-        key = e.get_id()
-        hit = self._reads_cache.get(key)
-        if hit is not None and hit[0].eq(e):
-            return hit[1]
-        if z3.is_const(e):
-            out = frozenset([self.index[key]]) if key in self.index else frozenset()
-        else:
-            out = frozenset().union(*(self.reads(c) for c in e.children()))
-        self._reads_cache[key] = (e, out)  # the term is kept alive: Z3 reuses ids of freed terms
-        return out
+        """The slots a term mentions (an iterative walk: an ite-chain over a large array's
+        elements nests thousands deep, past Python's recursion limit)."""
+        cache = self._reads_cache
+        todo: list[tuple[z3.ExprRef, bool]] = [(e, False)]
+        steps = 0
+        while todo:
+            t, ready = todo.pop()
+            steps += 1
+            if not steps & 0x3FF:
+                budget.poll()  # NOTE(time-limit)
+            key = t.get_id()
+            hit = cache.get(key)
+            if hit is not None and hit[0].eq(t):
+                continue
+            if z3.is_const(t):
+                out = frozenset([self.index[key]]) if key in self.index else frozenset()
+            elif not ready:
+                todo.append((t, True))
+                todo.extend((c, False) for c in t.children())
+                continue
+            else:
+                out = frozenset().union(*(cache[c.get_id()][1] for c in t.children()))
+            cache[key] = (t, out)  # the term is kept alive: Z3 reuses ids of freed terms
+        return cache[e.get_id()][1]
 
     def query(
         self, kept: list[int], bad_bodies: list[z3.BoolRef], deadline: Deadline, seed: int,
@@ -271,32 +286,35 @@ def run_pdr(
             out.append(unknown_result(p, ENGINE, "timeout", None))
             continue
         r = None
-        meter.note(engine=ENGINE, phase="lemmas", prop=p.name)
-        if prover is not None:
-            r = _by_lemmas(system, prover, p, deadline)
-        if r is None and cm is not None:
-            if violations is None:  # once, for every property: the explicit search checks them together
-                t0 = time.monotonic()
-                meter.note(engine=ENGINE, phase="explicit counterexamples", prop=p.name)
-                violations = sample_violations(cm, props, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS), ENGINE)
-                stats["counterexample_search_seconds"] = round(time.monotonic() - t0, 3)
-                shared += time.monotonic() - t0
-                started += time.monotonic() - t0
-            r = violations.get(p.name)
-        if r is None and complete:
-            if cert is None:
-                t0 = time.monotonic()
-                meter.note(engine=ENGINE, phase="reachable-set certificate", prop=p.name)
-                cert = ReachCertificate(system, states, _share(deadline, LEMMA_SECONDS))
-                stats.update(certificate_nodes=cert.nodes, certificate_seconds=round(time.monotonic() - t0, 3),
-                             certificate_inductive=cert.inductive)
-                shared += time.monotonic() - t0
-                started += time.monotonic() - t0
-            if cert.inductive:
-                r = _by_certificate(system, cert, p, deadline)
-        if r is None:
-            meter.note(engine=ENGINE, phase="spacer", prop=p.name)
-            r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
+        try:
+            meter.note(engine=ENGINE, phase="lemmas", prop=p.name)
+            if prover is not None:
+                r = _by_lemmas(system, prover, p, deadline)
+            if r is None and cm is not None:
+                if violations is None:  # once, for every property: the explicit search checks them together
+                    t0 = time.monotonic()
+                    meter.note(engine=ENGINE, phase="explicit counterexamples", prop=p.name)
+                    violations = sample_violations(cm, props, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS), ENGINE)
+                    stats["counterexample_search_seconds"] = round(time.monotonic() - t0, 3)
+                    shared += time.monotonic() - t0
+                    started += time.monotonic() - t0
+                r = violations.get(p.name)
+            if r is None and complete:
+                if cert is None:
+                    t0 = time.monotonic()
+                    meter.note(engine=ENGINE, phase="reachable-set certificate", prop=p.name)
+                    cert = ReachCertificate(system, states, _share(deadline, LEMMA_SECONDS))
+                    stats.update(certificate_nodes=cert.nodes, certificate_seconds=round(time.monotonic() - t0, 3),
+                                 certificate_inductive=cert.inductive)
+                    shared += time.monotonic() - t0
+                    started += time.monotonic() - t0
+                if cert.inductive:
+                    r = _by_certificate(system, cert, p, deadline)
+            if r is None:
+                meter.note(engine=ENGINE, phase="spacer", prop=p.name)
+                r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
+        except budget.Stop as stop:  # its encoding cut short by the budget or the time limit (NOTE(time-limit))
+            r = unknown_result(p, ENGINE, stop.text, None)
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         out.append(r)
     for r in out:  # the shared work is known only now: a later property may have started a part of it

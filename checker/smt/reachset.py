@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import z3
 
+from gpcheck.checker import budget
 from gpcheck.checker.smt.encode import Slot
 from gpcheck.checker.smt.session import Deadline, trusted
 from gpcheck.checker.smt.terms import INT, TRUE, Num, mk_and, mk_eq, mk_not, mk_or, scalar_lit
@@ -25,27 +26,46 @@ if TYPE_CHECKING:
 
 def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
                       states: Sequence[tuple[int, ...]], num: Num = INT) -> tuple[z3.BoolRef, int]:
-    """`terms` is one of `states`, as a shared decision diagram; and its number of nodes."""
+    """`terms` is one of `states`, as a shared decision diagram; and its number of nodes. Built
+    bottom-up with an explicit stack: the diagram is as deep as the state has slots, thousands
+    for a large array, past Python's recursion limit."""
+    if not states:
+        return z3.BoolVal(False), 0
     memo: dict[tuple[int, frozenset[tuple[int, ...]]], z3.BoolRef] = {}
     n = len(terms)
 
-    def node(i: int, suffixes: frozenset[tuple[int, ...]]) -> z3.BoolRef:
-        if i == n:
-            return TRUE
-        key = (i, suffixes)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
+    def split(suffixes: frozenset[tuple[int, ...]]) -> list[tuple[int, frozenset[tuple[int, ...]]]]:
         by_value: dict[int, list[tuple[int, ...]]] = {}
         for sf in suffixes:
             by_value.setdefault(sf[0], []).append(sf[1:])
-        out = mk_or(*(mk_and(mk_eq(terms[i], scalar_lit(slots[i].type, v, num)), node(i + 1, frozenset(rest)))
-                      for v, rest in sorted(by_value.items())))
-        memo[key] = out
-        return out
+        return [(v, frozenset(rest)) for v, rest in sorted(by_value.items())]
 
-    f = node(0, frozenset(states)) if states else z3.BoolVal(False)
-    return f, len(memo)
+    def below(i: int, rest: frozenset[tuple[int, ...]]) -> z3.BoolRef:
+        return TRUE if i == n else memo[(i, rest)]
+
+    root = (0, frozenset(states))
+    if n == 0:
+        return TRUE, 0
+    pending: dict[tuple[int, frozenset[tuple[int, ...]]], list[tuple[int, frozenset[tuple[int, ...]]]]] = {}
+    stack = [root]
+    while stack:
+        key = stack[-1]
+        if key in memo:
+            stack.pop()
+            continue
+        i, suffixes = key
+        kids = pending.get(key)
+        if kids is None:  # first visit: its children first
+            budget.poll()  # NOTE(time-limit)
+            kids = pending[key] = split(suffixes)
+            if i + 1 < n:
+                stack.extend((i + 1, rest) for _, rest in kids if (i + 1, rest) not in memo)
+            continue
+        stack.pop()
+        del pending[key]
+        memo[key] = mk_or(*(mk_and(mk_eq(terms[i], scalar_lit(slots[i].type, v, num)), below(i + 1, rest))
+                            for v, rest in kids))
+    return memo[root], len(memo)
 
 
 class ReachCertificate:

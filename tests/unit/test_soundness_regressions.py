@@ -279,3 +279,88 @@ def test_a_stopped_command_leaves_no_z3_interrupt_behind():
     with budget.activate():
         z3.main_ctx().interrupt()  # what the watchdog does every tick once a command has stopped
     assert_violated(m, verify(m, engine="bmc", depth=2).result("inv0"), 0)
+
+
+# ---------------------------------------------------------------------------- no Z3 answer after a stop
+
+# NOTE(stale-interrupt): once the budget has stopped, the watchdog interrupts Z3 every tick, and a
+# canceled check may answer wrongly (unsat), so no answer of a check made after the stop is
+# trusted. --for-all's solvers (checker/param/) and a few others took Z3's answers as they came.
+# The budget here is stopped without its watchdog: Z3 is never interrupted, so every check
+# answers truly, and the engines must still refuse the answers.
+NEVER_TWO = """model never_two
+const N = 2
+var w: [0..N-1] -> 0..2 = 0
+action set(k: 0..N-1) { w[k] = 1 - w[k] }
+allow deadlock
+invariant no_two: all k in 0..N-1: w[k] != 2
+"""
+
+
+@pytest.fixture
+def stopped_budget(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The command's budget, stopped (as by SIGINT) but with no watchdog to interrupt Z3."""
+    from gpcheck.checker import budget
+
+    monkeypatch.setattr(budget, "_state", budget._State())
+    why = "interrupted (test)"
+    budget.request_stop(budget.INTERRUPTED, why)
+    return why
+
+
+def test_for_all_proves_without_a_stop(tmp_path):
+    """The control of the next test: the same call proves it when nothing stopped."""
+    from gpcheck.checker.param import verify_for_all
+
+    path = tmp_path / "m.gpspec"
+    path.write_text(NEVER_TWO)
+    assert verify_for_all(path, ["N"], {"N": 1}, timeout=60).result("no_two").verdict is Verdict.PROVED
+
+
+def test_for_all_proves_nothing_once_the_budget_stopped(tmp_path, stopped_budget):
+    from gpcheck.checker.param import verify_for_all
+
+    path = tmp_path / "m.gpspec"
+    path.write_text(NEVER_TWO)
+    r = verify_for_all(path, ["N"], {"N": 1}, timeout=60).result("no_two")
+    assert r.verdict is Verdict.UNKNOWN, r
+
+
+def test_no_solver_answer_is_trusted_once_the_budget_stopped(stopped_budget):
+    """Each helper that reads a Z3 answer directly, on a question whose true answer is unsat."""
+    import z3
+
+    from gpcheck.checker.param.prove import _unsat
+    from gpcheck.checker.smt.session import Deadline, trusted
+
+    assert trusted(z3.Solver().check(z3.BoolVal(False))) == z3.unknown
+    assert _unsat(Deadline(None), z3.BoolVal(False)) is False
+
+
+# ---------------------------------------------------------------------------- deep terms of large arrays
+
+# An ite-chain over a large array's elements nests thousands deep: pdr's walks over such terms
+# recursed past Python's limit (RecursionError: "internal error", exit 2, on a well-formed spec).
+def test_pdr_walks_terms_thousands_deep():
+    import z3
+
+    from gpcheck.checker.smt.encode import Encoder
+    from gpcheck.checker.smt.pdr import _System
+
+    system = _System(Encoder(model("var x: 0..3 = 0\nvar y: 0..3 = 0\naction a { x = y }\n")))
+    x, y = system.s
+    deep = y
+    for k in range(5000):
+        deep = z3.If(x == k % 4, deep, y + k)
+    assert system.reads(deep == 0) == frozenset({0, 1})
+
+
+def test_the_reach_set_certificate_of_a_state_with_thousands_of_slots():
+    from gpcheck.checker.smt.encode import Encoder
+    from gpcheck.checker.smt.reachset import state_set_formula
+
+    m = model("var a: [0..1499] -> 0..1 = 0\nvar t: 0..3 = 0\naction tick { require t < 3\n t = t + 1 }\n"
+              "allow deadlock\n")
+    enc = Encoder(m)
+    f, nodes = state_set_formula(enc.slots, enc.state(0), [tuple([0] * 1500 + [t]) for t in range(4)])
+    assert nodes == 1501
