@@ -238,6 +238,13 @@ class _parallel:
         self.cnt = np.zeros(self.chunk, dtype=np.int64)
         self.dead = np.zeros(self.chunk, dtype=np.uint8)
         self.bad = np.zeros(self.chunk, dtype=np.uint8)
+        local = 1
+        while local < 2 * rows:
+            local *= 2
+        self.local = np.zeros(local, dtype=np.int64)  # merge_chunk's table of the chunk's new keys
+        self.gen = 0  # its generation: one per chunk
+        self.newtags = np.zeros(rows, dtype=np.int64)
+        self.deferred = np.zeros(rows, dtype=np.uint8)
 
     def __call__(self, init_keys: np.ndarray, states: np.ndarray, parent: np.ndarray, table: np.ndarray,
                  flags: np.ndarray, ctl: np.ndarray, fired: np.ndarray, want_inv: np.ndarray, inv_first: np.ndarray,
@@ -276,10 +283,12 @@ class _parallel:
                 return int(mod.expand(*seq, m, *scratch))
             if n + int(self.cnt[:m].sum()) > cap:
                 return GROW
-            status = int(mod.merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
+            self.gen += 1
+            status = int(mod.merge_chunk(states, parent, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
                                          len(inv_bad), check_deadlock, max_states, m, self.pout, self.poiids,
                                          self.cnt, self.found, self.hashes, self.ebad, self.ibad, self.inside,
-                                         self.dead))
+                                         self.dead, self.local, self.gen, self.newtags))
+            mod.insert_new(table, self.newtags, int(ctl[CTL_N]) - n, n, self.threads, self.deferred)
             if status != RUNNING:
                 return status
             done += m
@@ -393,9 +402,9 @@ def _grow(g: PackedGraph, used: int, need: int) -> None:
         size = 2 * g.table.shape[0]
         while need * 100 > size * MAX_LOAD_PERCENT:
             size *= 2
-        g.table = np.empty(0, dtype=np.int64)  # let the old table go before the new one is made
-        g.table = np.zeros(size, dtype=np.int64)
-        g.module.rehash(g.states, used, g.table)
+        old, g.table = g.table, np.zeros(size, dtype=np.int64)
+        g.module.retable(old, g.table)  # from the tags alone, in order (gpmodel/jit_kernels.retable)
+        del old
 
 
 def _keep_path(res: Search, g: PackedGraph, i: int) -> State:
