@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from gpcheck.gpmodel import CompiledModel, ModelError, State
-from gpcheck.gpmodel.jit import load_model_module, module_source
+from gpcheck.gpmodel.jit import has_machine_code, load_model_module, module_source
 from gpcheck.gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_LEVEL_END, CTL_N, CTL_NEXT_COUNT, CTL_PRUNED, CTL_SIZE,
     CTL_STARTED, DONE, FAULT_EXPAND,
@@ -88,14 +88,17 @@ class PackedGraph:
 
 
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
-           packed: PackedLayout | None = None, workers: int = 1,
+           packed: PackedLayout | None = None, workers: int | str = 1,
            fingerprint: bool = False) -> tuple[Search, PackedGraph]:
     """Breadth-first search of every reachable state; the same `Search` as explicit.search
     (with `parent` restricted to counterexample paths) and the stored graph. With `workers`
     > 1 each BFS level is expanded by that many threads and merged in order
-    (NOTE(parallel-bfs) in gpmodel/jit_parallel.py): the same states, numbers and results.
+    (NOTE(parallel-bfs) in gpmodel/jit_parallel.py): the same states, numbers and results;
+    "auto": `auto_workers()` threads, on frontiers large enough to pay (see _parallel).
     With `fingerprint` the visited set keeps 64-bit fingerprints, not keys
     (NOTE(fingerprint-bfs) in gpmodel/jit_fingerprint.py): one worker."""
+    auto = workers == "auto"
+    workers = (1 if fingerprint else auto_workers()) if auto else int(workers)
     if fingerprint and workers > 1:
         raise ValueError("fingerprints run on one worker")
     model = cm.model
@@ -146,7 +149,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     if fingerprint:
         step = _fingerprints(mod, g, ninst)
     else:
-        step = _sequential(mod, ninst) if workers <= 1 else _parallel(mod, cm, packed, workers)
+        step = _sequential(mod, ninst) if workers <= 1 else _parallel(mod, cm, packed, workers, auto)
     status = RUNNING
     meter.begin("explicit", "compiled core")
     while status == RUNNING or status == GROW:
@@ -214,16 +217,43 @@ PARALLEL_ROWS = 1 << 18  # successor rows of one parallel chunk (chunk states x 
 PARALLEL_CHUNK = 1 << 16  # at most this many states a chunk
 PARALLEL_MIN = 512  # fewer unexpanded states than this: expanded by the sequential kernel (a
 # launch on every thread costs more than it saves, and a deep, narrow search has one per level)
+AUTO_MIN_CORES = 4  # --workers auto: fewer idle cores than this, one thread (measured: on 2 cores
+# shared with other work, 2 threads were slower than one; on 16 idle cores, 16 were 4.2x faster)
+AUTO_MAX_WORKERS = 16  # --workers auto: at most this many threads (the most measured)
+AUTO_COLD_FRONTIER = 100_000  # --workers auto, parallel kernels not compiled yet: the frontier at
+# which compiling them (seconds, once per model and constants) starts to pay
+
+
+def auto_workers() -> int:
+    """The threads `--workers auto` uses: the cores this process may run on, less the load
+    average (cores busy with other work), at most AUTO_MAX_WORKERS; 1 when fewer than
+    AUTO_MIN_CORES are left. A choice of speed only: every worker count gives the same
+    states, numbers and results (NOTE(parallel-bfs))."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except (AttributeError, OSError):
+        busy = 0
+    idle = min(cores, AUTO_MAX_WORKERS, max(1, cores - busy))
+    return idle if idle >= AUTO_MIN_CORES else 1
 
 
 class _parallel:
     """The chunk loop of the parallel search (NOTE(parallel-bfs) in gpmodel/jit_parallel.py):
-    called as the sequential `expand`, with the same results."""
+    called as the sequential `expand`, with the same results. Frontiers smaller than
+    `min_frontier` are expanded by the sequential kernel; the threads start with the first
+    parallel chunk (so a small model never starts them)."""
 
-    def __init__(self, mod: ModuleType, cm: CompiledModel, packed: PackedLayout, workers: int):
+    def __init__(self, mod: ModuleType, cm: CompiledModel, packed: PackedLayout, workers: int, auto: bool = False):
         self.mod = mod
-        self.threads = int(mod.set_threads(workers))
-        self.nblocks = 4 * self.threads  # blocks of a chunk, taken by the threads as they come free
+        self.workers = workers
+        self.threads = 0  # started at the first parallel chunk
+        self.min_frontier = PARALLEL_MIN
+        if auto and not has_machine_code(mod, "chunk_successors"):
+            self.min_frontier = max(PARALLEL_MIN, AUTO_COLD_FRONTIER)
         ninst = max(1, len(cm.instances))
         self.chunk = max(1, min(PARALLEL_CHUNK, PARALLEL_ROWS // ninst))
         rows = self.room = self.chunk * ninst
@@ -270,15 +300,17 @@ class _parallel:
                 ctl[CTL_LEVEL_END] = n
                 ctl[CTL_NEXT_COUNT] = 0
             m = min(self.chunk, n - cur)  # stored states, possibly past the level's end
-            if m < PARALLEL_MIN:
+            if n - cur < self.min_frontier:
                 status = int(mod.expand(*seq, m, *scratch))
                 if status != RUNNING:
                     return status
                 done += m
                 continue
+            if not self.threads:
+                self.threads = int(mod.set_threads(self.workers))
             mod.chunk_successors(states, table, flags, cur, m, self.pout, self.poiids, self.cnt, self.found,
                                  self.hashes, self.ebad, self.ibad, self.inside, self.dead, self.bad, want_inv, want_tr,
-                                 len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, self.nblocks)
+                                 len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, 4 * self.threads)
             if self.bad[:m].any():  # a modelling error: the sequential kernel meets it in order
                 return int(mod.expand(*seq, m, *scratch))
             if n + int(self.cnt[:m].sum()) > cap:

@@ -295,6 +295,12 @@ def is_cached_source(source: str) -> bool:
     return name in sys.modules or any((cache_dir() / "__pycache__").glob(f"{name}.expand-*.nbi"))
 
 
+def has_machine_code(module: ModuleType, function: str) -> bool:
+    """Whether numba has cached machine code for `function` of a loaded generated module (a
+    first call then loads it instead of compiling it)."""
+    return any((cache_dir() / "__pycache__").glob(f"{module.__name__}.{function}-*.nbi"))
+
+
 def load_model_module(source: str) -> ModuleType:
     """Import a generated model module (and first the shared modules it imports)."""
     load_module(_RUNTIME)
