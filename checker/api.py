@@ -135,7 +135,7 @@ def stopped_reasons(results: list[Result]) -> list[Result]:
 
 
 def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
-                 core: str = "auto", workers: int | str = 1, fingerprint: bool = False,
+                 core: str = "auto", workers: int | str = "auto", fingerprint: bool = False,
                  symmetry: str = "off") -> Report:
     """The explicit engine. `core` python: the reference search of checker/explicit.py;
     compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the

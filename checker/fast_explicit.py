@@ -273,6 +273,7 @@ class _parallel:
             local *= 2
         self.local = np.zeros(local, dtype=np.int64)  # merge_chunk's table of the chunk's new keys
         self.gen = 0  # its generation: one per chunk
+        self.newrows = np.zeros(rows, dtype=np.int64)
         self.newtags = np.zeros(rows, dtype=np.int64)
         self.deferred = np.zeros(rows, dtype=np.uint8)
 
@@ -313,14 +314,19 @@ class _parallel:
                                  len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, 4 * self.threads)
             if self.bad[:m].any():  # a modelling error: the sequential kernel meets it in order
                 return int(mod.expand(*seq, m, *scratch))
-            if n + int(self.cnt[:m].sum()) > cap:
+            rows = int(self.cnt[:m].sum())
+            if n + rows > cap:
                 return GROW
             self.gen += 1
-            status = int(mod.merge_chunk(states, parent, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
+            local = 1 << 10
+            while local < 2 * rows:  # the chunk-private table: small enough to stay in cache
+                local *= 2
+            status = int(mod.merge_chunk(parent, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
                                          len(inv_bad), check_deadlock, max_states, m, self.pout, self.poiids,
                                          self.cnt, self.found, self.hashes, self.ebad, self.ibad, self.inside,
-                                         self.dead, self.local, self.gen, self.newtags))
-            mod.insert_new(table, self.newtags, int(ctl[CTL_N]) - n, n, self.threads, self.deferred)
+                                         self.dead, self.local[:local], self.gen, self.newrows))
+            mod.insert_new(states, table, self.pout, self.hashes, self.newrows, self.newtags,
+                           int(ctl[CTL_N]) - n, n, self.threads, self.deferred)
             if status != RUNNING:
                 return status
             done += m

@@ -12,9 +12,9 @@ successors not yet stored their invariants, constraints and terminal predicates.
 the chunk is merged on one thread, in the sequential order: the same
 `fired` counts, the same numbers for the new states (so the same parents and BFS order), the
 same first violations (`merge_chunk`). That pass reads the chunk's rows in order and touches
-no large table: successors that were new before the chunk are told apart through a small table
-private to the chunk. The new states are then entered into the main hash table on every
-thread (`insert_new`: each thread owns a range of slots). The result is therefore identical to
+no large array at random: successors that were new before the chunk are told apart through a
+small table private to the chunk. The new states are then stored and entered into the main
+hash table on every thread (`insert_new`: each thread owns a range of slots). The result is therefore identical to
 the sequential `expand`, state for state. A chunk in which any evaluation hits a modelling
 error commits nothing: it is run again by the sequential `expand`, which stops at the very
 error the sequential search meets. The loop over chunks is checker/fast_explicit.py's `_parallel`."""
@@ -109,16 +109,17 @@ def chunk_successors(states, table, flags, cur, m, out, oiids, cnt, found, hashe
     return 0
 
 
-def merge_chunk(states, parent, flags, ctl, fired, inv_first, tr_first, ntr, ninv, check_deadlock, max_states,
-                m, pout, poiids, cnt, found, hashes, ebad, ibad, inside, dead, local, gen, newtags):  # pragma: no cover
+def merge_chunk(parent, flags, ctl, fired, inv_first, tr_first, ntr, ninv, check_deadlock, max_states,
+                m, pout, poiids, cnt, found, hashes, ebad, ibad, inside, dead, local, gen, newrows):  # pragma: no cover
     """Merge the chunk of the m states from ctl[CTL_CUR] on, which `chunk_successors` expanded,
     in the order of the sequential `expand` (same numbers, counts and first violations); the
     room for every successor is there. A successor not stored before the chunk (found[r] < 0)
     is looked up in `local`, a table private to this chunk (entries (gen << 32) | (r + 1) of
     the first row with that key: older generations count as empty, so it is never cleared): the
     first row with a new key is stored as state n (found[r] becomes n), the later ones get that
-    number. The main table is not touched here: newtags[j] is the hash tag of new state n0 + j,
-    for `insert_new`, which enters them on every thread. RUNNING, DONE or LIMIT; ctl updated."""
+    number. Neither `states` nor the main table is written here: newrows[j] is the row of new
+    state n0 + j, which `insert_new` stores and enters on every thread. RUNNING, DONE or LIMIT;
+    ctl updated."""
     n = ctl[CTL_N]  # noqa: F821
     cur = ctl[CTL_CUR]  # noqa: F821
     level_end = ctl[CTL_LEVEL_END]  # noqa: F821
@@ -178,9 +179,7 @@ def merge_chunk(states, parent, flags, ctl, fired, inv_first, tr_first, ntr, nin
                     tr_first[y, 2] = x
             if x != n:
                 continue
-            for q in range(words):
-                states[n, q] = pout[r, q]
-            newtags[n - n0] = np.int64(hashes[r] >> np.uint64(32))
+            newrows[n - n0] = r
             parent[n] = i
             n += 1
             for y in range(ninv):
@@ -202,14 +201,24 @@ def merge_chunk(states, parent, flags, ctl, fired, inv_first, tr_first, ntr, nin
     return status
 
 
-def insert_new(table, newtags, nnew, n0, nparts, deferred):  # pragma: no cover - compiled
-    """Enter the new states n0 .. n0+nnew-1 (hash tags in `newtags`; no two with the same key,
-    none in the table yet) into the main table, on every thread: part p owns the slots
-    [p*per, (p+1)*per) and inserts, in order, the states whose probe starts there (`home`). A
-    state whose probe would run past its part's last slot (into the next part's, or around the
-    table's end) is deferred and inserted after all parts, on one thread. Linear probing stays
-    valid (every slot between a key's home and its slot is full) and the layout is the same at
-    any thread timing. Returns the number deferred."""
+def insert_new(states, table, pout, hashes, newrows, newtags, nnew, n0, nparts, deferred):  # pragma: no cover
+    """Store the new states n0 .. n0+nnew-1 (state n0 + j is row newrows[j] of `pout`; no two
+    with the same key, none in the table yet) and enter them into the main table, on every
+    thread. First each thread copies a range of them into `states` (and their hash tags into
+    `newtags`); then part p of the table owns the slots [p*per, (p+1)*per) and inserts, in
+    order, the states whose probe starts there (`home`). A state whose probe would run past its
+    part's last slot (into the next part's, or around the table's end) is deferred and
+    inserted after all parts, on one thread. Linear probing stays valid (every slot between a
+    key's home and its slot is full) and the layout is the same at any thread timing. Returns
+    the number deferred."""
+    words = pout.shape[1]
+    each = (nnew + nparts - 1) // nparts
+    for p in prange(nparts):  # noqa: F821
+        for j in range(p * each, min(nnew, (p + 1) * each)):
+            r = newrows[j]
+            for q in range(words):
+                states[n0 + j, q] = pout[r, q]
+            newtags[j] = np.int64(hashes[r] >> np.uint64(32))
     size = table.shape[0]
     mask = size - 1
     per = (size + nparts - 1) // nparts

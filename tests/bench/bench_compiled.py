@@ -24,7 +24,8 @@ Cases (issue 13):
   table     every bundled model at a size with at least 1M states: compiled (Python with
             --python-table)
 "compiled cold" runs with an empty compile cache (numba compiles the model: the first run of
-a model and constants); "compiled" runs with the cache warm (every later run).
+a model and constants); "compiled" runs with the cache warm (every later run) and the default
+--workers auto (one thread on a machine with fewer than 4 idle cores).
 """
 
 from __future__ import annotations
@@ -181,8 +182,9 @@ def rewind_case(case: str, consts: dict[str, int], expected: int, runs: int, pyt
         per_workers: dict[int, list[tuple[float, int]]] = {k: [] for k in workers_list}
         build = 0.0
         gpcheck(str(spec), consts, "compiled", cache, extra=("--max-states", "1"))  # compile: warm the cache
-        if workers_list:  # the parallel kernels are compiled on their first use
-            gpcheck(str(spec), consts, "compiled", cache, extra=("--max-states", "100000", "--workers", "2"))
+        # the parallel kernels are compiled on their first use (--workers auto, the default, uses them on
+        # a machine with 4 idle cores or more)
+        gpcheck(str(spec), consts, "compiled", cache, extra=("--max-states", "100000", "--workers", "2"))
         for _ in range(runs):
             if with_spin:
                 assert sp is not None
@@ -253,6 +255,7 @@ def model_case(name: str, consts: dict[str, int], runs: int, python: bool, cache
     print(f"{name} {consts}", flush=True)
     table = Table()
     core = "compiled"
+    gpcheck(name, consts, "compiled", cache, extra=("--max-states", "200000", "--workers", "2"))  # parallel kernels
     if gpcheck(name, consts, "compiled", cache, extra=("--max-states", "1"))[2] is None:  # compile: warm the cache
         # the compiled core refuses the model (a predicate that can fail to evaluate, ...): auto runs Python
         print("  the compiled core refuses this model: measured with --core auto (the Python core)", flush=True)
