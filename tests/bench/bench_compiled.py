@@ -100,7 +100,7 @@ class Spin:
     generates pan.c here, or pan.c files generated elsewhere (`--pan-c DIR`: DIR/<case>/pan.c)."""
 
     def __init__(self, binary: str | None, pan_dir: Path | None):
-        self.binary = binary if binary else shutil.which("spin")
+        self.binary = shutil.which(binary) if binary else shutil.which("spin")  # None: not found
         self.pan_dir = pan_dir
 
     def available(self, case: str) -> bool:
