@@ -64,7 +64,18 @@ class PackedGraph:
     roots: np.ndarray | None = None
 
     def state(self, i: int) -> State:
+        if self.via is None:  # exact keys: decoded where they are (not along the path to them)
+            return self.packed.unpack(tuple(int(x) for x in self.states[i]))
         return self.path_states(i)[-1]
+
+    def all_states(self) -> list[State]:
+        """States 0..n-1 decoded at once, one numpy column per slot (exact keys only)."""
+        assert self.via is None
+        cols = []
+        for f in self.packed.fields:
+            col = (self.states[:self.n, f.word] >> f.shift) & f.mask
+            cols.append((col + f.lo if f.lo else col).tolist())
+        return list(zip(*cols)) if cols else [()] * self.n
 
     def path_states(self, i: int) -> list[State]:
         """The states on the BFS path from an initial state to state i."""
@@ -638,7 +649,7 @@ def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Gr
     fingerprint raises MissedState with the reason (the latency is then unknown)."""
     csr = _csr_graph(cm, res, g)
     n = g.n
-    states = [g.state(i) for i in range(n)]
+    states = g.all_states()  # exact keys now (_csr_graph rebuilt them after fingerprints)
     parent = [int(x) for x in g.parent[:n]]
     return liveness.Graph(states, {}, [csr[i] for i in range(n)], [bool(g.flags[i]) for i in range(n)], parent,
                           [i for i, p in enumerate(parent) if p < 0])
