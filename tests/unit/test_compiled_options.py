@@ -210,3 +210,15 @@ def test_workers_flag_takes_auto(examples, capsys):
     assert json.loads(capsys.readouterr().out)["states"] == 326
     assert main(["verify", spec, "--workers", "many"]) == 2
     assert main(["verify", spec, "--core", "python", "--workers", "auto"]) == 1  # auto goes with any core
+
+
+def test_stored_states_decode_alike(examples):
+    """A state decoded where it is stored, all of them at once by columns, and at the end of
+    its BFS path: the same tuples (latency graphs use the second, counterexamples the third)."""
+    model = load_spec(str(examples / "rewind.gpspec"))
+    cm = compile_model(model)
+    _, g = fast_explicit.search(cm, select_properties(model, None), Limits())
+    every = g.all_states()
+    assert len(every) == g.n == len(set(every))
+    assert every == [g.state(i) for i in range(g.n)]
+    assert all(g.path_states(i)[-1] == every[i] for i in range(0, g.n, 7))
