@@ -53,7 +53,7 @@ def verify(
     depth: int | None = None,
     progress: ProgressFn | None = None,
     core: str = "auto",
-    workers: int = 1,
+    workers: int | str = "auto",
     fingerprint: bool = False,
     symmetry: str = "auto",
 ) -> Report:
@@ -105,10 +105,13 @@ def _check_limits(max_states: int | None, timeout: float | None, depth: int | No
         raise UsageError(f"timeout={timeout!r}: expected a positive, finite number of seconds")
 
 
-def _check_compiled_options(core: str, workers: int, fingerprint: bool) -> None:
-    """`workers` and `fingerprint` apply to the compiled core only, and not together."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise UsageError(f"workers={workers!r}: expected an integer >= 1")
+def _check_compiled_options(core: str, workers: int | str, fingerprint: bool) -> None:
+    """`workers` and `fingerprint` apply to the compiled core only, and not together;
+    `workers="auto"` (fast_explicit.auto_workers) goes with anything."""
+    if workers == "auto":
+        workers = 1
+    elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise UsageError(f"workers={workers!r}: expected an integer >= 1 or 'auto'")
     if core == "python" and (workers > 1 or fingerprint):
         raise UsageError("--workers and --fingerprint apply to the compiled core; the python core is the "
                          "single-threaded reference with exact states")
@@ -132,7 +135,7 @@ def stopped_reasons(results: list[Result]) -> list[Result]:
 
 
 def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
-                 core: str = "auto", workers: int = 1, fingerprint: bool = False,
+                 core: str = "auto", workers: int | str = "auto", fingerprint: bool = False,
                  symmetry: str = "off") -> Report:
     """The explicit engine. `core` python: the reference search of checker/explicit.py;
     compiled: checker/fast_explicit.py (numba; same states, order and verdicts); auto: the
@@ -140,7 +143,8 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     AUTO_PYTHON_STATES (AUTO_PYTHON_STATES_CACHED if its compiled code is cached already), so
     small models start at once (without even importing numba) and large ones pay the compile
     time once. The compiled core runs on `workers` threads (NOTE(parallel-bfs) in
-    gpmodel/jit_parallel.py: the same results) and with `fingerprint` keeps 64-bit
+    gpmodel/jit_parallel.py: the same results; "auto": as many as fast_explicit.auto_workers
+    finds idle cores for, on large frontiers only) and with `fingerprint` keeps 64-bit
     fingerprints instead of exact states (NOTE(fingerprint-bfs)): then a property that holds
     in every state found is `holds_to_bound`, not `proved` (a collision may have hidden
     states), and the report carries TLC's estimates of that probability.
@@ -157,7 +161,8 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     collision: dict[str, float] | None = None
     started = time.monotonic()
     res, graph = None, None
-    sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry, workers > 1 or fingerprint)
+    asked_workers = workers != "auto" and int(workers) > 1
+    sym, live_refused, notes = _symmetry_choice(model, wanted, core, symmetry, asked_workers or fingerprint)
     if sym is not None and symmetry == "auto" and core == "auto" and sym.group_size < AUTO_SYMMETRY_GROUP:
         res = _auto_python_search(cm, wanted, limits, sym)
         if res is None:

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from gpcheck.gpmodel import CompiledModel, ModelError, State
-from gpcheck.gpmodel.jit import load_model_module, module_source
+from gpcheck.gpmodel.jit import has_machine_code, load_model_module, module_source
 from gpcheck.gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_LEVEL_END, CTL_N, CTL_NEXT_COUNT, CTL_PRUNED, CTL_SIZE,
     CTL_STARTED, DONE, FAULT_EXPAND,
@@ -64,7 +64,18 @@ class PackedGraph:
     roots: np.ndarray | None = None
 
     def state(self, i: int) -> State:
+        if self.via is None:  # exact keys: decoded where they are (not along the path to them)
+            return self.packed.unpack(tuple(int(x) for x in self.states[i]))
         return self.path_states(i)[-1]
+
+    def all_states(self) -> list[State]:
+        """States 0..n-1 decoded at once, one numpy column per slot (exact keys only)."""
+        assert self.via is None
+        cols = []
+        for f in self.packed.fields:
+            col = (self.states[:self.n, f.word] >> f.shift) & f.mask
+            cols.append((col + f.lo if f.lo else col).tolist())
+        return list(zip(*cols)) if cols else [()] * self.n
 
     def path_states(self, i: int) -> list[State]:
         """The states on the BFS path from an initial state to state i."""
@@ -88,14 +99,17 @@ class PackedGraph:
 
 
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
-           packed: PackedLayout | None = None, workers: int = 1,
+           packed: PackedLayout | None = None, workers: int | str = 1,
            fingerprint: bool = False) -> tuple[Search, PackedGraph]:
     """Breadth-first search of every reachable state; the same `Search` as explicit.search
     (with `parent` restricted to counterexample paths) and the stored graph. With `workers`
     > 1 each BFS level is expanded by that many threads and merged in order
-    (NOTE(parallel-bfs) in gpmodel/jit_parallel.py): the same states, numbers and results.
+    (NOTE(parallel-bfs) in gpmodel/jit_parallel.py): the same states, numbers and results;
+    "auto": `auto_workers()` threads, on frontiers large enough to pay (see _parallel).
     With `fingerprint` the visited set keeps 64-bit fingerprints, not keys
     (NOTE(fingerprint-bfs) in gpmodel/jit_fingerprint.py): one worker."""
+    auto = workers == "auto"
+    workers = (1 if fingerprint else auto_workers()) if auto else int(workers)
     if fingerprint and workers > 1:
         raise ValueError("fingerprints run on one worker")
     model = cm.model
@@ -146,7 +160,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     if fingerprint:
         step = _fingerprints(mod, g, ninst)
     else:
-        step = _sequential(mod, ninst) if workers <= 1 else _parallel(mod, cm, packed, workers)
+        step = _sequential(mod, ninst) if workers <= 1 else _parallel(mod, cm, packed, workers, auto)
     status = RUNNING
     meter.begin("explicit", "compiled core")
     while status == RUNNING or status == GROW:
@@ -214,16 +228,43 @@ PARALLEL_ROWS = 1 << 18  # successor rows of one parallel chunk (chunk states x 
 PARALLEL_CHUNK = 1 << 16  # at most this many states a chunk
 PARALLEL_MIN = 512  # fewer unexpanded states than this: expanded by the sequential kernel (a
 # launch on every thread costs more than it saves, and a deep, narrow search has one per level)
+AUTO_MIN_CORES = 4  # --workers auto: fewer idle cores than this, one thread (measured: on 2 cores
+# shared with other work, 2 threads were slower than one; on 16 idle cores, 16 were 4.2x faster)
+AUTO_MAX_WORKERS = 16  # --workers auto: at most this many threads (the most measured)
+AUTO_COLD_FRONTIER = 100_000  # --workers auto, parallel kernels not compiled yet: the frontier at
+# which compiling them (seconds, once per model and constants) starts to pay
+
+
+def auto_workers() -> int:
+    """The threads `--workers auto` uses: the cores this process may run on, less the load
+    average (cores busy with other work), at most AUTO_MAX_WORKERS; 1 when fewer than
+    AUTO_MIN_CORES are left. A choice of speed only: every worker count gives the same
+    states, numbers and results (NOTE(parallel-bfs))."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except (AttributeError, OSError):
+        busy = 0
+    idle = min(cores, AUTO_MAX_WORKERS, max(1, cores - busy))
+    return idle if idle >= AUTO_MIN_CORES else 1
 
 
 class _parallel:
     """The chunk loop of the parallel search (NOTE(parallel-bfs) in gpmodel/jit_parallel.py):
-    called as the sequential `expand`, with the same results."""
+    called as the sequential `expand`, with the same results. Frontiers smaller than
+    `min_frontier` are expanded by the sequential kernel; the threads start with the first
+    parallel chunk (so a small model never starts them)."""
 
-    def __init__(self, mod: ModuleType, cm: CompiledModel, packed: PackedLayout, workers: int):
+    def __init__(self, mod: ModuleType, cm: CompiledModel, packed: PackedLayout, workers: int, auto: bool = False):
         self.mod = mod
-        self.threads = int(mod.set_threads(workers))
-        self.nblocks = 4 * self.threads  # blocks of a chunk, taken by the threads as they come free
+        self.workers = workers
+        self.threads = 0  # started at the first parallel chunk
+        self.min_frontier = PARALLEL_MIN
+        if auto and not has_machine_code(mod, "chunk_successors"):
+            self.min_frontier = max(PARALLEL_MIN, AUTO_COLD_FRONTIER)
         ninst = max(1, len(cm.instances))
         self.chunk = max(1, min(PARALLEL_CHUNK, PARALLEL_ROWS // ninst))
         rows = self.room = self.chunk * ninst
@@ -238,6 +279,14 @@ class _parallel:
         self.cnt = np.zeros(self.chunk, dtype=np.int64)
         self.dead = np.zeros(self.chunk, dtype=np.uint8)
         self.bad = np.zeros(self.chunk, dtype=np.uint8)
+        local = 1
+        while local < 2 * rows:
+            local *= 2
+        self.local = np.zeros(local, dtype=np.int64)  # merge_chunk's table of the chunk's new keys
+        self.gen = 0  # its generation: one per chunk
+        self.newrows = np.zeros(rows, dtype=np.int64)
+        self.newtags = np.zeros(rows, dtype=np.int64)
+        self.deferred = np.zeros(rows, dtype=np.uint8)
 
     def __call__(self, init_keys: np.ndarray, states: np.ndarray, parent: np.ndarray, table: np.ndarray,
                  flags: np.ndarray, ctl: np.ndarray, fired: np.ndarray, want_inv: np.ndarray, inv_first: np.ndarray,
@@ -263,23 +312,32 @@ class _parallel:
                 ctl[CTL_LEVEL_END] = n
                 ctl[CTL_NEXT_COUNT] = 0
             m = min(self.chunk, n - cur)  # stored states, possibly past the level's end
-            if m < PARALLEL_MIN:
+            if n - cur < self.min_frontier:
                 status = int(mod.expand(*seq, m, *scratch))
                 if status != RUNNING:
                     return status
                 done += m
                 continue
+            if not self.threads:
+                self.threads = int(mod.set_threads(self.workers))
             mod.chunk_successors(states, table, flags, cur, m, self.pout, self.poiids, self.cnt, self.found,
                                  self.hashes, self.ebad, self.ibad, self.inside, self.dead, self.bad, want_inv, want_tr,
-                                 len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, self.nblocks)
+                                 len(tr_bad), check_deadlock and ctl[CTL_DEADLOCK] < 0, 4 * self.threads)
             if self.bad[:m].any():  # a modelling error: the sequential kernel meets it in order
                 return int(mod.expand(*seq, m, *scratch))
-            if n + int(self.cnt[:m].sum()) > cap:
+            rows = int(self.cnt[:m].sum())
+            if n + rows > cap:
                 return GROW
-            status = int(mod.merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
+            self.gen += 1
+            local = 1 << 10
+            while local < 2 * rows:  # the chunk-private table: small enough to stay in cache
+                local *= 2
+            status = int(mod.merge_chunk(parent, flags, ctl, fired, inv_first, tr_first, len(tr_bad),
                                          len(inv_bad), check_deadlock, max_states, m, self.pout, self.poiids,
                                          self.cnt, self.found, self.hashes, self.ebad, self.ibad, self.inside,
-                                         self.dead))
+                                         self.dead, self.local[:local], self.gen, self.newrows))
+            mod.insert_new(states, table, self.pout, self.hashes, self.newrows, self.newtags,
+                           int(ctl[CTL_N]) - n, n, self.threads, self.deferred)
             if status != RUNNING:
                 return status
             done += m
@@ -393,9 +451,9 @@ def _grow(g: PackedGraph, used: int, need: int) -> None:
         size = 2 * g.table.shape[0]
         while need * 100 > size * MAX_LOAD_PERCENT:
             size *= 2
-        g.table = np.empty(0, dtype=np.int64)  # let the old table go before the new one is made
-        g.table = np.zeros(size, dtype=np.int64)
-        g.module.rehash(g.states, used, g.table)
+        old, g.table = g.table, np.zeros(size, dtype=np.int64)
+        g.module.retable(old, g.table)  # from the tags alone, in order (gpmodel/jit_kernels.retable)
+        del old
 
 
 def _keep_path(res: Search, g: PackedGraph, i: int) -> State:
@@ -642,7 +700,7 @@ def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Gr
     fingerprint raises MissedState with the reason (the latency is then unknown)."""
     csr = _csr_graph(cm, res, g)
     n = g.n
-    states = [g.state(i) for i in range(n)]
+    states = g.all_states()  # exact keys now (_csr_graph rebuilt them after fingerprints)
     parent = [int(x) for x in g.parent[:n]]
     return liveness.Graph(states, {}, [csr[i] for i in range(n)], [bool(g.flags[i]) for i in range(n)], parent,
                           [i for i, p in enumerate(parent) if p < 0])

@@ -29,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from gpcheck.spec import ir
+from gpcheck.spec.usercache import cache_dir  # the generated modules live there
 from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel
 from gpcheck.gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
 from gpcheck.gpmodel.int_range import fits_int64
@@ -284,28 +285,6 @@ class JitCompiler(Compiler):
         return "\n".join(out) + "\n"
 
 
-def cache_dir() -> Path:
-    """Where generated modules and numba's machine code live: $GPCHECK_CACHE_DIR, else
-    $XDG_CACHE_HOME/gpcheck/jit, else ~/.cache/gpcheck/jit; a temporary directory if none of
-    them can be written."""
-    env = os.environ.get("GPCHECK_CACHE_DIR")
-    if env:
-        base = Path(env)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "gpcheck" / "jit"
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        probe = base / ".write-probe"
-        probe.write_text("")
-        probe.unlink()
-        return base
-    except OSError:
-        fallback = Path(tempfile.gettempdir()) / f"gpcheck-jit-{os.getuid() if hasattr(os, 'getuid') else 0}"
-        fallback.mkdir(parents=True, exist_ok=True)
-        return fallback
-
-
 def _module_name(source: str) -> str:
     return "gpcheck_jit_" + hashlib.sha256(source.encode()).hexdigest()[:24]
 
@@ -314,6 +293,12 @@ def is_cached_source(source: str) -> bool:
     """Whether numba has machine code for this generated module in the cache directory."""
     name = _module_name(source)
     return name in sys.modules or any((cache_dir() / "__pycache__").glob(f"{name}.expand-*.nbi"))
+
+
+def has_machine_code(module: ModuleType, function: str) -> bool:
+    """Whether numba has cached machine code for `function` of a loaded generated module (a
+    first call then loads it instead of compiling it)."""
+    return any((cache_dir() / "__pycache__").glob(f"{module.__name__}.{function}-*.nbi"))
 
 
 def load_model_module(source: str) -> ModuleType:

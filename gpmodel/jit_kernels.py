@@ -40,14 +40,21 @@ def hash_row(row):  # pragma: no cover - compiled
     return h
 
 
+def home(tag, size):  # pragma: no cover - compiled
+    """The table slot where probing for a key whose hash has the high 32 bits `tag` starts:
+    tag * size / 2**32, which keeps the table ordered by tag (the slot grows with the tag), so
+    that `retable` can move entries into a larger table from their tags alone, in one pass."""
+    return np.int64((np.uint64(tag) * np.uint64(size)) >> np.uint64(32))
+
+
 def probe(states, table, row, h):  # pragma: no cover - compiled
     """(table position, state index) of key `row` with hash `h`: the index is -1 and the
     position the empty slot where it would go when the key is absent. A table entry is
-    ((index + 1) << 32) | the hash's high 32 bits, 0 when empty, so most probes that miss are
-    decided by that tag without reading `states`."""
+    ((index + 1) << 32) | the hash's high 32 bits (its tag), 0 when empty, so most probes that
+    miss are decided by that tag without reading `states`; probing starts at `home(tag)`."""
     mask = table.shape[0] - 1
     tag = np.int64(h >> np.uint64(32))
-    pos = np.int64(h & np.uint64(mask))
+    pos = home(tag, table.shape[0])
     words = row.shape[0]
     while True:
         e = table[pos]
@@ -82,10 +89,29 @@ def rehash(states, n, table):  # pragma: no cover - compiled
     mask = table.shape[0] - 1
     for i in range(n):
         h = hash_row(states[i])
-        pos = np.int64(h & np.uint64(mask))
+        tag = np.int64(h >> np.uint64(32))
+        pos = home(tag, table.shape[0])
         while table[pos] != 0:
             pos = (pos + 1) & mask
-        table[pos] = ((i + 1) << 32) | np.int64(h >> np.uint64(32))
+        table[pos] = ((i + 1) << 32) | tag
+    return 0
+
+
+def retable(old, table):  # pragma: no cover - compiled
+    """Move every entry of `old` into the empty (all 0), larger `table`. An entry's slot
+    follows from its tag (`home`) and `old` is ordered by tag, so this reads `old` once in order
+    and writes `table` nearly in order: no key is read and no hash computed again (rehashing
+    from the keys reads them all and writes the table at random)."""
+    mask = table.shape[0] - 1
+    size = table.shape[0]
+    for a in range(old.shape[0]):
+        e = old[a]
+        if e == 0:
+            continue
+        pos = home(e & 0xFFFFFFFF, size)
+        while table[pos] != 0:
+            pos = (pos + 1) & mask
+        table[pos] = e
     return 0
 
 
@@ -438,7 +464,7 @@ def leads_to_start(states, lo, hi, which, reach, s, err):  # pragma: no cover - 
     return start, -1
 
 
-GRAPH_KERNELS = (hash_row, probe, find_or_insert, rehash, fair_sccs, can_reach_accepting)  # model-independent
+GRAPH_KERNELS = (hash_row, home, probe, find_or_insert, rehash, retable, fair_sccs, can_reach_accepting)  # model-independent
 MODEL_KERNELS = (expand, build_edges, live_marks, leads_to_start)  # call the model's functions
 CONSTANTS = {name: value for name, value in globals().items() if name.startswith(("CTL_", "MAX_LOAD", "RUNNING",
                                                                                    "DONE", "GROW", "FAULT_", "LIMIT"))}

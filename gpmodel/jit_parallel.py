@@ -10,11 +10,14 @@ state's successors (written to fixed rows, `ninst` per state), the deadlock test
 properties on every edge, each successor's hash and its index if already stored, and for the
 successors not yet stored their invariants, constraints and terminal predicates. Then
 the chunk is merged on one thread, in the sequential order: the same
-`fired` counts, the same insertions (so the same state numbers, parents and BFS order), the
-same first violations (`merge_chunk`). The result is therefore identical to the sequential
-`expand`, state for state. A chunk in which any evaluation hits a modelling error commits
-nothing: it is run again by the sequential `expand`, which stops at the very error the
-sequential search meets. The loop over chunks is checker/fast_explicit.py's `_parallel`."""
+`fired` counts, the same numbers for the new states (so the same parents and BFS order), the
+same first violations (`merge_chunk`). That pass reads the chunk's rows in order and touches
+no large array at random: successors that were new before the chunk are told apart through a
+small table private to the chunk. The new states are then stored and entered into the main
+hash table on every thread (`insert_new`: each thread owns a range of slots). The result is therefore identical to
+the sequential `expand`, state for state. A chunk in which any evaluation hits a modelling
+error commits nothing: it is run again by the sequential `expand`, which stops at the very
+error the sequential search meets. The loop over chunks is checker/fast_explicit.py's `_parallel`."""
 
 from __future__ import annotations
 
@@ -106,30 +109,25 @@ def chunk_successors(states, table, flags, cur, m, out, oiids, cnt, found, hashe
     return 0
 
 
-def insert_hashed(states, table, row, n, h, pos):  # pragma: no cover - compiled
-    """find_or_insert with the hash of `row` already computed and `pos` the empty slot where
-    the probe before the chunk ended: if that slot is still empty, no state inserted since has
-    the same key (it would have gone there), so `row` goes there without a second probe."""
-    if table[pos] != 0:
-        pos, i = probe(states, table, row, h)  # noqa: F821
-        if i >= 0:
-            return i
-    table[pos] = ((n + 1) << 32) | np.int64(h >> np.uint64(32))
-    for k in range(row.shape[0]):
-        states[n, k] = row[k]
-    return n
-
-
-def merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, ntr, ninv, check_deadlock, max_states,
-                m, pout, poiids, cnt, found, hashes, ebad, ibad, inside, dead):  # pragma: no cover - compiled
+def merge_chunk(parent, flags, ctl, fired, inv_first, tr_first, ntr, ninv, check_deadlock, max_states,
+                m, pout, poiids, cnt, found, hashes, ebad, ibad, inside, dead, local, gen, newrows):  # pragma: no cover
     """Merge the chunk of the m states from ctl[CTL_CUR] on, which `chunk_successors` expanded,
-    in the order of the sequential `expand` (same insertions, counts and first violations);
-    the room for every successor is there. RUNNING, DONE or LIMIT; ctl updated."""
+    in the order of the sequential `expand` (same numbers, counts and first violations); the
+    room for every successor is there. A successor not stored before the chunk (found[r] < 0)
+    is looked up in `local`, a table private to this chunk (entries (gen << 32) | (r + 1) of
+    the first row with that key: older generations count as empty, so it is never cleared): the
+    first row with a new key is stored as state n (found[r] becomes n), the later ones get that
+    number. Neither `states` nor the main table is written here: newrows[j] is the row of new
+    state n0 + j, which `insert_new` stores and enters on every thread. RUNNING, DONE or LIMIT;
+    ctl updated."""
     n = ctl[CTL_N]  # noqa: F821
     cur = ctl[CTL_CUR]  # noqa: F821
     level_end = ctl[CTL_LEVEL_END]  # noqa: F821
     next_count = ctl[CTL_NEXT_COUNT]  # noqa: F821
+    n0 = n
     ninst = poiids.shape[0] // cnt.shape[0]
+    words = pout.shape[1]
+    lmask = local.shape[0] - 1
     status = RUNNING  # noqa: F821
     for a in range(m):
         if cur == level_end:  # a BFS level ends inside the chunk: as in expand
@@ -153,8 +151,27 @@ def merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, n
             r = base + j
             fired[poiids[r]] += 1
             x = found[r]
-            if x < 0:
-                x = insert_hashed(states, table, pout[r], n, hashes[r], -1 - x)
+            if x < 0:  # new before the chunk: the first row with this key in the chunk?
+                h = hashes[r]
+                pos = np.int64(h & np.uint64(lmask))
+                while True:
+                    e = local[pos]
+                    if (e >> 32) != gen:  # empty in this chunk: r is the first
+                        local[pos] = (gen << 32) | (r + 1)
+                        x = n
+                        found[r] = n
+                        break
+                    r0 = (e & 0xFFFFFFFF) - 1
+                    if hashes[r0] == h:
+                        same = True
+                        for q in range(words):
+                            if pout[r0, q] != pout[r, q]:
+                                same = False
+                                break
+                        if same:
+                            x = found[r0]
+                            break
+                    pos = (pos + 1) & lmask
             for y in range(ntr):
                 if ebad[r, y] and tr_first[y, 0] < 0:
                     tr_first[y, 0] = i
@@ -162,6 +179,7 @@ def merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, n
                     tr_first[y, 2] = x
             if x != n:
                 continue
+            newrows[n - n0] = r
             parent[n] = i
             n += 1
             for y in range(ninv):
@@ -183,6 +201,54 @@ def merge_chunk(states, parent, table, flags, ctl, fired, inv_first, tr_first, n
     return status
 
 
+def insert_new(states, table, pout, hashes, newrows, newtags, nnew, n0, nparts, deferred):  # pragma: no cover
+    """Store the new states n0 .. n0+nnew-1 (state n0 + j is row newrows[j] of `pout`; no two
+    with the same key, none in the table yet) and enter them into the main table, on every
+    thread. First each thread copies a range of them into `states` (and their hash tags into
+    `newtags`); then part p of the table owns the slots [p*per, (p+1)*per) and inserts, in
+    order, the states whose probe starts there (`home`). A state whose probe would run past its
+    part's last slot (into the next part's, or around the table's end) is deferred and
+    inserted after all parts, on one thread. Linear probing stays valid (every slot between a
+    key's home and its slot is full) and the layout is the same at any thread timing. Returns
+    the number deferred."""
+    words = pout.shape[1]
+    each = (nnew + nparts - 1) // nparts
+    for p in prange(nparts):  # noqa: F821
+        for j in range(p * each, min(nnew, (p + 1) * each)):
+            r = newrows[j]
+            for q in range(words):
+                states[n0 + j, q] = pout[r, q]
+            newtags[j] = np.int64(hashes[r] >> np.uint64(32))
+    size = table.shape[0]
+    mask = size - 1
+    per = (size + nparts - 1) // nparts
+    for p in prange(nparts):  # noqa: F821
+        lo = p * per
+        hi = min(size, lo + per)
+        for j in range(nnew):
+            tag = newtags[j]
+            pos = home(tag, size)  # noqa: F821
+            if pos < lo or pos >= hi:
+                continue
+            deferred[j] = 0
+            while pos < hi and table[pos] != 0:
+                pos += 1
+            if pos == hi:
+                deferred[j] = 1
+            else:
+                table[pos] = ((n0 + j + 1) << 32) | tag
+    late = 0
+    for j in range(nnew):
+        if deferred[j]:
+            tag = newtags[j]
+            pos = home(tag, size)  # noqa: F821
+            while table[pos] != 0:
+                pos = (pos + 1) & mask
+            table[pos] = ((n0 + j + 1) << 32) | tag
+            late += 1
+    return late
+
+
 def set_threads(n):  # pragma: no cover - runs in the generated module
     """Use n worker threads (at most numba's NUMBA_NUM_THREADS); the number in use."""
     import numba
@@ -196,7 +262,7 @@ def source() -> str:
     parts = ["from numba import prange"]
     parts += [f"{name} = {value}" for name, value in CONSTANTS.items()]
     parts.append("\n@njit(cache=True, parallel=True)\n" + inspect.getsource(chunk_successors))
-    parts.append("\n@njit(cache=True)\n" + inspect.getsource(insert_hashed))
     parts.append("\n@njit(cache=True)\n" + inspect.getsource(merge_chunk))
+    parts.append("\n@njit(cache=True, parallel=True)\n" + inspect.getsource(insert_new))
     parts.append("\n" + inspect.getsource(set_threads))
     return "\n".join(parts)

@@ -32,9 +32,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="how the explicit engine runs: python (the reference), compiled (bit-packed states, "
                         "numba; compiles once per model and constants, cached in ~/.cache/gpcheck/jit), or auto "
                         "(default: python for small models, compiled past 200,000 states)")
-    p.add_argument("--workers", type=count, default=1, metavar="N",
+    p.add_argument("--workers", type=_workers, default="auto", metavar="N|auto",
                    help="compiled core: expand each BFS level on N threads, merged in order (the same states, "
-                        "verdicts and counterexamples as one; default 1)")
+                        "verdicts and counterexamples as one); auto (default): one thread on a machine with "
+                        "fewer than 4 idle cores, else one per idle core up to 16, and only while the frontier "
+                        "is large")
     p.add_argument("--fingerprint", action="store_true",
                    help="compiled core: keep 64-bit fingerprints of states instead of the states (less memory); "
                         "holding properties are then holds_to_bound, with TLC's collision probability")
@@ -59,6 +61,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--perfetto", metavar="FILE", default=None,
                    help="write each counterexample as Chrome trace-event JSON for ui.perfetto.dev")
     p.set_defaults(run=run)
+
+
+def _workers(text: str) -> int | str:
+    """--workers: 'auto' or an integer >= 1."""
+    return "auto" if text == "auto" else count(text)
 
 
 def run(args: argparse.Namespace) -> int:

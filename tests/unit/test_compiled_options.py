@@ -159,3 +159,66 @@ def test_flags_on_the_command_line(examples, capsys):
         assert main(["verify", spec, *bad]) == 2, bad
     with pytest.raises(UsageError):
         run_explicit(load_spec(spec), set(), Limits(), core="compiled", workers=0)
+
+
+@pytest.mark.parametrize("cores,load,expected", [(2, 0.0, 1), (3, 0.0, 1), (4, 0.0, 4), (16, 0.2, 16), (16, 10.0, 6),
+                                                  (16, 13.0, 1), (64, 0.0, 16), (8, 40.0, 1)])
+def test_auto_workers_counts_idle_cores(cores, load, expected, monkeypatch):
+    monkeypatch.setattr(fast_explicit.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(fast_explicit.os, "getloadavg", lambda: (load, load, load))
+    assert fast_explicit.auto_workers() == expected
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_auto_workers_give_the_results_of_one(examples, cached, monkeypatch):
+    """`--workers auto` on a machine where it picks 3 threads: parallel chunks once the frontier
+    is large enough (the threshold is higher while the parallel kernels are not compiled), and
+    the same report as one worker either way."""
+    monkeypatch.setattr(fast_explicit, "auto_workers", lambda: 3)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_CHUNK", 5)
+    monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(fast_explicit, "AUTO_COLD_FRONTIER", 40)
+    monkeypatch.setattr(fast_explicit, "has_machine_code", lambda mod, fn: cached)
+    model = load_spec(str(examples / "rewind.gpspec"))
+    wanted = select_properties(model, None)
+    cm = compile_model(model)
+    chunks: list[int] = []
+    real = fast_explicit._parallel.__call__
+
+    def spy(self, *args):  # type: ignore[no-untyped-def]
+        chunks.append(self.min_frontier)
+        return real(self, *args)
+
+    monkeypatch.setattr(fast_explicit._parallel, "__call__", spy)
+    one, g1 = fast_explicit.search(cm, wanted, Limits())
+    auto, g2 = fast_explicit.search(cm, wanted, Limits(), workers="auto")
+    assert chunks and set(chunks) == {2 if cached else 40}
+    assert g1.n == g2.n and (g1.parent[:g1.n] == g2.parent[:g2.n]).all()
+    assert (g1.states[:g1.n] == g2.states[:g2.n]).all()
+    for field in ("complete", "depth", "fired", "invariant_cex", "deadlock", "parent"):
+        assert getattr(one, field) == getattr(auto, field), field
+    a = _json(run_explicit(model, wanted, Limits(), core="compiled"))
+    b = _json(run_explicit(model, wanted, Limits(), core="compiled", workers="auto"))
+    assert a == b
+
+
+def test_workers_flag_takes_auto(examples, capsys):
+    from gpcheck.checker.cli import main
+
+    spec = str(examples / "rewind.gpspec")
+    assert main(["verify", spec, "--json", "--core", "compiled", "--workers", "auto"]) == 1
+    assert json.loads(capsys.readouterr().out)["states"] == 326
+    assert main(["verify", spec, "--workers", "many"]) == 2
+    assert main(["verify", spec, "--core", "python", "--workers", "auto"]) == 1  # auto goes with any core
+
+
+def test_stored_states_decode_alike(examples):
+    """A state decoded where it is stored, all of them at once by columns, and at the end of
+    its BFS path: the same tuples (latency graphs use the second, counterexamples the third)."""
+    model = load_spec(str(examples / "rewind.gpspec"))
+    cm = compile_model(model)
+    _, g = fast_explicit.search(cm, select_properties(model, None), Limits())
+    every = g.all_states()
+    assert len(every) == g.n == len(set(every))
+    assert every == [g.state(i) for i in range(g.n)]
+    assert all(g.path_states(i)[-1] == every[i] for i in range(0, g.n, 7))
