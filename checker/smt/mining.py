@@ -155,7 +155,7 @@ def sample_states(cm: object, limit: int, deadline: Deadline) -> tuple[list[tupl
         nxt = []
         for s in frontier:
             tick += 1
-            if tick & 0x3FF == 0 and deadline.expired:
+            if tick & 0xF == 0 and deadline.expired:  # one expansion of a large model takes milliseconds
                 return list(seen), False
             try:
                 if constrained and not cm.in_constraints(s):  # type: ignore[attr-defined]

@@ -263,6 +263,7 @@ def run_pdr(
         started = time.monotonic()
         from gpcheck.gpmodel import compile_model
 
+        budget.poll()  # NOTE(time-limit): compiling a large model takes seconds and does not poll
         cm = compile_model(model)
         meter.begin(ENGINE, "exploring for lemmas")  # checker/progress.py
         t0 = time.monotonic()
