@@ -76,13 +76,14 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
             # NOTE(time-limit): the engine's phases outside Z3 (encoding, mining) poll the
             # budget and this limit, so that `timeout` bounds them through the Python API too
             with budget.time_limit(timeout):
-                if name == "bmc" and wanted_lat:  # NOTE(latency): bounded, Z3 Optimize over an unrolling
-                    from gpcheck.checker.smt.latency import run_latency
-
-                    lat = run_latency(model, wanted_lat, DEFAULT_DEPTH if depth is None else depth, deadline)
-                    if not props and not any(p.name in set(names) for p in model.liveness):
-                        return lat
-                return _run_smt(name, model, names, props, deadline, depth) + lat
+                results = []
+                if props or any(p.name in set(names) for p in model.liveness):
+                    results = _run_smt(name, model, names, props, deadline, depth)
+                if name == "bmc" and wanted_lat:
+                    # NOTE(latency): bounded, Z3 Optimize over an unrolling; after the safety and
+                    # liveness properties, so that one Optimize call cannot take their whole time
+                    lat = _bmc_latency(model, wanted_lat, depth, deadline)
+                return results + lat
         except budget.Stop as stop:  # the budget stopped, or the time limit passed, in a phase of no partial result
             why = budget.stopped() or stop.text
         except Exception:
@@ -95,6 +96,17 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
             why = budget.stopped() or ""
     return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
         + _liveness_unknown(model, names, name, why) + _latency_unknown(model, [p.name for p in wanted_lat], name, why)
+
+
+def _bmc_latency(model: ir.Model, props: list[ir.Latency], depth: int | None, deadline: object) -> list[Result]:
+    """BMC's bounded latencies; `unknown` with the reason where the time ran out before or while
+    they were encoded (the results found before are kept: the stop is caught here)."""
+    from gpcheck.checker.smt.latency import run_latency
+
+    try:
+        return run_latency(model, props, DEFAULT_DEPTH if depth is None else depth, deadline)  # type: ignore[arg-type]
+    except budget.Stop as stop:  # NOTE(time-limit)
+        return _latency_unknown(model, [p.name for p in props], "bmc", budget.stopped() or stop.text)
 
 
 def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]

@@ -25,6 +25,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker import budget
+from gpcheck.checker import progress as meter
 from gpcheck.checker.smt.decode import read_path, to_counterexample
 from gpcheck.checker.smt.encode import Encoder, State, _Exec
 from gpcheck.checker.smt.session import Deadline, trusted
@@ -46,7 +47,11 @@ def run_latency(model: ir.Model, props: Sequence[ir.Latency], depth: int, deadli
         why = (f"{engine} does not bound latencies whose costs can fail to evaluate (a dynamic index or a "
                f"division in a cost): the explicit engine computes them exactly")
         return [Result(p.name, KIND, Verdict.UNKNOWN, engine, reason=why) for p in props]
-    return [_one(enc, p, path, costs, k, deadline, engine) for p in props]
+    out = []
+    for p in props:
+        meter.note(engine=engine, phase="latency", bound=k, prop=p.name)  # checker/progress.py
+        out.append(_one(enc, p, path, costs, k, deadline, engine))
+    return out
 
 
 def _costs(enc: Encoder, path: list[State]) -> tuple[list[z3.ArithRef], bool]:
