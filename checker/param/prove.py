@@ -268,10 +268,15 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
         return dict(point), [cm.layout.decode(s) for s in states]
 
-    more = list(samples)
-    if all(wide != pt for pt, _ in samples):
-        more.append(sample(wide))
-    checks = [sample({n: wide[n] + k for n in names}) for k in range(1, CHECK_ABOVE + 1)]
+    from gpcheck.spec.errors import GpcheckError
+
+    try:
+        more = list(samples)
+        if all(wide != pt for pt, _ in samples):
+            more.append(sample(wide))
+        checks = [sample({n: wide[n] + k for n in names}) for k in range(1, CHECK_ABOVE + 1)]
+    except GpcheckError as e:  # a larger instance the model does not allow: no second round
+        return {n: replace(first[n], reason=f"{first[n].reason}; no second round ({e})") for n in left}
     second = _prove(enc, load, more, left, deadline, started, wide=wide, checks=checks,
                        keep=mine(enc, more, False, checks))
     out: dict[str, Result] = {}
