@@ -3,6 +3,7 @@
     extract.py  symbolic constants recovered by aligning a few instances' IRs (affine fits)
     encode.py   the model over SMT arrays with the sizes symbolic; ghost counters for sum/count
     mine.py     quantified candidates (`all x in 0..N-1: ...`) from small instances' states
+    widen.py    richer templates for a second round on what the first left unknown
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""

@@ -13,7 +13,10 @@ one formula covers every size. An action runs symbolically as in checker/smt/enc
   per variable it writes; loops with `require` or scalar writes are unsupported;
 - `sum`/`count` over an array `a` (reading only `a[x]`) as a ghost counter kept exact by
   every store into `a` (a `for` loop writing `a` is unsupported), so `free + sum(held) ==
-  SLOTS` stays linear.
+  SLOTS` stays linear;
+- `count` inside an action over an interval its body cuts out of the binder's range (a
+  conjunction of `k >= a`, `k < b`, `k != c` and guards without k) in closed form
+  (`_Exec._interval_count`).
 
 Anything else outside this fragment raises `Unsupported` (the verdict is then `unknown`)."""
 
@@ -502,6 +505,8 @@ class _Exec:
 
     def fold(self, e: ir.Fold) -> tuple[Val, z3.BoolRef]:
         if e.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
+            if self.in_action and e.kind is ir.FoldKind.COUNT:
+                return self._interval_count(e)
             if self.in_action or id(e) not in self.enc.ghosts:
                 raise Unsupported("sum/count inside an action")
             return self.ghosts[id(e)], z3.BoolVal(False)
@@ -532,6 +537,88 @@ class _Exec:
         if self.in_action:
             raise Unsupported("an all/any inside an action whose body may fail")
         return val, z3.Exists([x], z3.And(rng, err))  # over-approximates: the property only gets harder
+
+    def _interval_count(self, e: ir.Fold) -> tuple[Val, z3.BoolRef]:
+        """`count k in lo..hi: C1 and C2 and ...` inside an action, in closed form: each
+        conjunct compares the binder with a term that does not read it (`k >= a`, `k < b`,
+        `k == c`, `k != d`) or does not mention the binder at all (a guard). The count is the
+        length of the interval the bounds leave, minus the distinct excluded values inside
+        it: exact for every size, so an action may set a counter from it (reef_rewind's
+        `temp`). NOTE(interval-count): the explicit engine evaluates the body at k = lo
+        first, so the first conjunct's evaluation error is the fold's error whenever the
+        range is not empty; every other conjunct's error must imply it (checked for every
+        size), or the fold is outside the fragment."""
+        bid = e.binder.id
+        conjuncts: list[ir.Expr] = []
+
+        def split(x: ir.Expr) -> None:
+            if isinstance(x, ir.Binary) and x.op is ir.BinOp.AND:
+                split(x.lhs)
+                split(x.rhs)
+            else:
+                conjuncts.append(x)
+
+        def reads_binder(x: ir.Expr) -> bool:
+            return any(isinstance(y, ir.LocalRef) and y.sym.id == bid for y in ir.walk_expr(x))
+
+        def is_binder(x: ir.Expr) -> bool:
+            return isinstance(x, ir.LocalRef) and x.sym.id == bid
+
+        split(e.body)
+        lo, hi = self.enc.bounds(e.binder.type)
+        lowers: list[z3.ArithRef] = [lo]
+        uppers: list[z3.ArithRef] = [hi]
+        excluded: list[z3.ArithRef] = []
+        guards: list[z3.BoolRef] = []
+        errs: list[z3.BoolRef] = []
+        flip = {ir.BinOp.LT: ir.BinOp.GT, ir.BinOp.LE: ir.BinOp.GE, ir.BinOp.GT: ir.BinOp.LT,
+                ir.BinOp.GE: ir.BinOp.LE, ir.BinOp.EQ: ir.BinOp.EQ, ir.BinOp.NE: ir.BinOp.NE}
+        for c in conjuncts:
+            if not reads_binder(c):
+                v, err = self.eval(c)
+                guards.append(v)  # type: ignore[arg-type]
+                errs.append(err)
+                continue
+            if not (isinstance(c, ir.Binary) and c.op in flip):
+                raise Unsupported("a count inside an action whose body is not a conjunction of bounds on its binder")
+            if is_binder(c.lhs) and not reads_binder(c.rhs):
+                op, other = c.op, c.rhs
+            elif is_binder(c.rhs) and not reads_binder(c.lhs):
+                op, other = flip[c.op], c.lhs
+            else:
+                raise Unsupported("a count inside an action comparing its binder with a term that reads it")
+            v, err = self.eval(other)
+            errs.append(err)
+            t: z3.ArithRef = v  # type: ignore[assignment]
+            if op is ir.BinOp.GE:
+                lowers.append(t)
+            elif op is ir.BinOp.GT:
+                lowers.append(t + 1)
+            elif op is ir.BinOp.LE:
+                uppers.append(t)
+            elif op is ir.BinOp.LT:
+                uppers.append(t - 1)
+            elif op is ir.BinOp.EQ:
+                lowers.append(t)
+                uppers.append(t)
+            else:
+                excluded.append(t)
+        first = z3.simplify(errs[0]) if errs else z3.BoolVal(False)
+        for err in errs[1:]:
+            if not z3.is_false(z3.simplify(err)) and not self._never(z3.And(err, z3.Not(first))):
+                raise Unsupported("a count inside an action whose later conjuncts may fail to evaluate")
+        low, up = lowers[0], uppers[0]
+        for x in lowers[1:]:
+            low = z3.If(x > low, x, low)
+        for x in uppers[1:]:
+            up = z3.If(x < up, x, up)
+        n: z3.ArithRef = z3.If(up >= low, up - low + 1, 0)  # type: ignore[assignment]
+        for i, d in enumerate(excluded):
+            fresh = z3.And(low <= d, d <= up, *[d != x for x in excluded[:i]])
+            n = n - z3.If(fresh, 1, 0)
+        if guards:
+            n = z3.If(z3.And(*guards), n, 0)  # type: ignore[assignment]
+        return n, z3.And(lo <= hi, first)
 
     def _finite_fold(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
         """`all`/`any` over a range that does not depend on the symbolic constants: the

@@ -49,6 +49,7 @@ class Column:
     # the column in one instance: (constants, index values, slot term by slot name) -> term
     concrete: Callable[[dict[str, int], tuple[int, ...], Callable[[str], z3.ExprRef]], z3.ExprRef] | None = None
     uses: frozenset[int] = frozenset()  # the view's index positions the column reads
+    pair: tuple[int, int] | None = None  # an order column: the positions of the two counters it compares (widen.py)
 
 
 @dataclass

@@ -47,7 +47,11 @@ SIZES_ABOVE = 2
 FILTER_SECONDS = 90.0  # the fixed-size Houdini pre-filter
 GLOBAL_MAX = 80  # one symbolic Houdini over all candidates only up to this many
 MAX_ROUNDS = 8  # property-directed refinement rounds (_refine)
-SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run  # small instances go up to lower bound + this, one constant at a time
+SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run
+WIDE_ABOVE = 3  # the second round's instance: each named constant at most this far above its lower bound
+WIDE_ATOMS_PER_VIEW = 2000  # the second round's extra templates (checker/param/widen.py), per view
+WIDE_FILTER_SECONDS = 240.0  # the second round's fixed-size Houdini (more candidates, a larger instance)
+CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
 
 @dataclass
@@ -232,10 +236,59 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
         try:
             enc = ParamEncoder(pm)
             proofs = _prove(enc, load, samples, todo, deadline, started)
+            left = [n for n in todo if proofs[n].verdict is Verdict.UNKNOWN]
+            if left and not deadline.expired:
+                proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started))
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
     return model, [out[n] for n in wanted]
+
+
+def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
+           left: list[str], first: dict[str, Result], fixed: Mapping[str, int], deadline: Deadline,
+           started: float) -> dict[str, Result]:
+    """The second round, for the properties the first left unknown: the richer templates of
+    checker/param/widen.py, mined from the small instances and one more at the model's own
+    sizes (each named constant at its declared value, at least its lower bound + 1 and at
+    most WIDE_ABOVE above it), which is also the fixed size of the pre-filter and of the
+    property-directed cores. A bound such as reef_rewind's CAP+1 = 3 says nothing at N <= 3,
+    where the first round looks. Candidates false in the instances up to CHECK_ABOVE beyond
+    are dropped before the fixed-size Houdini. Its verdicts replace the first round's only when proved;
+    otherwise the reason says what both rounds tried."""
+    from gpcheck.checker.smt.mining import sample_states
+    from gpcheck.gpmodel import compile_model
+
+    names, lower = enc.pm.names, enc.pm.lower
+    declared = load(dict(fixed)).const_values
+    wide = {n: min(max(declared[n], lower[n] + 1), lower[n] + WIDE_ABOVE) for n in names}
+
+    def sample(point: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
+        cm = compile_model(load(dict(fixed, **point)))
+        states, _ = sample_states(cm, SAMPLE_STATES, deadline)
+        return dict(point), [cm.layout.decode(s) for s in states]
+
+    from gpcheck.spec.errors import GpcheckError
+
+    try:
+        more = list(samples)
+        if all(wide != pt for pt, _ in samples):
+            more.append(sample(wide))
+        checks = [sample({n: wide[n] + k for n in names}) for k in range(1, CHECK_ABOVE + 1)]
+    except GpcheckError as e:  # a larger instance the model does not allow: no second round
+        return {n: replace(first[n], reason=f"{first[n].reason}; no second round ({e})") for n in left}
+    second = _prove(enc, load, more, left, deadline, started, wide=wide, checks=checks,
+                       keep=mine(enc, more, False, checks))
+    out: dict[str, Result] = {}
+    for n in left:
+        r = second[n]
+        if r.verdict is Verdict.PROVED:
+            out[n] = replace(r, reason=f"{r.reason}; second round at {_at(wide, names)}, richer templates",
+                             detail=dict(r.detail, round=2))
+        else:
+            out[n] = replace(first[n], reason=f"{first[n].reason}; second round at {_at(wide, names)} "
+                                              f"with richer templates: {r.reason}")
+    return out
 
 
 def _wanted(model: ir.Model, properties: Sequence[str] | None) -> list[str]:
@@ -252,23 +305,27 @@ def _unknown(name: str, model: ir.Model, names: Sequence[str], why: str) -> Resu
 
 
 def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
-           todo: list[str], deadline: Deadline, started: float) -> dict[str, Result]:
+           todo: list[str], deadline: Deadline, started: float, wide: dict[str, int] | None = None,
+           checks: list[tuple[dict[str, int], list[dict]]] | None = None, keep: list[Candidate] | None = None
+           ) -> dict[str, Result]:
     """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
     a property the global lemma set does not settle gets a second try with the small set its
-    proof uses at the fixed size (`instance_core`), checked symbolically on its own."""
+    proof uses at the fixed size (`instance_core`), checked symbolically on its own. With
+    `wide` (the second round, `_widen`): only the richer templates of checker/param/widen.py
+    are mined, `keep` (the first round's templates over the wider samples) join them, and the
+    fixed size is the point
+    `wide`."""
     from gpcheck.checker.param.finite import FixedSize
 
     model, names = enc.model, enc.pm.names
-    mined: list[Candidate] = []
-    for v in views(enc):
-        rows = view_rows(enc, v, samples, DEFAULT_SEED)
-        mined += [Candidate(v, a) for a in mine_view(v, rows, ATOMS_PER_VIEW)]
+    mined = (keep or []) + mine(enc, samples, wide is not None, checks)
     t_mine = time.monotonic() - started
     # sound pre-filter: what is inductive for all sizes is inductive at each one
     cands = mined
-    point = filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0]
+    point = (filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0] if wide is None
+             else dict({c.name: c.value for c in model.constants}, **wide))
     fixed = FixedSize(enc, load, point, cands)
-    got = fixed.survivors(range(len(cands)), _cap(deadline, FILTER_SECONDS))
+    got = fixed.survivors(range(len(cands)), _cap(deadline, FILTER_SECONDS if wide is None else WIDE_FILTER_SECONDS))
     filtered = got is not None
     survivors = sorted(got) if got is not None else []
     if got is not None:
@@ -309,6 +366,29 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
                                    "candidates": len(mined), "mine_seconds": round(t_mine, 3),
                                    "shared_seconds": round(shared_seconds, 3),
                                    "seconds": round(time.monotonic() - t0, 3)})
+    return out
+
+
+def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wide: bool = False,
+         checks: list[tuple[dict[str, int], list[dict]]] | None = None) -> list[Candidate]:
+    """The candidates the sampled states propose, view by view; with `wide`, those of the
+    richer templates of checker/param/widen.py instead, and only those that also hold in the states
+    of `checks` (larger instances: a candidate false in a reachable state of some size is no
+    invariant, so dropping it loses no proof, and it spares the fixed-size Houdini)."""
+    from gpcheck.checker.param.widen import order_columns, wide_atoms
+
+    out: list[Candidate] = []
+    for plain in views(enc):
+        if wide:
+            v = order_columns(plain)
+            groups = [(v, wide_atoms(v, view_rows(enc, v, samples, DEFAULT_SEED), WIDE_ATOMS_PER_VIEW))]
+        else:
+            groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
+        for v, got in groups:
+            if checks and got:
+                more = view_rows(enc, v, checks, DEFAULT_SEED).tolist()
+                got = [a for a in got if all(a.holds(r) for r in more)]
+            out += [Candidate(v, a) for a in got]
     return out
 
 
