@@ -264,24 +264,22 @@ def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
 
 
 def _latencies(cm: CompiledModel, res: explicit.Search, packed: object, wanted: set[str]) -> list[Result]:
-    """The latency properties asked for (checker/latency.py), on the explored graph: the Python
-    search's, or the compiled one's decoded (`packed`, a fast_explicit.PackedGraph)."""
+    """The latency properties asked for, on the explored graph: the Python search's
+    (checker/latency.py), or the compiled one's compact graph (`packed`, a
+    fast_explicit.PackedGraph; checker/fast_latency.py, the same results)."""
     props = [p for p in cm.model.latencies if p.name in wanted]
     if not props:
         return []
     from gpcheck.checker.latency import latency_results
 
-    graph = None
-    if packed is not None and res.complete:
-        from gpcheck.checker import fast_explicit
+    if packed is not None and res.complete:  # the compiled core: on its compact graph (checker/fast_latency.py)
+        from gpcheck.checker import fast_explicit, fast_latency
 
         try:
-            graph = fast_explicit.latency_graph(cm, res, packed)  # type: ignore[arg-type]
-        except budget.Stop as stop:
-            return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=stop.text) for p in props]
+            return fast_latency.latency_results(cm, res, packed, props)  # type: ignore[arg-type]
         except fast_explicit.MissedState as missed:
             return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
-    return latency_results(cm, res, graph, props)
+    return latency_results(cm, res, None, props)
 
 
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:

@@ -62,20 +62,23 @@ class PackedGraph:
     cm: CompiledModel | None = None
     via: np.ndarray | None = None
     roots: np.ndarray | None = None
+    csr: "_CsrGraph | None" = None  # the edges, once _csr_graph built them (liveness, then latencies)
 
     def state(self, i: int) -> State:
         if self.via is None:  # exact keys: decoded where they are (not along the path to them)
             return self.packed.unpack(tuple(int(x) for x in self.states[i]))
         return self.path_states(i)[-1]
 
-    def all_states(self) -> list[State]:
-        """States 0..n-1 decoded at once, one numpy column per slot (exact keys only)."""
+    def all_states(self, lo: int = 0, hi: int | None = None) -> list[State]:
+        """States lo..hi-1 (default: all) decoded at once, one numpy column per slot (exact
+        keys only)."""
         assert self.via is None
+        hi = self.n if hi is None else hi
         cols = []
         for f in self.packed.fields:
-            col = (self.states[:self.n, f.word] >> f.shift) & f.mask
+            col = (self.states[lo:hi, f.word] >> f.shift) & f.mask
             cols.append((col + f.lo if f.lo else col).tolist())
-        return list(zip(*cols)) if cols else [()] * self.n
+        return list(zip(*cols)) if cols else [()] * (hi - lo)
 
     def path_states(self, i: int) -> list[State]:
         """The states on the BFS path from an initial state to state i."""
@@ -667,7 +670,10 @@ def _chunks(n: int) -> Iterator[tuple[int, int]]:
 
 def _csr_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> "_CsrGraph":
     """The explored graph's edges as CSR arrays, built in compiled code. With fingerprints the
-    exact keys are rebuilt first; a successor that shared a fingerprint raises MissedState."""
+    exact keys are rebuilt first; a successor that shared a fingerprint raises MissedState.
+    Built once per search (kept in `g.csr`): liveness and latencies read the same arrays."""
+    if g.csr is not None:
+        return g.csr
     if g.via is not None:
         _rebuild_exact(cm, g)
     n = g.n
@@ -690,17 +696,5 @@ def _csr_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> "_CsrGraph":
         raise MissedState("a fingerprint collision made the search miss a state; run without --fingerprint")
     if built != edges:
         raise AssertionError("the compiled engine's edge count differs from its search")
-    return _CsrGraph(g, offsets, targets, edge_iids)
-
-
-def latency_graph(cm: CompiledModel, res: Search, g: PackedGraph) -> liveness.Graph:
-    """The explored graph in the form checker/latency.py reads (states decoded, edges as lists),
-    built from the compact graph's CSR edges (NOTE(latency): latencies are computed in Python).
-    With fingerprints the exact keys are rebuilt first, as for liveness; a successor that shared a
-    fingerprint raises MissedState with the reason (the latency is then unknown)."""
-    csr = _csr_graph(cm, res, g)
-    n = g.n
-    states = g.all_states()  # exact keys now (_csr_graph rebuilt them after fingerprints)
-    parent = [int(x) for x in g.parent[:n]]
-    return liveness.Graph(states, {}, [csr[i] for i in range(n)], [bool(g.flags[i]) for i in range(n)], parent,
-                          [i for i, p in enumerate(parent) if p < 0])
+    g.csr = _CsrGraph(g, offsets, targets, edge_iids)
+    return g.csr

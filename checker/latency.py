@@ -39,6 +39,9 @@ ENGINE = "explicit"
 KIND = "latency"
 
 
+CostOf = Callable[[int, int], int]  # (state index, instance) -> the cost of that edge
+
+
 class _Unknown(Exception):
     """The latency cannot be computed (a predicate or a cost fails to evaluate)."""
 
@@ -270,8 +273,16 @@ def _unbounded_witness(cm: CompiledModel, g: liveness.Graph, entered: dict[int, 
                 prev[j] = (i, iid)
                 work.append(j)
     assert hit is not None
-    path = _path_to(prev, hit)
     kind, comp = trap[hit]
+    return _lasso(cm, g, entered, _path_to(prev, hit), hit, kind, comp, enabled, fair, cost)
+
+
+def _lasso(cm: CompiledModel, g: liveness.Graph, entered: dict[int, tuple[int, int] | None],
+           path: list[tuple[int | None, int]], hit: int, kind: str, comp: frozenset[int] | None,
+           enabled: _EnabledView, fair: set[int], cost: CostOf) -> tuple[tuple[Counterexample, int], str]:
+    """The unbounded behaviour through `path` (from a start to the trap state `hit`, of
+    `kind` "stutter", "fair" or "positive", in component `comp`) and its loop, with the reason.
+    Shared with the compiled core's path (checker/fast_latency.py)."""
     cycle: list[tuple[int, int]] = []
     if kind == "stutter":
         why = "a behaviour can stay forever in a state before Q where no fair action is enabled"
