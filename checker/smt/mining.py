@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import z3
@@ -99,8 +99,21 @@ class AtomTable:
     def rows_satisfying(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
         """For each row of `states`, whether every atom of `which` holds in it."""
         out = np.ones(len(states), dtype=bool)
+        for lo, truth in self._truth(states, which):
+            out[lo:lo + len(truth)] = truth.all(axis=1)
+        return out
+
+    def holds_all(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """For the atoms `which` (indices), whether each holds in every row of `states`."""
+        out = np.ones(len(which), dtype=bool)
+        for _, truth in self._truth(states, which):
+            out &= truth.all(axis=0)
+        return out
+
+    def _truth(self, states: np.ndarray, which: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, rows x atoms truth matrix) over `states` in chunks: bounded temporaries."""
         if len(states) == 0 or len(which) == 0:
-            return out
+            return
         cs, cv, con = self.cs[:, which], self.cv[:, which], self.con[:, which]
         ts, tc, k, ne = self.ts[:, which], self.tc[:, which], self.k[which], self.ne[which]
         rows = max(1, _CELLS // len(which))
@@ -111,26 +124,7 @@ class AtomTable:
                 applies &= ~con[m] | (st[:, cs[m]] == cv[m])
             lin = st[:, ts[0]] * tc[0] + st[:, ts[1]] * tc[1]
             body = np.where(ne, st[:, ts[0]] != k, lin <= k)
-            out[lo:lo + rows] = (~applies | body).all(axis=1)
-        return out
-
-    def holds_all(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
-        """For the atoms `which` (indices), whether each holds in every row of `states`."""
-        out = np.ones(len(which), dtype=bool)
-        if len(states) == 0 or len(which) == 0:
-            return out
-        cs, cv, con = self.cs[:, which], self.cv[:, which], self.con[:, which]
-        ts, tc, k, ne = self.ts[:, which], self.tc[:, which], self.k[which], self.ne[which]
-        rows = max(1, _CELLS // len(which))  # bounded temporaries: states in chunks
-        for lo in range(0, len(states), rows):
-            st = states[lo:lo + rows]
-            applies = np.ones((len(st), len(which)), dtype=bool)
-            for m in range(2):
-                applies &= ~con[m] | (st[:, cs[m]] == cv[m])
-            lin = st[:, ts[0]] * tc[0] + st[:, ts[1]] * tc[1]
-            body = np.where(ne, st[:, ts[0]] != k, lin <= k)
-            out &= (~applies | body).all(axis=0)
-        return out
+            yield lo, ~applies | body
 
 
 # ---------------------------------------------------------------------------------- sampling
