@@ -27,7 +27,7 @@ from gpcheck.gpmodel.cost import compile_costs
 from gpcheck.gpmodel.jit import load_module
 from gpcheck.checker import budget, latency, liveness
 from gpcheck.checker.explicit import Search
-from gpcheck.checker.fast_explicit import CHUNK_STATES, PackedGraph, _CsrGraph, _chunks, _csr_graph
+from gpcheck.checker.fast_explicit import PackedGraph, _CsrGraph, _chunks, _csr_graph
 from gpcheck.checker.verdict import Result, Verdict
 
 KIND, ENGINE = latency.KIND, latency.ENGINE
@@ -105,9 +105,10 @@ def _costs(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, src: np.ndarray, r
     todo = np.flatnonzero(region[src] & costed[csr.iids[:len(src)]])
     if not len(todo):
         return costs
-    bounds = np.searchsorted(src[todo], np.arange(0, g.n + 1, CHUNK_STATES))  # where _chunks cuts
-    for c, (lo, hi) in enumerate(_chunks(g.n)):
-        part = todo[bounds[c]:bounds[c + 1]] if c + 1 < len(bounds) else todo[bounds[c]:]
+    chunks = list(_chunks(g.n))
+    bounds = np.searchsorted(src[todo], [lo for lo, _ in chunks] + [g.n])  # where _chunks cuts
+    for c, (lo, hi) in enumerate(chunks):
+        part = todo[bounds[c]:bounds[c + 1]]
         if not len(part):
             continue
         states = g.all_states(lo, hi)
