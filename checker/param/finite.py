@@ -82,28 +82,6 @@ def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model]
     return ck, system
 
 
-def instance_core(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
-                  cands: "list[Candidate]", prop: ir.Invariant | ir.TransitionProperty,
-                  deadline: Deadline) -> list[int] | None:
-    """At the instance `point`, the candidates (all inductive there) a relative-induction
-    proof of `prop` uses, closed under induction: a small set for the symbolic check."""
-    from gpcheck.checker.smt.lemmas import closed_core
-
-    ck, system = _instance(enc, load, point, cands)
-    s, t = system.s, ck.t
-    active = list(range(len(cands)))
-    model = system.enc.model  # the property as this instance states it (its ranges, its literals)
-    prop = next(p for p in (*model.invariants, *model.transitions) if p.name == prop.name)
-    if isinstance(prop, ir.Invariant):
-        hs, ht = system.enc.holds(prop.expr, s), system.enc.holds(prop.expr, t)
-        if ck.check(deadline, [hs, ck.trans, z3.Not(ht)], active) != z3.unsat:
-            return None
-        return closed_core(ck, active, ck.core(), [hs], deadline)
-    if ck.check(deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active) != z3.unsat:
-        return None
-    return closed_core(ck, active, ck.core(), [], deadline)
-
-
 class FixedSize:
     """Houdini and relative-induction cores at one instance over one candidate list, the
     quantifier-free encoding built once (it takes seconds: cwsr at Q=N=W=L=2 has 300 candidates

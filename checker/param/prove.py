@@ -310,7 +310,7 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
            ) -> dict[str, Result]:
     """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
     a property the global lemma set does not settle gets a second try with the small set its
-    proof uses at the fixed size (`instance_core`), checked symbolically on its own. With
+    proof uses at the fixed size (`FixedSize.core`), checked symbolically on its own. With
     `wide` (the second round, `_widen`): only the richer templates of checker/param/widen.py
     are mined, `keep` (the first round's templates over the wider samples) join them, and the
     fixed size is the point
