@@ -32,6 +32,8 @@ from gpcheck.spec import ir
 from gpcheck.checker.param.extract import ParamModel, Unsupported
 from gpcheck.checker.smt.session import trusted
 
+NEVER_STEPS = 16_000_000  # Z3 steps to show an error branch of the encoding impossible (about 2 s)
+
 _fresh = itertools.count()
 FINITE_FOLD = 64  # an all/any over a constant range of at most this many values is unrolled
 Val = object  # z3.ExprRef | dict[str, Val]
@@ -644,7 +646,7 @@ class _Exec:
     def _never(self, f: z3.BoolRef) -> bool:
         """`f` is unsatisfiable for every size, with the binders in scope in range."""
         s = z3.Solver()
-        s.set("timeout", 2000)
+        s.set("rlimit", NEVER_STEPS)  # NOTE(step-limits): was 2 s, which made the encoding load-dependent
         s.add(*self.enc.facts, *self.ranges, f)
         return trusted(s.check()) == z3.unsat  # NOTE(stale-interrupt)
 

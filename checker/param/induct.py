@@ -18,7 +18,7 @@ import z3
 
 from gpcheck.checker.param.encode import ParamEncoder, PState
 from gpcheck.checker.param.instantiate import Instantiator, skolemize
-from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 
 
 @dataclass
@@ -69,17 +69,15 @@ class Consecution:
         assume = [lit if k in on else z3.Not(lit) for k, lit in enumerate(self.lits)]
         core: set[int] = set()
         for name, sol, subst in self.solvers:
-            ms = deadline.ms()
-            if ms is not None:
-                sol.set("timeout", max(1, ms))
-            r = trusted(sol.check(*assume))  # NOTE(stale-interrupt)
+            deadline.apply(sol)  # NOTE(step-limits)
+            r = deadline.trusted(sol.check(*assume))  # NOTE(stale-interrupt)
             if r == z3.unsat:
                 ids = {c.get_id() for c in sol.unsat_core()}
                 core |= {k for k, lit in enumerate(self.lits) if lit.get_id() in ids}
                 continue
             if r == z3.sat:
                 return Answer("sat", set(), sol.model(), name, subst)
-            why = sol.reason_unknown()
+            why = deadline.why() if deadline.expired else sol.reason_unknown()
             model = None
             if "incomplete" in why:
                 try:

@@ -32,7 +32,7 @@ from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.checker.param.induct import Consecution
 from gpcheck.checker.param.mine import View, mine_view, view_rows, views
 from gpcheck.checker.smt.mining import Atom
-from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 from gpcheck.checker.verdict import Result, Verdict
 
 if TYPE_CHECKING:
@@ -44,13 +44,16 @@ SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
 SIZES_ABOVE = 2
-FILTER_SECONDS = 90.0  # the fixed-size Houdini pre-filter
+# Z3 step budgets (rlimit, NOTE(step-limits) in checker/smt/session.py): deterministic, so the
+# same command proves the same properties with the same lemmas under any load (they were wall
+# seconds, and reef_rewind's bound came out proved with 82 lemmas, with 90, or unknown)
+FILTER_STEPS = 720_000_000  # the fixed-size Houdini pre-filter, and one fixed-size core (was 90 s)
 GLOBAL_MAX = 80  # one symbolic Houdini over all candidates only up to this many
 MAX_ROUNDS = 8  # property-directed refinement rounds (_refine)
-SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run
+SYMBOLIC_STEPS = 240_000_000  # one symbolic Houdini run (was 30 s)
 WIDE_ABOVE = 3  # the second round's instance: each named constant at most this far above its lower bound
 WIDE_ATOMS_PER_VIEW = 2000  # the second round's extra templates (checker/param/widen.py), per view
-WIDE_FILTER_SECONDS = 240.0  # the second round's fixed-size Houdini (more candidates, a larger instance)
+WIDE_FILTER_STEPS = 1_920_000_000  # the second round's fixed-size Houdini (more candidates, a larger instance; was 240 s)
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
 
@@ -116,9 +119,9 @@ def _shared_skolems(view: View) -> list[z3.ArithRef]:
     return out
 
 
-def _cap(deadline: Deadline, most: float) -> Deadline:
-    remaining = deadline.remaining()
-    return Deadline(most if remaining is None else min(most, remaining))
+def _cap(deadline: Deadline, steps: int) -> Deadline:
+    """At most `steps` more Z3 steps, and the run's own deadline (NOTE(step-limits))."""
+    return deadline.limited(steps)
 
 
 def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed: int = DEFAULT_SEED
@@ -135,9 +138,7 @@ def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed:
         sol = z3.Solver()
         sol.set("random_seed", seed)
         sol.set("mbqi", MBQI)
-        ms = deadline.ms()
-        if ms is not None:
-            sol.set("timeout", ms)
+        deadline.apply(sol)  # NOTE(step-limits)
         return sol
 
     def drop(model: z3.ModelRef, viol: list[z3.BoolRef]) -> list[int]:
@@ -149,7 +150,7 @@ def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed:
         sol = solver()
         sol.add(init, z3.Or(*[viol_s[k] for k in active]))
         checks += 1
-        r = trusted(sol.check())  # NOTE(stale-interrupt)
+        r = deadline.trusted(sol.check())  # NOTE(stale-interrupt)
         if r == z3.unsat:
             break
         if r != z3.sat and not _candidate_model(sol):
@@ -325,13 +326,13 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     point = (filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0] if wide is None
              else dict({c.name: c.value for c in model.constants}, **wide))
     fixed = FixedSize(enc, load, point, cands)
-    got = fixed.survivors(range(len(cands)), _cap(deadline, FILTER_SECONDS if wide is None else WIDE_FILTER_SECONDS))
+    got = fixed.survivors(range(len(cands)), _cap(deadline, FILTER_STEPS if wide is None else WIDE_FILTER_STEPS))
     filtered = got is not None
     survivors = sorted(got) if got is not None else []
     if got is not None:
         cands = [cands[k] for k in survivors]
     if len(cands) <= GLOBAL_MAX:
-        kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_SECONDS))
+        kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_STEPS))
     else:  # too many for one symbolic Houdini in time: per property, from its fixed-size proof
         kept, how = None, f"not run on {len(cands)} (more than {GLOBAL_MAX})"
     tried = (f"{len(mined)} candidates mined from {len(samples)} small instances"
@@ -404,12 +405,12 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
     pool = list(range(len(cands)))
     note, why = "", ""
     for round_ in range(1, MAX_ROUNDS + 1):
-        core = fixed.core(pool, prop, _cap(deadline, FILTER_SECONDS))
+        core = fixed.core(pool, prop, _cap(deadline, FILTER_STEPS))
         if core is None:
             note += f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates left"
             return None, why, note
         small = sorted(core)
-        kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_SECONDS))
+        kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_STEPS))
         note += (f"; round {round_}: the {len(small)} lemmas its proof at {_at(point, names)} uses: "
                  + (how if kept is None else f"{len(kept)} inductive for all sizes"))
         if kept is None:
@@ -420,7 +421,7 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
         dropped = set(small) - {small[k] for k in kept}
         if not dropped or deadline.expired:
             return None, why, note
-        got = fixed.survivors([k for k in pool if k not in dropped], _cap(deadline, FILTER_SECONDS))
+        got = fixed.survivors([k for k in pool if k not in dropped], _cap(deadline, FILTER_STEPS))
         if got is None:
             return None, why, note + "; no answer closing the rest at the fixed size"
         pool = sorted(got)
@@ -451,11 +452,9 @@ def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
 
 def _unsat(deadline: Deadline, *formulas: z3.BoolRef) -> bool:
     sol = z3.Solver()
-    ms = deadline.ms()
-    if ms is not None:
-        sol.set("timeout", ms)
+    deadline.apply(sol)  # NOTE(step-limits)
     sol.add(*formulas)
-    return trusted(sol.check()) == z3.unsat  # NOTE(stale-interrupt)
+    return deadline.trusted(sol.check()) == z3.unsat  # NOTE(stale-interrupt)
 
 
 def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,

@@ -138,7 +138,7 @@ def _auxiliary_invariants(model: ir.Model, deadline: Deadline) -> tuple[list[Ato
     from gpcheck.checker.smt.mining import sample_states
 
     meter.begin(ENGINE, "auxiliary invariants (Houdini)")
-    own = pdr._share(deadline, pdr.HOUDINI_SECONDS)  # at most half of what is left: k-induction needs the rest
+    own = pdr._share(deadline, pdr.HOUDINI_STEPS)  # at most half of what is left: k-induction needs the rest
     system = pdr._System(Encoder(model))
     cm = compile_model(model)
     states, complete = sample_states(cm, pdr.MAX_SAMPLE, own)

@@ -31,7 +31,7 @@ import z3
 
 from gpcheck.checker import budget
 from gpcheck.checker.smt.mining import Atom, AtomTable, mine_atoms, render_atom
-from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, trusted
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, slot_value
 
 if TYPE_CHECKING:
@@ -72,14 +72,12 @@ class _Checker:
         return [lit if k in on else mk_not(lit) for k, lit in enumerate(self.lits)]
 
     def check(self, deadline: Deadline, extra: Sequence[z3.BoolRef], active: Sequence[int]) -> z3.CheckSatResult:
-        ms = deadline.ms()
-        if ms is not None:
-            self.solver.set("timeout", ms)
+        deadline.apply(self.solver)  # NOTE(step-limits)
         self.solver.push()
         try:
             for f in extra:
                 self.solver.add(f)
-            r = trusted(self.solver.check(*self.assumptions(active)))
+            r = deadline.trusted(self.solver.check(*self.assumptions(active)))
             self._core = set(self.solver.unsat_core()) if r == z3.unsat else None
             return r
         finally:
@@ -93,7 +91,8 @@ class _Checker:
 
 def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
             successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]",
-            *, known: "Collection[tuple[int, ...]]" = (), forward: int = 0) -> "list[int] | None":
+            *, known: "Collection[tuple[int, ...]]" = (), forward: int = 0,
+            table: "AtomTable | None" = None) -> "list[int] | None":
     """The largest subset of `candidates` that holds initially and is inductive; None when Z3
     does not answer in time (then none of them is assumed). A counterexample to induction
     (s, t) drops the candidates false in t, and in every state the interpreter's `successors`
@@ -104,9 +103,11 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     one of them is not in F. The same holds for any state that satisfies every active
     candidate: with `forward`, s's one-slot mutants that do (numpy, `AtomTable`) are explored
     from too. Each Z3 round so drops what many rounds of single CTIs would (reef_rewind: 421
-    rounds became about 70, the same 590 lemmas)."""
+    rounds became about 70, the same 590 lemmas). `table` evaluates the atoms in bulk
+    (`holds_all`, `rows_satisfying`); by default an AtomTable when they are all `Atom`s."""
     atoms = ck.atoms
-    table = AtomTable(atoms) if all(isinstance(a, Atom) for a in atoms) else None  # type: ignore[arg-type]
+    if table is None and all(isinstance(a, Atom) for a in atoms):
+        table = AtomTable(atoms)  # type: ignore[arg-type]
 
     def surviving(active: list[int], posts: list[tuple[int, ...]]) -> list[int]:
         if table is None:
@@ -122,7 +123,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
         budget.poll()  # NOTE(time-limit)
         solver = _solver(ck.seed, deadline)
         solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
-        r = trusted(solver.check())
+        r = deadline.trusted(solver.check())
         if r == z3.unsat:
             break
         if r != z3.sat:
@@ -138,10 +139,8 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     solver.add(*(mk_not(ck.lits[k]) for k in candidates if k not in on))  # dropped at initiation
     while active:
         budget.poll()  # NOTE(time-limit)
-        ms = deadline.ms()
-        if ms is not None:
-            solver.set("timeout", ms)
-        r = trusted(_check_lits(solver, [ck.lits[k] for k in active]))
+        deadline.apply(solver)  # NOTE(step-limits)
+        r = deadline.trusted(_check_lits(solver, [ck.lits[k] for k in active]))
         if r == z3.unsat:
             break
         if r != z3.sat:
@@ -223,9 +222,7 @@ def _check_lits(solver: z3.Solver, lits: Sequence[z3.BoolRef]) -> z3.CheckSatRes
 def _solver(seed: int, deadline: Deadline) -> z3.Solver:
     solver = z3.Solver()
     solver.set("random_seed", seed)
-    ms = deadline.ms()
-    if ms is not None:
-        solver.set("timeout", ms)
+    deadline.apply(solver)  # NOTE(step-limits)
     return solver
 
 

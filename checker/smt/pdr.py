@@ -51,7 +51,7 @@ from gpcheck.checker.smt.samplecex import sample_violations
 from gpcheck.checker.smt.encode import Encoder, PathLimit, State, bv_encoder, step_paths
 from gpcheck.checker.smt.props import SafetyProp, bad, conjuncts
 from gpcheck.checker.smt.render import render_invariant
-from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown, trusted
+from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown
 from gpcheck.checker.smt.terms import TRUE, in_type, mk_and, mk_not, mk_or
 from gpcheck.checker.verdict import Result
 
@@ -60,12 +60,15 @@ TAG = "pdr."
 CEX_MAX_DEPTH = 10_000
 SPACER_OPTIONS: dict[str, object] = {}  # extra Fixedpoint parameters (tuning experiments)
 PATH_LIMIT = 256  # execution paths per action before falling back to one ite-encoded clause
-PART_SECONDS = 10.0  # the most one part's abstract query may take before the monolithic query
-MAX_SAMPLE = 100_000  # explicit states explored to propose invariants
-LEMMA_SECONDS = 30.0  # the most the explicit exploration and the reachable-set checks may take
-HOUDINI_SECONDS = 6.0  # the most mining lemmas may take (a timeout leaves no lemmas: the set would not be inductive)
-HOUDINI_SECONDS_BACKED = 2.5  # the same when the exploration completed (the certificate backs it up)
-RELATIVE_SECONDS = 10.0  # the most one property's relative-induction checks may take
+MAX_SAMPLE = 100_000  # explicit states explored to propose invariants (a state count: no clock)
+# Z3 step budgets (rlimit, NOTE(step-limits)): deterministic, so the same command proves the same
+# things with the same invariants under any load; about STEPS_PER_SECOND steps per second of Z3
+# time on the development machine, which sized them from the old time caps
+PART_STEPS = 80_000_000  # one part's abstract Spacer query before the monolithic query (was 10 s)
+CERTIFICATE_STEPS = 240_000_000  # the reachable-set certificate's two checks (was 30 s)
+HOUDINI_STEPS = 48_000_000  # mining lemmas (was 6 s; out of steps leaves no lemmas: the set would not be inductive)
+HOUDINI_STEPS_BACKED = 20_000_000  # the same when the exploration completed, the certificate backing it up (was 2.5 s)
+RELATIVE_STEPS = 80_000_000  # one property's relative-induction checks (was 10 s)
 
 
 @dataclass(frozen=True)
@@ -165,9 +168,7 @@ class _System:
         fp.set("spacer.random_seed", seed)
         for k, v in SPACER_OPTIONS.items():
             fp.set(k, v)
-        ms = deadline.ms()
-        if ms is not None:
-            fp.set("timeout", ms)
+        deadline.apply(fp)  # NOTE(step-limits)
         s = self.s
         ks = [s[i] for i in kept]
         reach = z3.Function("Reach", *[x.sort() for x in ks], z3.BoolSort())
@@ -192,16 +193,16 @@ class _System:
         for head, body in rules:
             fp.rule(head, body)
         try:
-            r = trusted(fp.query(fail()))  # NOTE(stale-interrupt)
+            r = deadline.trusted(fp.query(fail()))  # NOTE(stale-interrupt), NOTE(step-limits)
         except z3.Z3Exception as e:  # Spacer reports an expired timeout as a 'canceled' exception
-            return _Answer.UNKNOWN, "timeout" if deadline.expired else f"spacer: {e}"
+            return _Answer.UNKNOWN, deadline.why() if deadline.expired else f"spacer: {e}"
         if r == z3.unsat:
             inv = fp.get_cover_delta(-1, reach)
             return _Answer.PROVED, render_invariant(enc, inv, tuple(ks), [enc.slots[i] for i in kept])
         if r == z3.sat:
             return _Answer.REFUTED, None
         reason = fp.reason_unknown() or "unknown"
-        return _Answer.UNKNOWN, "timeout" if deadline.expired else f"spacer: {reason}"
+        return _Answer.UNKNOWN, deadline.why() if deadline.expired else f"spacer: {reason}"
 
     @staticmethod
     def weaken(c: _Clause, kept: set[int]) -> z3.BoolRef:
@@ -267,14 +268,14 @@ def run_pdr(
         cm = compile_model(model)
         meter.begin(ENGINE, "exploring for lemmas")  # checker/progress.py
         t0 = time.monotonic()
-        states, complete = sample_states(cm, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS))
+        states, complete = sample_states(cm, MAX_SAMPLE, deadline)  # at most MAX_SAMPLE states, no clock
         stats["explore_seconds"] = round(time.monotonic() - t0, 3)
         meter.note(engine=ENGINE, phase="mining lemmas (Houdini)", states=len(states))
         # a complete exploration leaves the reachable-set certificate to prove what the lemmas do
         # not: Houdini then gets less time (reef_rewind's 3,585 candidates take about 4 s of CPU,
         # and its lemmas prove one property of five; the certificate proves all five)
-        prover = LemmaProver(system, cm, states, _share(deadline, HOUDINI_SECONDS_BACKED if complete
-                                                        else HOUDINI_SECONDS), seed)
+        prover = LemmaProver(system, cm, states, deadline.limited(HOUDINI_STEPS_BACKED if complete
+                                                                  else HOUDINI_STEPS), seed)
         stats.update(prover.stats, sampled_states=len(states), sample_complete=complete,
                      seconds=round(time.monotonic() - started, 3))
         shared += time.monotonic() - started
@@ -295,7 +296,7 @@ def run_pdr(
                 if violations is None:  # once, for every property: the explicit search checks them together
                     t0 = time.monotonic()
                     meter.note(engine=ENGINE, phase="explicit counterexamples", prop=p.name)
-                    violations = sample_violations(cm, props, MAX_SAMPLE, _share(deadline, LEMMA_SECONDS), ENGINE)
+                    violations = sample_violations(cm, props, MAX_SAMPLE, deadline, ENGINE)
                     stats["counterexample_search_seconds"] = round(time.monotonic() - t0, 3)
                     shared += time.monotonic() - t0
                     started += time.monotonic() - t0
@@ -304,7 +305,7 @@ def run_pdr(
                 if cert is None:
                     t0 = time.monotonic()
                     meter.note(engine=ENGINE, phase="reachable-set certificate", prop=p.name)
-                    cert = ReachCertificate(system, states, _share(deadline, LEMMA_SECONDS))
+                    cert = ReachCertificate(system, states, deadline.limited(CERTIFICATE_STEPS))
                     stats.update(certificate_nodes=cert.nodes, certificate_seconds=round(time.monotonic() - t0, 3),
                                  certificate_inductive=cert.inductive)
                     shared += time.monotonic() - t0
@@ -325,16 +326,11 @@ def run_pdr(
     return out
 
 
-def _share(deadline: Deadline, most: float) -> Deadline:
-    """A deadline of at most `most` seconds and half of what is left."""
+def _share(deadline: Deadline, steps: int) -> Deadline:
+    """At most `steps` Z3 steps (NOTE(step-limits)) and, under a wall-clock limit, half of the
+    time left (kind's auxiliary invariants: its k-induction needs the rest)."""
     remaining = deadline.remaining()
-    return Deadline(most if remaining is None else min(most, remaining / 2))
-
-
-def _cap(deadline: Deadline, most: float) -> Deadline:
-    """A deadline of at most `most` seconds and at most what is left."""
-    remaining = deadline.remaining()
-    return Deadline(most if remaining is None else min(most, remaining))
+    return Deadline(None if remaining is None else remaining / 2, steps=steps, parent=deadline)
 
 
 def _obligations(system: _System, p: SafetyProp, t: State) -> list[tuple[z3.BoolRef, bool]]:
@@ -359,7 +355,7 @@ def _obligations(system: _System, p: SafetyProp, t: State) -> list[tuple[z3.Bool
 def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: Deadline) -> Result | None:
     """The property proved by induction relative to the mined lemmas, or None."""
     enc, s, t = system.enc, system.s, prover.t
-    share = _cap(deadline, RELATIVE_SECONDS)
+    share = deadline.limited(RELATIVE_STEPS)
     if p.kind == "invariant":
         assert p.expr is not None
         text = prover.prove_invariant(enc.holds(p.expr, s), enc.holds(p.expr, t), share)
@@ -377,7 +373,7 @@ def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: De
 def _by_certificate(system: _System, cert: ReachCertificate, p: SafetyProp, deadline: Deadline) -> Result | None:
     """The property decided over the reachable set Z3 checked inductive: proved, or (a
     reachable state violates it) its shortest counterexample by BMC; None without an answer."""
-    share = _cap(deadline, RELATIVE_SECONDS)
+    share = deadline.limited(RELATIVE_STEPS)
     answers = [cert.check(bad_now, share, with_trans=step) for bad_now, step in _obligations(system, p, cert.t)]
     answer = False if False in answers else (None if None in answers else True)
     if answer is True:
@@ -438,8 +434,7 @@ def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, 
         while True:
             if len(kept) == len(system.s):
                 return None  # no abstraction left: the monolithic query decides
-            remaining = deadline.remaining()
-            share = Deadline(PART_SECONDS if remaining is None else min(PART_SECONDS, remaining / 2))
+            share = deadline.limited(PART_STEPS)
             answer, info = system.query(sorted(kept), [body], share, seed, strengthen)
             if answer == _Answer.PROVED:
                 assert info is not None

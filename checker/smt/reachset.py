@@ -17,7 +17,7 @@ import z3
 
 from gpcheck.checker import budget
 from gpcheck.checker.smt.encode import Slot
-from gpcheck.checker.smt.session import Deadline, trusted
+from gpcheck.checker.smt.session import Deadline
 from gpcheck.checker.smt.terms import INT, TRUE, Num, mk_and, mk_eq, mk_not, mk_or, scalar_lit
 
 if TYPE_CHECKING:
@@ -87,11 +87,9 @@ class ReachCertificate:
 
     def _unsat(self, deadline: Deadline, *formulas: z3.BoolRef) -> bool:
         solver = z3.Solver()
-        ms = deadline.ms()
-        if ms is not None:
-            solver.set("timeout", ms)
+        deadline.apply(solver)  # NOTE(step-limits)
         solver.add(*formulas)
-        return trusted(solver.check()) == z3.unsat
+        return deadline.trusted(solver.check()) == z3.unsat
 
     def check(self, bad: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "bool | None":
         """True: no R-state (step) is `bad`; False: some is; None: Z3 did not answer."""
@@ -99,15 +97,13 @@ class ReachCertificate:
             self._solver = z3.Solver()
             self._solver.add(self.now)
         solver = self._solver
-        ms = deadline.ms()
-        if ms is not None:
-            solver.set("timeout", ms)
+        deadline.apply(solver)  # NOTE(step-limits)
         solver.push()
         try:
             solver.add(bad)
             if with_trans:
                 solver.add(self.trans)
-            r = trusted(solver.check())
+            r = deadline.trusted(solver.check())
         finally:
             solver.pop()
         return True if r == z3.unsat else (False if r == z3.sat else None)

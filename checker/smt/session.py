@@ -64,27 +64,85 @@ class Unknown:
 Answer = Union[Sat, Unsat, Unknown]
 
 
+# NOTE(step-limits): what an engine *proves* never depends on the clock. Internal caps (a
+# Houdini's share, one Spacer part, the for-all filters) are Z3 resource limits (`rlimit`):
+# Z3 counts deterministic steps in one counter per context, so the same queries in the same
+# order stop at the same step on any machine under any load, and the same command gives the
+# same verdicts and the same printed invariants. A `Deadline` carries such a step budget
+# beside the wall clock; only the user's `timeout` (and the command's budget: signals,
+# --max-memory) stays a wall-clock stop, answered `unknown` with reason `timeout`. Z3's seeds
+# are fixed too (DEFAULT_SEED). STEPS_PER_SECOND converts the old seconds: measured on the
+# 2-core development machine (pdr's Houdini on reef_rewind 7.7 to 8.7 M steps/s of Z3 time;
+# --for-all's checks 3 to 14 M/s), a figure to size budgets by, never used to decide anything.
+STEPS_PER_SECOND = 8_000_000
+
+
+def steps_used() -> int:
+    """Z3's resource counter of the main context: deterministic, only ever grows."""
+    return int(z3.Solver().statistics().get_key_value("rlimit count"))
+
+
 class Deadline:
     """Wall-clock budget shared by every check of one engine run (None = unlimited), never
-    beyond the command's budget (checker/budget.py): a stopped budget has no time left."""
+    beyond the command's budget (checker/budget.py): a stopped budget has no time left. With
+    `steps` it is also a deterministic budget of Z3 steps (NOTE(step-limits)), counted from
+    its creation and never beyond its `parent`'s."""
 
-    def __init__(self, timeout: float | None) -> None:
+    def __init__(self, timeout: float | None, *, steps: int | None = None, parent: "Deadline | None" = None) -> None:
         self.end = None if timeout is None else time.monotonic() + timeout
+        if parent is not None and parent.end is not None:
+            self.end = parent.end if self.end is None else min(self.end, parent.end)
+        self.steps_end = None if steps is None else steps_used() + steps
+        if parent is not None and parent.steps_end is not None:
+            self.steps_end = parent.steps_end if self.steps_end is None else min(self.steps_end, parent.steps_end)
+
+    def limited(self, steps: int) -> "Deadline":
+        """This deadline, with at most `steps` more Z3 steps (NOTE(step-limits))."""
+        return Deadline(None, steps=steps, parent=self)
 
     def remaining(self) -> float | None:
         outer = budget.remaining()
         own = None if self.end is None else max(0.0, self.end - time.monotonic())
         return own if outer is None else outer if own is None else min(own, outer)
 
+    def steps_left(self) -> int | None:
+        """Z3 steps left (None: no step budget)."""
+        return None if self.steps_end is None else max(0, self.steps_end - steps_used())
+
+    @property
+    def out_of_steps(self) -> bool:
+        left = self.steps_left()
+        return left is not None and left <= 0
+
     @property
     def expired(self) -> bool:
         r = self.remaining()
-        return r is not None and r <= 0.0
+        return (r is not None and r <= 0.0) or self.out_of_steps
 
     def ms(self) -> int | None:
         """Remaining milliseconds for a Z3 `timeout` parameter (at least 1)."""
         r = self.remaining()
         return None if r is None else max(1, int(r * 1000))
+
+    def apply(self, solver: "z3.Solver | z3.Fixedpoint") -> None:
+        """Set the solver's `timeout` (wall) and `rlimit` (steps; 0: none) for its next check."""
+        ms = self.ms()
+        if ms is not None:
+            solver.set("timeout", ms)
+        left = self.steps_left()
+        solver.set("rlimit", 0 if left is None else max(1, left))
+
+    def trusted(self, r: z3.CheckSatResult) -> z3.CheckSatResult:
+        """Z3's answer, or `unknown` when the budget stopped (NOTE(stale-interrupt)) or the step
+        budget ran out during the check: a canceled check's answer is not an answer."""
+        return z3.unknown if self.out_of_steps else trusted(r)
+
+    def why(self) -> str:
+        """`timeout` once the wall clock (the user's limit) ran out, else `step limit`."""
+        r = self.remaining()
+        if r is not None and r <= 0.0:
+            return "timeout"
+        return "step limit" if self.out_of_steps else "timeout"
 
 
 class Session:
@@ -112,10 +170,8 @@ class Session:
 
     def check(self, *assumptions: z3.BoolRef) -> Answer:
         if self.deadline.expired:
-            return Unknown("timeout")
-        ms = self.deadline.ms()
-        if ms is not None:
-            self.solver.set("timeout", ms)
+            return Unknown(self.deadline.why())
+        self.deadline.apply(self.solver)
         self.checks += 1
         r = self.solver.check(*assumptions)
         if budget.stopped():  # NOTE(stale-interrupt): a canceled check's answer is not an answer
@@ -126,5 +182,5 @@ class Session:
             return Unsat()
         reason = self.solver.reason_unknown() or "unknown"
         if self.deadline.expired or reason in ("timeout", "canceled"):
-            reason = "timeout"
+            reason = self.deadline.why()
         return Unknown(f"z3: {reason}")
