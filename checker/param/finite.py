@@ -9,9 +9,11 @@ on `sat`, as on cwsr's nested arrays), this is where the non-inductive candidate
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+import numpy as np
 import z3
 
 from gpcheck.spec import ir
@@ -20,6 +22,8 @@ from gpcheck.checker.smt.session import Deadline
 if TYPE_CHECKING:
     from gpcheck.checker.param.encode import ParamEncoder
     from gpcheck.checker.param.prove import Candidate
+
+DECODED_STATES = 4096  # decoded states kept per instance (Houdini's posts of one round fit)
 
 
 class _Group:
@@ -54,7 +58,7 @@ def instance_survivors(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], 
     from gpcheck.checker.smt.lemmas import _successors, houdini
 
     ck, system = _instance(enc, load, point, cands)
-    return houdini(ck, list(range(len(cands))), deadline, _successors(ck.cm))
+    return houdini(ck, list(range(len(cands))), deadline, _successors(ck.cm), table=ck.table)  # type: ignore[attr-defined]
 
 
 def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
@@ -70,16 +74,66 @@ def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model]
     system = _System(Encoder(model))
     cm = compile_model(model)
     names = [sl.name for sl in system.enc.slots]
+    # one decode per state, not one per (candidate, state): Houdini evaluates every active
+    # candidate on the same few posts (the decoded dicts are only read)
+    decode = functools.lru_cache(maxsize=DECODED_STATES)(cm.layout.decode)
     consts = {n: point[n] for n in enc.pm.names}
     groups = []
     for c in cands:
         ranges = [range(_eval(d.lo, consts, enc), _eval(d.hi, consts, enc) + 1) for d in c.view.domains]
         tuples = [ix for ix in itertools.product(*ranges)
                   if not (len(ix) == 2 and c.view.domains[0].key == c.view.domains[1].key and ix[0] == ix[1])]
-        groups.append(_Group(c, consts, tuples, names, cm.layout.decode))
+        groups.append(_Group(c, consts, tuples, names, decode))
     ck = _Checker(system, groups, 0)  # type: ignore[arg-type]
     ck.cm = cm  # type: ignore[attr-defined]
+    ck.table = _GroupTable(groups, decode)  # type: ignore[attr-defined]
     return ck, system
+
+
+class _GroupTable:
+    """Houdini's bulk evaluation of the candidates at one instance (the `table` of
+    gpcheck.checker.smt.lemmas.houdini): a state's rows of a view (one per index tuple) are
+    computed once for all the candidates over that view, not once per candidate, and the
+    atoms are evaluated with numpy (AtomTable). It agrees with `_Group.holds`: a candidate
+    holds in a state when its atom holds in every row."""
+
+    def __init__(self, groups: "list[_Group]", decode: Callable[[tuple[int, ...]], dict]) -> None:
+        from gpcheck.checker.smt.mining import AtomTable
+
+        self.decode = decode
+        by_view: dict[int, list[int]] = {}
+        for k, g in enumerate(groups):
+            by_view.setdefault(id(g.cand.view), []).append(k)
+        self.part = np.zeros(len(groups), dtype=np.int64)  # each candidate's view
+        self.local = np.zeros(len(groups), dtype=np.int64)  # and its position among the view's
+        self.views: list[tuple[object, list[tuple[int, ...]], dict[str, int], AtomTable]] = []
+        for p, ks in enumerate(by_view.values()):
+            g = groups[ks[0]]
+            self.part[ks], self.local[ks] = p, np.arange(len(ks))
+            self.views.append((g.cand.view, g.tuples, g.consts, AtomTable([groups[k].cand.atom for k in ks])))
+
+    def _rows(self, p: int, decoded: list[dict]) -> np.ndarray:
+        view, tuples, consts, _ = self.views[p]
+        cols = view.columns  # type: ignore[attr-defined]
+        rows = [[c.value(d, consts, ix) for c in cols] for d in decoded for ix in tuples]
+        return np.asarray(rows, dtype=np.int64).reshape(len(rows), len(cols))
+
+    def _decoded(self, states: np.ndarray) -> list[dict]:
+        return [self.decode(tuple(int(x) for x in row)) for row in states]
+
+    def holds_all(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """For the candidates `which`, whether each holds in every one of `states`."""
+        out = np.ones(len(which), dtype=bool)
+        decoded = self._decoded(states)
+        parts = self.part[which]
+        for p in np.unique(parts):
+            at = np.nonzero(parts == p)[0]
+            out[at] = self.views[p][3].holds_all(self._rows(int(p), decoded), self.local[which[at]])
+        return out
+
+    def rows_satisfying(self, states: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """For each of `states`, whether every candidate of `which` holds in it."""
+        return np.asarray([bool(self.holds_all(row[None, :], which).all()) for row in states], dtype=bool)
 
 
 class FixedSize:
@@ -95,7 +149,8 @@ class FixedSize:
         """The largest subset of `active` inductive at this instance (None: no answer in time)."""
         from gpcheck.checker.smt.lemmas import _successors, houdini
 
-        return houdini(self.ck, list(active), deadline, _successors(self.ck.cm))  # type: ignore[attr-defined]
+        return houdini(self.ck, list(active), deadline, _successors(self.ck.cm),  # type: ignore[attr-defined]
+                       table=self.ck.table)  # type: ignore[attr-defined]
 
     def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
              deadline: Deadline) -> list[int] | None:

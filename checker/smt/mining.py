@@ -76,19 +76,21 @@ class AtomTable:
     """Many atoms evaluated at once over many states (numpy, column-wise): Houdini tests every
     active candidate against every state a counterexample to induction leads to, which one
     `Atom.holds` call per pair makes the bulk of its time. Atoms have at most two conditions
-    and two terms (mine_atoms' templates); `holds_all` agrees with `Atom.holds`."""
+    and two terms (mine_atoms' templates; the for-all second round's have three terms:
+    checker/param/widen.py); `holds_all` agrees with `Atom.holds`."""
 
     def __init__(self, atoms: Sequence[Atom]) -> None:
         n = len(atoms)
-        self.cs = np.zeros((2, n), dtype=np.int64)  # condition slots (a missing one: slot 0 == itself)
-        self.cv = np.zeros((2, n), dtype=np.int64)
-        self.con = np.zeros((2, n), dtype=bool)  # condition present
-        self.ts = np.zeros((2, n), dtype=np.int64)
-        self.tc = np.zeros((2, n), dtype=np.int64)
+        nc = max([2] + [len(a.cond) for a in atoms])
+        nt = max([2] + [len(a.terms) for a in atoms])
+        self.cs = np.zeros((nc, n), dtype=np.int64)  # condition slots (a missing one: slot 0 == itself)
+        self.cv = np.zeros((nc, n), dtype=np.int64)
+        self.con = np.zeros((nc, n), dtype=bool)  # condition present
+        self.ts = np.zeros((nt, n), dtype=np.int64)
+        self.tc = np.zeros((nt, n), dtype=np.int64)  # a missing term: coefficient 0
         self.k = np.zeros(n, dtype=np.int64)
         self.ne = np.zeros(n, dtype=bool)
         for j, a in enumerate(atoms):
-            assert len(a.cond) <= 2 and len(a.terms) <= 2, a
             for m, (i, v) in enumerate(a.cond):
                 self.cs[m, j], self.cv[m, j], self.con[m, j] = i, v, True
             for m, (c, i) in enumerate(a.terms):
@@ -120,9 +122,11 @@ class AtomTable:
         for lo in range(0, len(states), rows):
             st = states[lo:lo + rows]
             applies = np.ones((len(st), len(which)), dtype=bool)
-            for m in range(2):
+            for m in range(len(cs)):
                 applies &= ~con[m] | (st[:, cs[m]] == cv[m])
-            lin = st[:, ts[0]] * tc[0] + st[:, ts[1]] * tc[1]
+            lin = st[:, ts[0]] * tc[0]
+            for m in range(1, len(ts)):
+                lin += st[:, ts[m]] * tc[m]
             body = np.where(ne, st[:, ts[0]] != k, lin <= k)
             yield lo, ~applies | body
 
