@@ -156,7 +156,7 @@ class FixedSize:
              deadline: Deadline) -> list[int] | None:
         """The candidates of `active` (all inductive here) a proof of `prop` at this instance
         uses, closed under induction; None when there is no proof relative to them."""
-        from gpcheck.checker.smt.lemmas import closed_core
+        from gpcheck.checker.smt.lemmas import closed_core, small_core
 
         ck, system = self.ck, self.system
         s, t = system.s, ck.t
@@ -165,9 +165,7 @@ class FixedSize:
         prop = next(p for p in (*model.invariants, *model.transitions) if p.name == prop.name)
         if isinstance(prop, ir.Invariant):
             hs, ht = system.enc.holds(prop.expr, s), system.enc.holds(prop.expr, t)
-            if ck.check(deadline, [hs, ck.trans, z3.Not(ht)], active) != z3.unsat:
-                return None
-            return closed_core(ck, active, ck.core(), [hs], deadline)
-        if ck.check(deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active) != z3.unsat:
-            return None
-        return closed_core(ck, active, ck.core(), [], deadline)
+            seed = small_core(ck, deadline, [hs, ck.trans, z3.Not(ht)], active)
+            return None if seed is None else closed_core(ck, active, seed, [hs], deadline)
+        seed = small_core(ck, deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active)
+        return None if seed is None else closed_core(ck, active, seed, [], deadline)

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+import numpy as np
 import z3
 
 from gpcheck.spec import ir
@@ -31,7 +32,7 @@ from gpcheck.checker.param.encode import ParamEncoder, PState
 from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.checker.param.induct import Consecution
 from gpcheck.checker.param.mine import View, mine_view, view_rows, views
-from gpcheck.checker.smt.mining import Atom
+from gpcheck.checker.smt.mining import Atom, AtomTable
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 from gpcheck.checker.verdict import Result, Verdict
 
@@ -47,13 +48,15 @@ SIZES_ABOVE = 2
 # Z3 step budgets (rlimit, NOTE(step-limits) in checker/smt/session.py): deterministic, so the
 # same command proves the same properties with the same lemmas under any load (they were wall
 # seconds, and reef_rewind's bound came out proved with 82 lemmas, with 90, or unknown)
-FILTER_STEPS = 720_000_000  # the fixed-size Houdini pre-filter, and one fixed-size core (was 90 s)
+# (at about 4 M steps per CPU second of these phases: checker/smt/session.py)
+FILTER_STEPS = 360_000_000  # the fixed-size Houdini pre-filter, and one fixed-size core (was 90 s)
 GLOBAL_MAX = 80  # one symbolic Houdini over all candidates only up to this many
 MAX_ROUNDS = 8  # property-directed refinement rounds (_refine)
-SYMBOLIC_STEPS = 240_000_000  # one symbolic Houdini run (was 30 s)
+SYMBOLIC_STEPS = 120_000_000  # one symbolic Houdini run (was 30 s)
 WIDE_ABOVE = 3  # the second round's instance: each named constant at most this far above its lower bound
 WIDE_ATOMS_PER_VIEW = 2000  # the second round's extra templates (checker/param/widen.py), per view
-WIDE_FILTER_STEPS = 1_920_000_000  # the second round's fixed-size Houdini (more candidates, a larger instance; was 240 s)
+WIDE_FILTER_STEPS = 960_000_000  # the second round's fixed-size Houdini (more candidates, a larger instance; was
+# 240 s; reef_rewind's takes 72.8 M)
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
 
@@ -387,8 +390,9 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
             groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
         for v, got in groups:
             if checks and got:
-                more = view_rows(enc, v, checks, DEFAULT_SEED).tolist()
-                got = [a for a in got if all(a.holds(r) for r in more)]
+                more = view_rows(enc, v, checks, DEFAULT_SEED)
+                ok = AtomTable(got).holds_all(more, np.arange(len(got)))  # numpy: Atom.holds on every row
+                got = [a for a, keep in zip(got, ok.tolist()) if keep]
             out += [Candidate(v, a) for a in got]
     return out
 

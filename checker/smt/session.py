@@ -71,15 +71,24 @@ Answer = Union[Sat, Unsat, Unknown]
 # same verdicts and the same printed invariants. A `Deadline` carries such a step budget
 # beside the wall clock; only the user's `timeout` (and the command's budget: signals,
 # --max-memory) stays a wall-clock stop, answered `unknown` with reason `timeout`. Z3's seeds
-# are fixed too (DEFAULT_SEED). STEPS_PER_SECOND converts the old seconds: measured on the
-# 2-core development machine (pdr's Houdini on reef_rewind 7.7 to 8.7 M steps/s of Z3 time;
-# --for-all's checks 3 to 14 M/s), a figure to size budgets by, never used to decide anything.
-STEPS_PER_SECOND = 8_000_000
+# are fixed too (DEFAULT_SEED). The budgets were sized from the old seconds at rates measured on
+# the 2-core development machine (2026-11-24): about 8 M steps per second of Z3's own time, and
+# per CPU second of a whole phase (Python's share included) about 2 M for pdr's Houdini
+# (reef_rewind: 11.7 M steps, 6.6 s) and 3 to 4 M for --for-all's fixed-size Houdini and cores
+# (reef_rewind's second round: 72.8 M steps, 17.2 s). Figures to size budgets by, never read.
+# Within one process a later run may still print other (equally valid) lemmas than an earlier
+# one: Z3 numbers terms in creation order, and its unsat cores follow that numbering.
+
+
+_PROBE: list[z3.Solver] = []  # one idle solver whose statistics read the context's counter
 
 
 def steps_used() -> int:
-    """Z3's resource counter of the main context: deterministic, only ever grows."""
-    return int(z3.Solver().statistics().get_key_value("rlimit count"))
+    """Z3's resource counter of the main context: deterministic, only ever grows. (Read
+    through one idle solver: making a solver per reading costs 35x more and counts a step.)"""
+    if not _PROBE:
+        _PROBE.append(z3.Solver())
+    return int(_PROBE[0].statistics().get_key_value("rlimit count"))
 
 
 class Deadline:
