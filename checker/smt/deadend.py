@@ -32,7 +32,8 @@ from gpcheck.checker.smt.encode import Encoder, EncodingError
 from gpcheck.checker.smt.terms import mk_and, mk_eq, mk_not, mk_or, scalar_lit
 from gpcheck.spec import ir
 
-TIMEOUT_MS = 2000  # per query; unknown is "not a dead end"
+DEAD_END_STEPS = 16_000_000  # Z3 steps per query (about 2 s here; NOTE(step-limits): a clock made
+# replay's search, and so what it reaches within its limits, depend on the load); unknown is "not a dead end"
 CACHE_LIMIT = 1 << 14
 
 
@@ -98,7 +99,7 @@ class DeadEnds:
         try:
             leaves = [mk_and(ok, mk_not(inside(nxt))) for ok, nxt in self._step_terms()]
             solver = z3.Solver()
-            solver.set("timeout", TIMEOUT_MS)
+            solver.set("rlimit", DEAD_END_STEPS)
             solver.add(enc.in_range(s), inside(s), mk_or(*leaves))
             self.queries += 1
             closed = trusted(solver.check()) == z3.unsat  # NOTE(stale-interrupt)
