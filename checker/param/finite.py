@@ -156,7 +156,7 @@ class FixedSize:
              deadline: Deadline) -> list[int] | None:
         """The candidates of `active` (all inductive here) a proof of `prop` at this instance
         uses, closed under induction; None when there is no proof relative to them."""
-        from gpcheck.checker.smt.lemmas import closed_core, small_core
+        from gpcheck.checker.smt.lemmas import TRIM_ROUNDS, closed_core, small_core
 
         ck, system = self.ck, self.system
         s, t = system.s, ck.t
@@ -166,6 +166,6 @@ class FixedSize:
         if isinstance(prop, ir.Invariant):
             hs, ht = system.enc.holds(prop.expr, s), system.enc.holds(prop.expr, t)
             seed = small_core(ck, deadline, [hs, ck.trans, z3.Not(ht)], active)
-            return None if seed is None else closed_core(ck, active, seed, [hs], deadline)
+            return None if seed is None else closed_core(ck, active, seed, [hs], deadline, TRIM_ROUNDS)
         seed = small_core(ck, deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active)
-        return None if seed is None else closed_core(ck, active, seed, [], deadline)
+        return None if seed is None else closed_core(ck, active, seed, [], deadline, TRIM_ROUNDS)

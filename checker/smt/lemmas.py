@@ -273,17 +273,17 @@ def _successors(cm: object) -> "Callable[[tuple[int, ...]], list[tuple[int, ...]
 
 
 def closed_core(ck: _Checker, active: Sequence[int], seed: set[int], assumed: list[z3.BoolRef],
-                deadline: Deadline) -> "list[int] | None":
+                deadline: Deadline, trim: int = 0) -> "list[int] | None":
     """A subset of the active lemmas containing `seed` that is inductive on its own (with the
     `assumed` property): grown by the unsat cores of its own consecution check; None when Z3
-    gives no answer."""
+    gives no answer. Each core is minimised (`small_core` with `trim` rounds first)."""
     used = set(seed)
     while True:
         keep = sorted(used)
         if not keep:
             return keep
         bad_next = mk_or(*(mk_not(ck.nxt[k]) for k in keep))
-        core = small_core(ck, deadline, [*assumed, ck.trans, bad_next], active)
+        core = small_core(ck, deadline, [*assumed, ck.trans, bad_next], active, trim)
         if core is None:
             return None
         grown = used | core
@@ -292,21 +292,28 @@ def closed_core(ck: _Checker, active: Sequence[int], seed: set[int], assumed: li
         used = grown
 
 
-TRIM_ROUNDS = 4  # re-checks under the last core alone before the one minimising check
+TRIM_ROUNDS = 4  # --for-all's fixed-size cores: re-checks under the last core alone before minimising
 
 
-def small_core(ck: _Checker, deadline: Deadline, extra: Sequence[z3.BoolRef], active: Sequence[int]
-               ) -> "set[int] | None":
+def small_core(ck: _Checker, deadline: Deadline, extra: Sequence[z3.BoolRef], active: Sequence[int],
+               trim: int = TRIM_ROUNDS) -> "set[int] | None":
     """The lemmas of `active` an unsat check of `extra` uses, made small (smaller printed
-    invariants), or None without an unsat answer. First re-checked under its own core alone
-    while that shrinks it (each one ordinary check), then one check with Z3's core
+    invariants), or None without an unsat answer. With `trim`, first re-checked under its own
+    core alone while that shrinks it (each one ordinary check), then one check with Z3's core
     minimisation: minimising costs about one check per lemma of the core it starts from,
     and its time is spent outside the check, where neither a timeout nor a step limit
-    reaches (reef_rewind --for-all: 44 % of the run, minimising cores of the whole active set)."""
+    reaches (reef_rewind --for-all: 44 % of the run, minimising cores of the whole active
+    set). Without (pdr's few hundred lemmas), one minimising check, as before."""
+    if not trim:
+        ck.solver.set("core.minimize", True)
+        try:
+            return ck.core() if ck.check(deadline, extra, active) == z3.unsat else None
+        finally:
+            ck.solver.set("core.minimize", False)
     if ck.check(deadline, extra, active) != z3.unsat:
         return None
     core = ck.core()
-    for _ in range(TRIM_ROUNDS):
+    for _ in range(trim):
         if ck.check(deadline, extra, sorted(core)) != z3.unsat:
             return core  # no answer on the smaller question: the core in hand is still a core
         smaller = ck.core()
