@@ -249,7 +249,17 @@ class ParamEncoder:
         for e in exprs:
             for sub in ir.walk_expr(e):
                 if isinstance(sub, ir.Fold) and sub.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
-                    self.ghosts[id(sub)] = self._ghost(sub)
+                    if self.constant_range(sub.binder.type) is None:  # a constant range is unrolled
+                        self.ghosts[id(sub)] = self._ghost(sub)
+
+    def constant_range(self, t: ir.Type) -> range | None:
+        """The values of index type `t` when they do not depend on the symbolic constants
+        (and are at most FINITE_FOLD), else None."""
+        lo, hi = self.bounds(t)
+        slo, shi = z3.simplify(lo), z3.simplify(hi)
+        if z3.is_int_value(slo) and z3.is_int_value(shi) and shi.as_long() - slo.as_long() < FINITE_FOLD:
+            return range(slo.as_long(), shi.as_long() + 1)
+        return None
 
     def _ghost(self, f: ir.Fold) -> Ghost:
         reads = [x for x in ir.walk_expr(f.body) if isinstance(x, ir.VarRef)]
@@ -505,6 +515,9 @@ class _Exec:
 
     def fold(self, e: ir.Fold) -> tuple[Val, z3.BoolRef]:
         if e.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
+            values = self.enc.constant_range(e.binder.type)
+            if values is not None:
+                return self._finite_sum(e, values)
             if self.in_action and e.kind is ir.FoldKind.COUNT:
                 return self._interval_count(e)
             if self.in_action or id(e) not in self.enc.ghosts:
@@ -619,6 +632,25 @@ class _Exec:
         if guards:
             n = z3.If(z3.And(*guards), n, 0)  # type: ignore[assignment]
         return n, z3.And(lo <= hi, first)
+
+    def _finite_sum(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
+        """`sum`/`count` over a range that does not depend on the symbolic constants: the
+        sum of its instances, exact for every size (`--for-all NB` with the slots fixed);
+        an instance's evaluation error is the fold's (every instance is evaluated)."""
+        saved = self.locals.get(e.binder.id)
+        terms: list[z3.ArithRef] = []
+        errs: list[z3.BoolRef] = []
+        for k in values:
+            self.locals[e.binder.id] = z3.IntVal(k)
+            v, err = self.eval(e.body)
+            terms.append(_as_int(v) if e.kind is ir.FoldKind.COUNT else v)  # type: ignore[arg-type]
+            errs.append(err)
+        if saved is None:
+            self.locals.pop(e.binder.id, None)
+        else:
+            self.locals[e.binder.id] = saved
+        total = z3.Sum(*terms) if terms else z3.IntVal(0)
+        return total, z3.simplify(z3.Or(*errs)) if errs else z3.BoolVal(False)
 
     def _finite_fold(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
         """`all`/`any` over a range that does not depend on the symbolic constants: the
