@@ -7,8 +7,8 @@ Every such equality that holds in all the rows is a vector in the null space of 
 (with a column of ones for the constant); the sparsest ones are the *circuits* of the columns:
 minimal sets of columns that are affinely dependent over the rows, each with a relation unique
 up to scale. They are found by increasing size, supersets of a circuit skipped, on a basis of
-the row space (at most one row per column: the same null space, a tiny matrix), and the
-relation of each is computed exactly with fractions. Relations with large coefficients are
+the row space (at most one row per column: the same null space, a tiny matrix), the
+relation of each computed exactly with fractions and checked on every row. Relations with large coefficients are
 dropped (artefacts of the sample). Like every candidate they only propose; Z3 decides."""
 
 from __future__ import annotations
@@ -79,21 +79,20 @@ def affine_atoms(view: View, rows: np.ndarray, limit: int) -> list[Atom]:
 
 
 def _row_basis(a: np.ndarray) -> list[list[int]]:
-    """Rows of `a` spanning its row space (exact, integer elimination over distinct rows)."""
+    """Distinct rows of `a` spanning its row space (incremental Gram-Schmidt in floats; the
+    relations found over them are then checked exactly on every row)."""
     uniq = np.unique(a, axis=0)
     basis: list[list[int]] = []
-    reduced: list[tuple[int, list[Fraction]]] = []  # (pivot column, row) in echelon form
-    for r in uniq.tolist():
-        v = [Fraction(x) for x in r]
-        for piv, b in reduced:
-            if v[piv]:
-                f = v[piv] / b[piv]
-                v = [x - f * y for x, y in zip(v, b)]
-        nz = next((j for j, x in enumerate(v) if x), None)
-        if nz is None:
+    ortho: list[np.ndarray] = []
+    for r in uniq:
+        v = r.astype(np.float64)
+        for q in ortho:
+            v = v - (v @ q) * q
+        norm = float(np.linalg.norm(v))
+        if norm <= 1e-9 * max(1.0, float(np.linalg.norm(r))):
             continue
-        reduced.append((nz, v))
-        basis.append(r)
+        ortho.append(v / norm)
+        basis.append([int(x) for x in r])
         if len(basis) == a.shape[1]:
             break
     return basis

@@ -28,6 +28,7 @@ from gpcheck.checker.param.encode import ParamEncoder, PState, _Exec
 from gpcheck.checker.param.mine import Column, View, _lo_of
 from gpcheck.checker.smt.mining import SMALL_DOMAIN, Atom
 
+_LIT_CACHE: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}  # a literal's value at some constants
 MAX_GUARDS = 12  # guard columns per view
 _CMP: dict[ir.BinOp, Callable[[int, int], bool]] = {
     ir.BinOp.LT: operator.lt, ir.BinOp.LE: operator.le, ir.BinOp.GT: operator.gt, ir.BinOp.GE: operator.ge}
@@ -97,11 +98,14 @@ def _text(enc: ParamEncoder, e: ir.Expr) -> str:
 def _value(e: ir.Expr, dec: dict, model: ir.Model, consts: dict[str, int], enc: ParamEncoder) -> int:
     match e:
         case ir.Lit(value=v):
-            num = enc.pm.num(e, "value", v)
-            if z3.is_int_value(num):
-                return v
-            sub = [(enc.pm.consts[n], z3.IntVal(consts[n])) for n in enc.pm.names]
-            return z3.simplify(z3.substitute(num, *sub)).as_long()  # type: ignore[attr-defined]
+            key = (id(e), tuple(sorted(consts.items())))
+            hit = _LIT_CACHE.get(key)
+            if hit is None:
+                num = enc.pm.num(e, "value", v)
+                sub = [(enc.pm.consts[n], z3.IntVal(consts[n])) for n in enc.pm.names]
+                hit = _LIT_CACHE[key] = (v if z3.is_int_value(num) else
+                                         z3.simplify(z3.substitute(num, *sub)).as_long())  # type: ignore[attr-defined]
+            return hit
         case ir.VarRef(var=vi):
             return _num(dec[model.vars[vi].name], e.type)
         case ir.Index():
