@@ -11,6 +11,9 @@ one formula covers every size. An action runs symbolically as in checker/smt/enc
 - a `for` loop over a symbolic range as a parallel update: iteration i may write and read
   the loop's arrays only at index i (checked on the IR), so the loop is one `lambda` array
   per variable it writes; loops with `require` or scalar writes are unsupported;
+- `sum`/`count` over a range that does not depend on the symbolic constants (at most
+  FINITE_FOLD values) as the sum of its instances, whatever its body reads (the second
+  round's aggregate lemmas, `(count i in 0..1: slot[i] == x)` with the slots fixed);
 - `sum`/`count` over an array `a` (reading only `a[x]`) as a ghost counter kept exact by
   every store into `a` (a `for` loop writing `a` is unsupported), so `free + sum(held) ==
   SLOTS` stays linear;

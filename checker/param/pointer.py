@@ -6,7 +6,8 @@ slot i; `sv[c][i]`, the saved one). The accounting invariants join the two:
 `launched[s] == done[s] + (count of slots holding s) + (count of saved blocks of s)`, and
 `work[s] == BLEN * done[s] + (sum of prog over the slots holding s) + ...`. In a view over the
 items' range (one index x) this module adds, for each *pointer* array `p` (int elements whose
-range covers the view's, indexed by other ranges):
+range covers the view's; its own index range may have the same bounds, as three slots and
+three streams do):
 
 - `(count i in R: p[i] == x)` (nested ranges: a sum of counts), and
 - `(sum i in R: if p[i] == x then q[i] else 0)` for every int array `q` with p's index chain,
@@ -79,7 +80,6 @@ def _covers(enc: ParamEncoder, leaf: ir.IntType, view: View) -> bool:
 
 def _aggregates(enc: ParamEncoder, view: View) -> list[Column]:
     model = enc.model
-    d = view.domains[0]
     taken = {v.name for v in model.vars} | {c.name for c in model.constants} | set(view.names)
     binders = [b for b in (*_BINDERS, *(f"i{n}" for n in range(8))) if b not in taken]
     out: list[Column] = []
@@ -87,8 +87,8 @@ def _aggregates(enc: ParamEncoder, view: View) -> list[Column]:
         doms, leaf = _chain(enc, p.type)
         if not doms or not isinstance(leaf, ir.IntType) or not leaf.bounded or _constant(enc, leaf) is None:
             continue  # (a value range that grows with the sizes holds counters, not pointers)
-        if any(x.key == d.key for x in doms) or len(doms) > len(binders):
-            continue  # a pointer into the view's range from elsewhere only
+        if len(doms) > len(binders):
+            continue
         ranges = _index_ranges(enc, p.type)
         if ranges is None or not _covers(enc, leaf, view):
             continue
