@@ -6,8 +6,8 @@ slot i; `sv[c][i]`, the saved one). The accounting invariants join the two:
 `launched[s] == done[s] + (count of slots holding s) + (count of saved blocks of s)`, and
 `work[s] == BLEN * done[s] + (sum of prog over the slots holding s) + ...`. In a view over the
 items' range (one index x) this module adds, for each *pointer* array `p` (int elements whose
-range covers the view's; its own index range may have the same bounds, as three slots and
-three streams do):
+range is the view's, or the view's and one "none" value above it; its own index range may
+have the same bounds, as three slots and three streams do):
 
 - `(count i in R: p[i] == x)` (nested ranges: a sum of counts), and
 - `(sum i in R: if p[i] == x then q[i] else 0)` for every int array `q` with p's index chain,
@@ -29,7 +29,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.param.encode import ParamEncoder, PState, range_key
-from gpcheck.checker.param.mine import Column, View, _chain, _cmp_column, _consts_in, _lo_of
+from gpcheck.checker.param.mine import Column, Domain, View, _chain, _cmp_column, _consts_in, _lo_of
 from gpcheck.checker.param.prove import affine_text
 
 MAX_POINTER_COLUMNS = 24  # aggregate columns per view
@@ -39,12 +39,19 @@ _BINDERS = ("i", "j", "k", "m")
 def enrich(enc: ParamEncoder, view: View) -> View:
     """`view` with the aggregate and scalar position columns described above (the same
     view when there are none)."""
+    if any(_single(d) for d in view.domains):
+        return view  # an index with one value (Q = 1 queue): its facts are the scalar view's
     extra = _positions(enc, view)
     if len(view.domains) == 1:
         extra += _aggregates(enc, view)
     if not extra:
         return view
     return View(view.domains, view.names, view.columns + extra, view.distinct)
+
+
+def _single(d: Domain) -> bool:
+    lo, hi = z3.simplify(d.lo), z3.simplify(d.hi)
+    return z3.is_int_value(lo) and z3.is_int_value(hi) and hi.as_long() <= lo.as_long()  # type: ignore[attr-defined]
 
 
 def _positions(enc: ParamEncoder, view: View) -> list[Column]:
@@ -68,13 +75,14 @@ def _constant(enc: ParamEncoder, t: ir.Type) -> range | None:
     return enc.constant_range(t) if isinstance(t, ir.IntType) else None
 
 
-def _covers(enc: ParamEncoder, leaf: ir.IntType, view: View) -> bool:
-    """Every index value of the view's range is a value of `leaf`, for every size."""
+def _points_into(enc: ParamEncoder, leaf: ir.IntType, view: View) -> bool:
+    """`leaf`'s values are the view's index range, plus at most one more above it (a "none"
+    value: `slot: [..] -> 0..3` over streams 0..2, 3 for free), for every size."""
     lo, hi = enc.bounds(leaf)
     d = view.domains[0]
     s = z3.Solver()
     s.set("timeout", 2000)
-    s.add(*enc.facts, z3.Or(lo > d.lo, hi < d.hi))
+    s.add(*enc.facts, z3.Or(lo != d.lo, hi < d.hi, hi > d.hi + 1))
     return s.check() == z3.unsat
 
 
@@ -90,7 +98,7 @@ def _aggregates(enc: ParamEncoder, view: View) -> list[Column]:
         if len(doms) > len(binders):
             continue
         ranges = _index_ranges(enc, p.type)
-        if ranges is None or not _covers(enc, leaf, view):
+        if ranges is None or not _points_into(enc, leaf, view):
             continue
         out.append(_aggregate(enc, view, p, None, ranges, binders))
         for q in model.vars:
