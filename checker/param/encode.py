@@ -383,7 +383,7 @@ class _Exec:
         lo, hi = self.pm.num(st, "lo", st.lo), self.pm.num(st, "hi", st.hi)
         x = _fresh_int(st.binder.name)
         rng = z3.And(lo <= x, x <= hi)
-        positions = _loop_positions(st)
+        positions = _loop_positions(st, [v.name for v in self.enc.model.vars])
         pre_vals, pre_alive, pre_error = dict(self.vals), self.alive, self.error
         self.alive, self.error = z3.BoolVal(True), z3.BoolVal(False)
         self.locals[st.binder.id] = x
@@ -714,7 +714,7 @@ def _index_chain(e: ir.Expr) -> tuple[int | None, list[ir.Expr]]:
     return None, []
 
 
-def _loop_positions(st: ir.For) -> dict[int, int]:
+def _loop_positions(st: ir.For, names: Sequence[str]) -> dict[int, int]:
     """For each array the loop writes, the index position that is the loop's binder; every
     write and read of it in the body must use the binder there (iterations independent)."""
     bid = st.binder.id
@@ -731,7 +731,9 @@ def _loop_positions(st: ir.For) -> dict[int, int]:
                 raise Unsupported("a for loop assigning a struct field")
             pos = binder_at(idx)
             if not pos:
-                raise Unsupported("a for loop writing other than at its binder")
+                raise Unsupported(f"a for loop over a symbolic range writing {names[var]} other than at its binder "
+                                  f"(an accumulation across iterations, `{names[var]}[...] = ...`, would need a "
+                                  "count over the range)")
             writes[var] = writes.get(var, pos) & pos
             exprs += [x for x in idx] + [s.value]
         elif isinstance(s, (ir.If, ir.Require)):
