@@ -4,6 +4,9 @@
     encode.py   the model over SMT arrays with the sizes symbolic; ghost counters for sum/count
     mine.py     quantified candidates (`all x in 0..N-1: ...`) from small instances' states
     widen.py    richer templates for a second round on what the first left unknown
+    pointer.py  second round: counts/sums of containers holding an item by value (`slot[i] == x`)
+    affine.py   second round: linear equalities of three to five counters (circuits of the rows)
+    guards.py   second round: the model's guard comparisons (`launched[0] < NB`) as conditions
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""

@@ -11,6 +11,9 @@ one formula covers every size. An action runs symbolically as in checker/smt/enc
 - a `for` loop over a symbolic range as a parallel update: iteration i may write and read
   the loop's arrays only at index i (checked on the IR), so the loop is one `lambda` array
   per variable it writes; loops with `require` or scalar writes are unsupported;
+- `sum`/`count` over a range that does not depend on the symbolic constants (at most
+  FINITE_FOLD values) as the sum of its instances, whatever its body reads (the second
+  round's aggregate lemmas, `(count i in 0..1: slot[i] == x)` with the slots fixed);
 - `sum`/`count` over an array `a` (reading only `a[x]`) as a ghost counter kept exact by
   every store into `a` (a `for` loop writing `a` is unsupported), so `free + sum(held) ==
   SLOTS` stays linear;
@@ -251,7 +254,17 @@ class ParamEncoder:
         for e in exprs:
             for sub in ir.walk_expr(e):
                 if isinstance(sub, ir.Fold) and sub.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
-                    self.ghosts[id(sub)] = self._ghost(sub)
+                    if self.constant_range(sub.binder.type) is None:  # a constant range is unrolled
+                        self.ghosts[id(sub)] = self._ghost(sub)
+
+    def constant_range(self, t: ir.Type) -> range | None:
+        """The values of index type `t` when they do not depend on the symbolic constants
+        (and are at most FINITE_FOLD), else None."""
+        lo, hi = self.bounds(t)
+        slo, shi = z3.simplify(lo), z3.simplify(hi)
+        if z3.is_int_value(slo) and z3.is_int_value(shi) and shi.as_long() - slo.as_long() < FINITE_FOLD:
+            return range(slo.as_long(), shi.as_long() + 1)
+        return None
 
     def _ghost(self, f: ir.Fold) -> Ghost:
         reads = [x for x in ir.walk_expr(f.body) if isinstance(x, ir.VarRef)]
@@ -372,7 +385,7 @@ class _Exec:
         lo, hi = self.pm.num(st, "lo", st.lo), self.pm.num(st, "hi", st.hi)
         x = _fresh_int(st.binder.name)
         rng = z3.And(lo <= x, x <= hi)
-        positions = _loop_positions(st)
+        positions = _loop_positions(st, [v.name for v in self.enc.model.vars])
         pre_vals, pre_alive, pre_error = dict(self.vals), self.alive, self.error
         self.alive, self.error = z3.BoolVal(True), z3.BoolVal(False)
         self.locals[st.binder.id] = x
@@ -507,6 +520,9 @@ class _Exec:
 
     def fold(self, e: ir.Fold) -> tuple[Val, z3.BoolRef]:
         if e.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
+            values = self.enc.constant_range(e.binder.type)
+            if values is not None:
+                return self._finite_sum(e, values)
             if self.in_action and e.kind is ir.FoldKind.COUNT:
                 return self._interval_count(e)
             if self.in_action or id(e) not in self.enc.ghosts:
@@ -622,6 +638,25 @@ class _Exec:
             n = z3.If(z3.And(*guards), n, 0)  # type: ignore[assignment]
         return n, z3.And(lo <= hi, first)
 
+    def _finite_sum(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
+        """`sum`/`count` over a range that does not depend on the symbolic constants: the
+        sum of its instances, exact for every size (`--for-all NB` with the slots fixed);
+        an instance's evaluation error is the fold's (every instance is evaluated)."""
+        saved = self.locals.get(e.binder.id)
+        terms: list[z3.ArithRef] = []
+        errs: list[z3.BoolRef] = []
+        for k in values:
+            self.locals[e.binder.id] = z3.IntVal(k)
+            v, err = self.eval(e.body)
+            terms.append(_as_int(v) if e.kind is ir.FoldKind.COUNT else v)  # type: ignore[arg-type]
+            errs.append(err)
+        if saved is None:
+            self.locals.pop(e.binder.id, None)
+        else:
+            self.locals[e.binder.id] = saved
+        total = z3.Sum(*terms) if terms else z3.IntVal(0)
+        return total, z3.simplify(z3.Or(*errs)) if errs else z3.BoolVal(False)
+
     def _finite_fold(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
         """`all`/`any` over a range that does not depend on the symbolic constants: the
         conjunction / disjunction of its instances (no quantifier for Z3), with the
@@ -681,7 +716,7 @@ def _index_chain(e: ir.Expr) -> tuple[int | None, list[ir.Expr]]:
     return None, []
 
 
-def _loop_positions(st: ir.For) -> dict[int, int]:
+def _loop_positions(st: ir.For, names: Sequence[str]) -> dict[int, int]:
     """For each array the loop writes, the index position that is the loop's binder; every
     write and read of it in the body must use the binder there (iterations independent)."""
     bid = st.binder.id
@@ -698,7 +733,9 @@ def _loop_positions(st: ir.For) -> dict[int, int]:
                 raise Unsupported("a for loop assigning a struct field")
             pos = binder_at(idx)
             if not pos:
-                raise Unsupported("a for loop writing other than at its binder")
+                raise Unsupported(f"a for loop over a symbolic range writing {names[var]} other than at its binder "
+                                  f"(an accumulation across iterations, `{names[var]}[...] = ...`, would need a "
+                                  "count over the range)")
             writes[var] = writes.get(var, pos) & pos
             exprs += [x for x in idx] + [s.value]
         elif isinstance(s, (ir.If, ir.Require)):

@@ -82,7 +82,7 @@ def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model]
     for c in cands:
         ranges = [range(_eval(d.lo, consts, enc), _eval(d.hi, consts, enc) + 1) for d in c.view.domains]
         tuples = [ix for ix in itertools.product(*ranges)
-                  if not (len(ix) == 2 and c.view.domains[0].key == c.view.domains[1].key and ix[0] == ix[1])]
+                  if not (c.view.distinct and ix[0] == ix[1])]
         groups.append(_Group(c, consts, tuples, names, decode))
     ck = _Checker(system, groups, 0)  # type: ignore[arg-type]
     ck.cm = cm  # type: ignore[attr-defined]

@@ -57,6 +57,8 @@ class View:
     domains: tuple[Domain, ...]
     names: tuple[str, ...]
     columns: list[Column]
+    distinct: bool = False  # a pair view `all x, y` over one range: only x != y (not an array chain
+    # whose two ranges happen to have the same bounds, as [0..1] -> [0..S-1] at S = 2)
 
 
 class _Slot:
@@ -110,11 +112,13 @@ def views(enc: ParamEncoder, pairs: bool = False) -> list[View]:
         doms, _ = _chain(enc, v.type)
         if doms and tuple(d.key for d in doms) not in [tuple(d.key for d in c) for c in chains]:
             chains.append(tuple(doms))
+    out = [_view(enc, c) for c in chains]
     if pairs:
         singles = {c[0].key: c[0] for c in chains if len(c) == 1}
         for d in singles.values():
-            chains.append((d, d))
-    return [_view(enc, c) for c in chains]
+            v = _view(enc, (d, d))
+            out.append(View(v.domains, v.names, v.columns, distinct=True))
+    return out
 
 
 def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
@@ -275,7 +279,7 @@ def view_rows(enc: ParamEncoder, view: View, samples: list[tuple[dict[str, int],
     for consts, states in samples:
         ranges = [range(_eval(d.lo, consts, enc), _eval(d.hi, consts, enc) + 1) for d in view.domains]
         tuples = [ix for ix in itertools.product(*ranges)
-                  if not (len(ix) == 2 and view.domains[0].key == view.domains[1].key and ix[0] == ix[1])]
+                  if not (view.distinct and ix[0] == ix[1])]
         picks += [(consts, d, ix) for d in states for ix in tuples]
     if len(picks) > MAX_ROWS:
         picks = random.Random(seed).sample(picks, MAX_ROWS)

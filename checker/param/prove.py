@@ -57,6 +57,8 @@ WIDE_ABOVE = 3  # the second round's instance: each named constant at most this 
 WIDE_ATOMS_PER_VIEW = 2000  # the second round's extra templates (checker/param/widen.py), per view
 WIDE_FILTER_STEPS = 960_000_000  # the second round's fixed-size Houdini (more candidates, a larger instance; was
 # 240 s; reef_rewind's takes 72.8 M)
+AFFINE_ATOMS_PER_VIEW = 200  # the second round's linear equalities of 3+ counters (checker/param/affine.py)
+GUARDED_ATOMS_PER_VIEW = 400  # the second round's bounds under a model guard (checker/param/guards.py)
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
 
@@ -83,7 +85,7 @@ class Candidate:
 
 def _domain(view: View, xs: Sequence[z3.ArithRef]) -> z3.BoolRef:
     conds = [z3.And(d.lo <= x, x <= d.hi) for d, x in zip(view.domains, xs)]
-    if len(xs) == 2 and view.domains[0].key == view.domains[1].key:
+    if view.distinct:
         conds.append(xs[0] != xs[1])
     return z3.And(*conds)
 
@@ -379,13 +381,27 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
     richer templates of checker/param/widen.py instead, and only those that also hold in the states
     of `checks` (larger instances: a candidate false in a reachable state of some size is no
     invariant, so dropping it loses no proof, and it spares the fixed-size Houdini)."""
+    from gpcheck.checker.param.affine import affine_atoms
+    from gpcheck.checker.param.guards import guard_columns, guarded_bounds
+    from gpcheck.checker.param.pointer import enrich
     from gpcheck.checker.param.widen import order_columns, wide_atoms
 
     out: list[Candidate] = []
+    guards = guard_columns(enc) if wide else []
     for plain in views(enc):
         if wide:
             v = order_columns(plain)
             groups = [(v, wide_atoms(v, view_rows(enc, v, samples, DEFAULT_SEED), WIDE_ATOMS_PER_VIEW))]
+            rich = enrich(enc, plain)  # aggregate and position columns (checker/param/pointer.py)
+            rows = view_rows(enc, rich, samples, DEFAULT_SEED)
+            new = set(range(len(plain.columns), len(rich.columns)))
+            got = [a for a in mine_view(rich, rows, WIDE_ATOMS_PER_VIEW) if a.slots() & new and len(a.cond) <= 1]
+            groups.append((rich, got + affine_atoms(rich, rows, AFFINE_ATOMS_PER_VIEW)))
+            if plain.names and guards:  # the model's guards as conditions (checker/param/guards.py)
+                gv = View(plain.domains, plain.names, plain.columns + guards, plain.distinct)
+                at = list(range(len(plain.columns), len(gv.columns)))
+                groups.append((gv, guarded_bounds(gv, view_rows(enc, gv, samples, DEFAULT_SEED), at,
+                                                  GUARDED_ATOMS_PER_VIEW)))
         else:
             groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
         for v, got in groups:
@@ -521,7 +537,7 @@ def render_candidate(enc: ParamEncoder, c: Candidate) -> str:
     else:
         body = _linear_text(a, cols)
     text = body if not conds else f"({' and '.join(conds)} implies {body})"
-    if len(v.domains) == 2 and v.domains[0].key == v.domains[1].key:
+    if v.distinct:
         text = f"({v.names[0]} != {v.names[1]} implies {text})"
     for name, d in reversed(list(zip(v.names, v.domains))):
         dom = d.symmetric or f"{affine_text(d.lo)}..{affine_text(d.hi)}"  # a symmetric index by its type's name
@@ -554,7 +570,8 @@ def _linear_text(a: Atom, cols: Sequence[object]) -> str:
         if n == 0:
             parts.append(name if c == 1 else f"{c} * {name}")
         else:
-            parts.append(f"+ {name}" if c == 1 else (f"- {name}" if c == -1 else f"+ {c} * {name}"))
+            parts.append(f"+ {name}" if c == 1 else (f"- {name}" if c == -1 else
+                                                     (f"+ {c} * {name}" if c > 0 else f"- {-c} * {name}")))
     if len(terms) == 2 and terms[1][0] == -1 and terms[0][0] == 1:
         x, y = cols[terms[0][1]].name, cols[terms[1][1]].name  # type: ignore[attr-defined]
         return f"{x} {op} {y}" + (f" + {k}" if k > 0 else (f" - {-k}" if k < 0 else ""))

@@ -54,7 +54,7 @@ def order_columns(view: View) -> View:
         extra.append(_order(view.columns[i], view.columns[j], (i, j)))
         if len(extra) >= MAX_ORDER_COLUMNS:
             break
-    return View(view.domains, view.names, view.columns + extra)
+    return View(view.domains, view.names, view.columns + extra, view.distinct)
 
 
 def _order(a: Column, b: Column, pair: tuple[int, int]) -> Column:
