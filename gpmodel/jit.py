@@ -30,7 +30,7 @@ from types import ModuleType
 
 from gpcheck.spec import ir
 from gpcheck.spec.usercache import cache_dir  # the generated modules live there
-from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel
+from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel, native
 from gpcheck.gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
 from gpcheck.gpmodel.int_range import fits_int64
 from gpcheck.gpmodel.model import CompiledModel
@@ -306,6 +306,39 @@ def load_model_module(source: str) -> ModuleType:
     load_module(_RUNTIME)
     load_module(jit_kernels.GRAPH_SOURCE)
     return load_module(source)
+
+
+class KernelModule:
+    """A generated model module as the engines use it: `module.kernel(...)`. The kernels of
+    native.KERNELS come from kept native code when there is some (NOTE(native-kernels) in
+    gpmodel/native.py: no numba import), everything else from the numba module, imported on
+    the first use of a name that needs it; both run the same machine code."""
+
+    def __init__(self, source: str):
+        self.__name__ = _module_name(source)
+        self._source = source
+        self._numba: ModuleType | None = None
+
+    def numba_module(self) -> ModuleType:
+        """The generated module itself (imports numba and the module on the first call)."""
+        if self._numba is None:
+            self._numba = load_model_module(self._source)
+        return self._numba
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in native.KERNELS:
+            value: object = native.dispatch(self.__name__, name, self.numba_module)
+        else:
+            value = getattr(self.numba_module(), name)
+        setattr(self, name, value)  # resolved once
+        return value
+
+
+def load_kernels(source: str) -> KernelModule:
+    """The kernels of a generated model module (see KernelModule); nothing imported yet."""
+    return KernelModule(source)
 
 
 def load_module(source: str) -> ModuleType:
