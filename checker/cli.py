@@ -86,6 +86,20 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+class _Version(argparse.Action):
+    """--version: argparse's version action, with the version looked up only when asked for
+    (reading the installed distribution's metadata takes tens of milliseconds)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"gpcheck {version()}\n")
+        parser.exit()
+
+
 _EPILOG = """documentation: `gpcheck docs` lists it; `gpcheck docs tutorial` (a first model, trace and test),
 `gpcheck docs language` (the gpspec language), `gpcheck docs trace-format` (traces, replay).
 exit codes: 0 nothing violated or unknown, 1 something violated (or a trace diverges), 2 bad input
@@ -106,8 +120,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     (its usage, help and errors are the same), else with every subcommand."""
     parser = _Parser(prog="gpcheck", description="Formal models and trace checking for GPU preemption.",
                      epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"gpcheck {version()}",
-                        help="print gpcheck's version and exit")
+    parser.add_argument("--version", action=_Version, help="print gpcheck's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     common = _Parser(add_help=False)
