@@ -119,7 +119,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     with budget.uncooperative():  # compiling has nothing partial to report: a stop ends it
         mod = load_kernels(module_source(cm, packed))
         if workers <= 1 and not fingerprint:  # kept native code (gpmodel/native.py), else numba's module
-            mod.expand, mod.retable
+            mod.expand  # (retable, called only when the table grows, is resolved then)
         else:
             mod.numba_module()
     words = packed.words
