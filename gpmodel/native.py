@@ -71,6 +71,7 @@ def _version_text(package: str) -> str:
 _llvm: Any = None  # llvmlite.binding, initialised once
 _engine: Any = None  # the MCJIT engine holding every loaded object (kept alive with it)
 _key: str | None = None
+_loaded: dict[str, "Kernel"] = {}  # by the object's digest: each object is added to the engine once
 
 
 def _binding() -> Any:
@@ -126,7 +127,7 @@ class Kernel:
                 words += a.shape
                 words += a.strides
             elif p[0] == "i":
-                if isinstance(a, (bool, float)) or not hasattr(a, "__index__"):
+                if isinstance(a, bool) or type(a).__name__ in ("bool", "bool_") or not hasattr(a, "__index__"):
                     return NotImplemented
                 words.append(int(a) & _MASK)
             else:
@@ -162,6 +163,8 @@ def _load(file: Path) -> Kernel | None:
     meta = json.loads(head)
     if meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(obj).hexdigest():
         return None
+    if meta["sha256"] in _loaded:  # the same code loaded before in this process
+        return _loaded[meta["sha256"]]
     llvm = _binding()
     for name in meta["undefined"]:  # MCJIT aborts the process on a symbol it cannot resolve
         if name not in ALLOWED_SYMBOLS or not llvm.address_of_symbol(name):
@@ -176,7 +179,8 @@ def _load(file: Path) -> Kernel | None:
     address = _engine.get_function_address(meta["entry"])
     if not address:
         return None
-    return Kernel(address, meta["params"], meta["ret"], meta["entry"])
+    kernel = _loaded[meta["sha256"]] = Kernel(address, meta["params"], meta["ret"], meta["entry"])
+    return kernel
 
 
 # ---------------------------------------------------------------------------- building
