@@ -163,12 +163,12 @@ def _load(file: Path) -> Kernel | None:
     meta = json.loads(head)
     if meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(obj).hexdigest():
         return None
-    if meta["sha256"] in _loaded:  # the same code loaded before in this process
-        return _loaded[meta["sha256"]]
     llvm = _binding()
     for name in meta["undefined"]:  # MCJIT aborts the process on a symbol it cannot resolve
         if name not in ALLOWED_SYMBOLS or not llvm.address_of_symbol(name):
             return None
+    if meta["sha256"] in _loaded:  # the same code loaded before in this process
+        return _loaded[meta["sha256"]]
     if _engine is None:
         tm = llvm.Target.from_default_triple().create_target_machine(
             cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3,

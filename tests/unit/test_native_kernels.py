@@ -42,7 +42,8 @@ def _search(model, mode: str, cache: Path, monkeypatch):
     from gpcheck.checker import fast_explicit
 
     monkeypatch.setenv("GPCHECK_NATIVE", mode)
-    monkeypatch.setenv("GPCHECK_CACHE_DIR", str(cache))
+    cache.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(native, "cache_dir", lambda: cache)  # kept files there; numba's cache stays warm
     cm = compile_model(model)
     res, g = fast_explicit.search(cm, select_properties(model, None), Limits(), workers=1)
     return cm, res, g
