@@ -187,6 +187,8 @@ def expand(init_keys, states, parent, table, flags, ctl, fired, want_inv, inv_fi
                 ctl[CTL_EVENT_STATE] = cur
                 status = FAULT_TERMINAL
                 break
+        for j in range(k):  # the successors' table slots requested together: their cache misses overlap
+            _prefetch(table, home(np.int64(hash_row(out[j]) >> np.uint64(32)), table.shape[0]))  # noqa: F821
         for j in range(k):
             fired[iids[j]] += 1
             if has_trans:
