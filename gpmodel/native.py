@@ -216,7 +216,6 @@ def _build(module: str, kernel: str, dispatcher: Any, args: tuple[Any, ...]) -> 
 
     sig = tuple(typeof(a) for a in args)
     params = _params(sig)
-
     if params is None:
         return False
     dispatcher.compile(sig)
@@ -322,29 +321,33 @@ def _undefined_symbols(obj: bytes) -> set[str]:
     return out
 
 
+def _native_or(native: Kernel, fallback: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+    """Call `native`; a call of types it was not kept for goes to `fallback()` (numba)."""
+    def call(*args: Any) -> Any:
+        out = native(*args)
+        return fallback()(*args) if out is NotImplemented else out
+    call.native = native  # type: ignore[attr-defined]
+    return call
+
+
 def dispatch(module: str, kernel: str, numba_module: Callable[[], Any]) -> Callable[..., Any]:
     """The callable that runs `kernel` of a generated module: the kept native code when there is
     some (a call it cannot take goes to numba), else numba's dispatcher, which keeps its code
     at the first call (and, in mode `always`, runs the kept code from then on)."""
     native = load(module, kernel)
     if native is not None:
-        def call(*args: Any) -> Any:
-            out = native(*args)
-            return getattr(numba_module(), kernel)(*args) if out is NotImplemented else out
-        call.native = native  # type: ignore[attr-defined]
-        return call
+        return _native_or(native, lambda: getattr(numba_module(), kernel))
     disp = getattr(numba_module(), kernel)
     if mode() == "off":
         return disp
-    state: dict[str, Any] = {}
+    state: dict[str, Callable[..., Any]] = {}
 
     def first(*args: Any) -> Any:
         if "fn" not in state:
             state["fn"] = disp
-            if build(module, kernel, disp, args) and mode() == "always":
-                kept = load(module, kernel)
-                if kept is not None:
-                    state["fn"] = lambda *a: (lambda out: disp(*a) if out is NotImplemented else out)(kept(*a))
-                    first.native = kept  # type: ignore[attr-defined]
+            kept = load(module, kernel) if build(module, kernel, disp, args) and mode() == "always" else None
+            if kept is not None:
+                state["fn"] = _native_or(kept, lambda: disp)
+                first.native = kept  # type: ignore[attr-defined]
         return state["fn"](*args)
     return first
