@@ -33,6 +33,18 @@ COMMANDS = (
     "gpcheck.checker.commands.lsp",
 )
 
+# the subcommand names each module registers (aliases included): a command line that names one
+# builds only its parser, so that `gpcheck verify` does not import every other command's modules
+COMMAND_NAMES = {
+    "verify": "gpcheck.checker.commands.verify", "check": "gpcheck.checker.commands.check",
+    "simulate": "gpcheck.checker.commands.simulate", "replay": "gpcheck.checker.commands.replay",
+    "export": "gpcheck.checker.commands.export", "import": "gpcheck.checker.commands.import_",
+    "models": "gpcheck.checker.commands.models", "explain": "gpcheck.checker.commands.explain",
+    "verify-claims": "gpcheck.checker.commands.claims", "claims": "gpcheck.checker.commands.claims",
+    "sweep": "gpcheck.checker.commands.sweep", "docs": "gpcheck.checker.commands.docs",
+    "lsp": "gpcheck.checker.commands.lsp",
+}
+
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
@@ -74,6 +86,20 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+class _Version(argparse.Action):
+    """--version: argparse's version action, with the version looked up only when asked for
+    (reading the installed distribution's metadata takes tens of milliseconds)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"gpcheck {version()}\n")
+        parser.exit()
+
+
 _EPILOG = """documentation: `gpcheck docs` lists it; `gpcheck docs tutorial` (a first model, trace and test),
 `gpcheck docs language` (the gpspec language), `gpcheck docs trace-format` (traces, replay).
 exit codes: 0 nothing violated or unknown, 1 something violated (or a trace diverges), 2 bad input
@@ -89,11 +115,12 @@ def _columns(text: str) -> int:
     return n
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser; given the command line `argv`, with only the subcommand that it names
+    (its usage, help and errors are the same), else with every subcommand."""
     parser = _Parser(prog="gpcheck", description="Formal models and trace checking for GPU preemption.",
                      epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"gpcheck {version()}",
-                        help="print gpcheck's version and exit")
+    parser.add_argument("--version", action=_Version, help="print gpcheck's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     common = _Parser(add_help=False)
@@ -103,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--width", type=_columns, default=None, metavar="COLUMNS",
                         help="width of text output (default: the terminal's, else $COLUMNS, else 100)")
     add_memory_flag(common)
-    for name in COMMANDS:
+    named = COMMAND_NAMES.get(argv[0]) if argv else None
+    for name in (named,) if named else COMMANDS:
         importlib.import_module(name).register(sub, common)
     return parser
 
@@ -112,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _json_errors
     words = list(sys.argv[1:] if argv is None else argv)
     _json_errors = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
-    parser = build_parser()
+    parser = build_parser(words)
     from gpcheck.checker.commands.common import reset_report
 
     reset_report()
@@ -206,17 +234,44 @@ def _stop_before_work(signum: int, frame: object) -> None:
 
 
 def entry() -> None:
+    """The `gpcheck` command: `main`, then leave at once (`_leave`)."""
     for s in budget.SIGNALS:
         signal.signal(s, _stop_before_work)
     code = main()
     if _stopped:
-        # leave at once: tearing down the interpreter (Z3's objects, large state sets) can take
-        # longer than the second a stopped command has to end
         remove_temp_files()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
+    _leave(code)
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+
+def _leave(code: int) -> None:
+    """End the process once the command is done: wait for its other non-daemon threads, flush
+    the standard streams, run the atexit handlers (they close what asked to be closed), flush
+    again and exit without tearing the interpreter down. The teardown frees every object one by
+    one (Z3's, the state sets, numpy's and the JIT's) and takes up to a tenth of a second after
+    a search, longer than the second a stopped command has to end. Only the command line leaves
+    this way; the API (`main`) returns."""
+    import atexit
+    import threading
+
+    if not _stopped:
+        for t in threading.enumerate():
+            if t is not threading.current_thread() and not t.daemon and t.is_alive():
+                t.join()
+    _flush_std()
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001 - as at a normal exit: a failing handler does not change the code
+        pass
+    _flush_std()
+    os._exit(code)
 
 
 if __name__ == "__main__":

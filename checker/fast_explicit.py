@@ -20,13 +20,12 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Callable, Iterator
 
 import numpy as np
 
 from gpcheck.gpmodel import CompiledModel, ModelError, State
-from gpcheck.gpmodel.jit import has_machine_code, load_model_module, module_source
+from gpcheck.gpmodel.jit import KernelModule, has_machine_code, load_kernels, module_source
 from gpcheck.gpmodel.jit_kernels import (
     CTL_CUR, CTL_DEADLOCK, CTL_DEPTH, CTL_EVENT_STATE, CTL_LEVEL_END, CTL_N, CTL_NEXT_COUNT, CTL_PRUNED, CTL_SIZE,
     CTL_STARTED, DONE, FAULT_EXPAND,
@@ -50,7 +49,7 @@ class PackedGraph:
     """What a compiled search stored: packed keys in BFS order and parent indexes."""
 
     packed: PackedLayout
-    module: ModuleType
+    module: KernelModule
     states: np.ndarray  # (capacity, words) int64; rows 0..n-1 used
     parent: np.ndarray  # int32, -1 for initial states
     flags: np.ndarray  # uint8, 1 = inside the constraints (expanded)
@@ -118,7 +117,11 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
     model = cm.model
     packed = packed or PackedLayout(cm.layout.slot_types)
     with budget.uncooperative():  # compiling has nothing partial to report: a stop ends it
-        mod = load_model_module(module_source(cm, packed))
+        mod = load_kernels(module_source(cm, packed))
+        if workers <= 1 and not fingerprint:  # kept native code (gpmodel/native.py), else numba's module
+            mod.expand  # (retable, called only when the table grows, is resolved then)
+        else:
+            mod.numba_module()
     words = packed.words
     ninst = max(1, len(cm.instances))
     nslots = max(1, model.slot_total)
@@ -219,7 +222,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
 class _sequential:
     """One call of the sequential kernel `expand`; `room`: the states one call may add."""
 
-    def __init__(self, mod: ModuleType, ninst: int):
+    def __init__(self, mod: KernelModule, ninst: int):
         self.mod = mod
         self.room = ninst  # out: one row per instance
 
@@ -261,7 +264,7 @@ class _parallel:
     `min_frontier` are expanded by the sequential kernel; the threads start with the first
     parallel chunk (so a small model never starts them)."""
 
-    def __init__(self, mod: ModuleType, cm: CompiledModel, packed: PackedLayout, workers: int, auto: bool = False):
+    def __init__(self, mod: KernelModule, cm: CompiledModel, packed: PackedLayout, workers: int, auto: bool = False):
         self.mod = mod
         self.workers = workers
         self.threads = 0  # started at the first parallel chunk
@@ -350,7 +353,7 @@ class _parallel:
 class _fingerprints:
     """One call of `expand_fp` (gpmodel/jit_fingerprint.py), with `via` and the capacity."""
 
-    def __init__(self, mod: ModuleType, g: PackedGraph, ninst: int):
+    def __init__(self, mod: KernelModule, g: PackedGraph, ninst: int):
         self.mod, self.g = mod, g
         self.room = ninst
 

@@ -14,10 +14,10 @@ the same BFS order as with exact keys (NOTE(packed-bfs)), so without a collision
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING
 
 from gpcheck.gpmodel.jit_kernels import CONSTANTS, CTL_SIZE
+from gpcheck.gpmodel.kernel_source import kernel_source
 
 if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
     import numpy as np
@@ -227,5 +227,5 @@ def source() -> str:
     parts = [f"{name} = {value}" for name, value in CONSTANTS.items()]
     parts.append(f"CTL_BASE = {CTL_BASE}")
     for fn in (fingerprint, fp_insert, fp_rehash, expand_fp, rebuild_states, min_gap):
-        parts.append("\n@njit(cache=True)\n" + inspect.getsource(fn))
+        parts.append("\n@njit(cache=True)\n" + kernel_source(fn))
     return "\n".join(parts)

@@ -15,8 +15,9 @@ full; see find_or_insert). `flags[i]` is 1 when state i lies inside the constrai
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING
+
+from gpcheck.gpmodel.kernel_source import kernel_source
 
 if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
     import numpy as np
@@ -186,6 +187,8 @@ def expand(init_keys, states, parent, table, flags, ctl, fired, want_inv, inv_fi
                 ctl[CTL_EVENT_STATE] = cur
                 status = FAULT_TERMINAL
                 break
+        for j in range(k):  # the successors' table slots requested together: their cache misses overlap
+            _prefetch(table, home(np.int64(hash_row(out[j]) >> np.uint64(32)), table.shape[0]))  # noqa: F821
         for j in range(k):
             fired[iids[j]] += 1
             if has_trans:
@@ -473,7 +476,7 @@ CONSTANTS = {name: value for name, value in globals().items() if name.startswith
 def _source(fns: tuple[object, ...]) -> str:
     return "\n".join(["import numpy as np", "from numba import njit", ""]
                      + [f"{name} = {value}" for name, value in CONSTANTS.items()]
-                     + ["\n@njit(cache=True)\n" + inspect.getsource(fn) for fn in fns])  # type: ignore[arg-type]
+                     + ["\n@njit(cache=True)\n" + kernel_source(fn) for fn in fns])  # type: ignore[arg-type]
 
 
 GRAPH_SOURCE = _source(GRAPH_KERNELS)  # one module shared by every model (compiled once)

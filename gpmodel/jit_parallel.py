@@ -21,10 +21,10 @@ error the sequential search meets. The loop over chunks is checker/fast_explicit
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING
 
 from gpcheck.gpmodel.jit_kernels import CONSTANTS
+from gpcheck.gpmodel.kernel_source import kernel_source
 
 if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
     import numpy as np
@@ -261,8 +261,8 @@ def source() -> str:
     """The parallel kernels as source for a model module (after gpmodel/jit_kernels.model_source)."""
     parts = ["from numba import prange"]
     parts += [f"{name} = {value}" for name, value in CONSTANTS.items()]
-    parts.append("\n@njit(cache=True, parallel=True)\n" + inspect.getsource(chunk_successors))
-    parts.append("\n@njit(cache=True)\n" + inspect.getsource(merge_chunk))
-    parts.append("\n@njit(cache=True, parallel=True)\n" + inspect.getsource(insert_new))
-    parts.append("\n" + inspect.getsource(set_threads))
+    parts.append("\n@njit(cache=True, parallel=True)\n" + kernel_source(chunk_successors))
+    parts.append("\n@njit(cache=True)\n" + kernel_source(merge_chunk))
+    parts.append("\n@njit(cache=True, parallel=True)\n" + kernel_source(insert_new))
+    parts.append("\n" + kernel_source(set_threads))
     return "\n".join(parts)

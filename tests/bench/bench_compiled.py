@@ -23,6 +23,15 @@ Cases (issue 13):
   cwsr      cwsr Q=2, every property including liveness: compiled and Python
   table     every bundled model at a size with at least 1M states: compiled (Python with
             --python-table)
+Bytecode: by default the gpcheck processes run as after a pip install, which writes every
+module's bytecode (.pyc) at install time: PYTHONDONTWRITEBYTECODE is unset for them and
+PYTHONPYCACHEPREFIX points into the run's temporary directory (the checkout is not written),
+so the warm-up runs write the bytecode and the measured runs read it. `--no-bytecode` keeps the
+caller's setting (this sandbox sets PYTHONDONTWRITEBYTECODE=1: every module is compiled from
+source in every process, 0.05-0.1 s). The mode is printed with the results.
+CPU: besides wall time and peak RSS, the user + system CPU seconds of each process (from
+wait4) are printed: on the shared machine they move less with the other work than wall time.
+
 "compiled cold" runs with an empty compile cache (numba compiles the model: the first run of
 a model and constants); "compiled" runs with the cache warm (every later run) and the default
 --workers auto (one thread on a machine with fewer than 4 idle cores).
@@ -63,9 +72,15 @@ TABLE = [
 ]
 
 
+CPU: dict[str, list[float]] = {}  # user + system CPU seconds of the measured processes, by row name
+_last_cpu = [0.0]  # the CPU seconds of the last process `measure` ran
+BYTECODE: Path | None = None  # PYTHONPYCACHEPREFIX for the gpcheck processes (None: --no-bytecode)
+
+
 def measure(argv: list[str], *, cwd: Path = ROOT, env: dict[str, str] | None = None,
             timeout: float | None = None) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in KiB, stdout) of one process; (inf, 0, "") past `timeout`."""
+    """(wall seconds, peak RSS in KiB, stdout) of one process; (inf, 0, "") past `timeout`.
+    Its user + system CPU seconds are left in `_last_cpu[0]`."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.DEVNULL)
@@ -80,6 +95,7 @@ def measure(argv: list[str], *, cwd: Path = ROOT, env: dict[str, str] | None = N
                 return float("inf"), 0, ""
             time.sleep(0.01)
         wall = time.perf_counter() - t0
+        _last_cpu[0] = usage.ru_utime + usage.ru_stime
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         return wall, usage.ru_maxrss, out.read().decode()
@@ -91,6 +107,9 @@ def gpcheck(spec: str, consts: dict[str, int], core: str, cache: Path, timeout: 
     argv += [a for k, v in consts.items() for a in ("--const", f"{k}={v}")]
     path = os.pathsep.join([str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
     env = dict(os.environ, PYTHONPATH=path, GPCHECK_CACHE_DIR=str(cache))
+    if BYTECODE is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(BYTECODE)
     wall, rss, out = measure(argv, env=env, timeout=timeout)
     return wall, rss, (json.loads(out) if out else None)
 
@@ -150,8 +169,9 @@ class Table:
         name, walls, rsss, states = row
         med = statistics.median(walls)
         rate = f"{states / med / 1e6:6.2f} M states/s" if states and med != float("inf") else ""
+        cpu = f"  CPU median {statistics.median(CPU[name]):6.2f} s" if CPU.get(name) else ""
         print(f"  {name:34s} wall median {med:8.2f} s (min {min(walls):7.2f}, n={len(walls)})  "
-              f"peak RSS {max(rsss) / 1024:7.0f} MiB  {rate}", flush=True)
+              f"peak RSS {max(rsss) / 1024:7.0f} MiB  {rate}{cpu}", flush=True)
 
     def ratio(self, a: str, b: str) -> None:
         rows = {r[0]: r for r in self.rows}
@@ -160,7 +180,10 @@ class Table:
             ma, mb = max(rows[a][2]), max(rows[b][2])
             if not all(0 < x < float("inf") for x in (wa, wb, ma, mb)):  # a side timed out
                 return
-            print(f"  ratio {a} / {b}: wall {wa / wb:.2f}x, peak memory {ma / mb:.2f}x", flush=True)
+            cpu = ""
+            if CPU.get(a) and CPU.get(b):
+                cpu = f", CPU {statistics.median(CPU[a]) / statistics.median(CPU[b]):.2f}x"
+            print(f"  ratio {a} / {b}: wall {wa / wb:.2f}x, peak memory {ma / mb:.2f}x{cpu}", flush=True)
 
 
 VARIANTS = {"workers2": ("--workers", "2"), "fingerprint": ("--fingerprint",)}  # --variants
@@ -191,17 +214,21 @@ def rewind_case(case: str, consts: dict[str, int], expected: int, runs: int, pyt
                 wall, rss, states, build = spin(sp, case, consts, Path(tmp), hash_bits)
                 assert states == expected, states
                 sp_runs.append((wall, rss))
+                CPU.setdefault("SPIN pan (-O2 -DSAFETY)", []).append(_last_cpu[0])
             wall, rss, out = gpcheck(str(spec), consts, "compiled", cache)
             assert out is not None and out["states"] == expected, out and out["states"]
             warm.append((wall, rss))
+            CPU.setdefault("gpcheck compiled (cache warm)", []).append(_last_cpu[0])
             for v in variants:
                 wall, rss, out = gpcheck(str(spec), consts, "compiled", cache, extra=VARIANTS[v])
                 assert out is not None and out["states"] == expected, out and out["states"]
                 var[v].append((wall, rss))
+                CPU.setdefault(f"gpcheck compiled --{v}", []).append(_last_cpu[0])
             for k in workers_list:
                 wall, rss, out = gpcheck(str(spec), consts, "compiled", cache, extra=("--workers", str(k)))
                 assert out is not None and out["states"] == expected, out and out["states"]
                 per_workers[k].append((wall, rss))
+                CPU.setdefault(f"gpcheck compiled --workers {k}", []).append(_last_cpu[0])
             if cold:
                 with tempfile.TemporaryDirectory() as fresh:
                     wall, rss, out = gpcheck(str(spec), consts, "compiled", Path(fresh))
@@ -306,6 +333,8 @@ def main() -> None:
     ap.add_argument("--variants", default="", help=f"also run the compiled core with: {','.join(VARIANTS)}")
     ap.add_argument("--workers-list", default="", help="rewind cases: one compiled run per worker count "
                     "(e.g. 1,2,4,8) and a speedup table")
+    ap.add_argument("--no-bytecode", action="store_true", help="run gpcheck with the caller's bytecode setting "
+                    "(default: bytecode written, as after pip install; see the docstring)")
     ap.add_argument("--spin", default=None, help="the spin binary (default: spin on PATH)")
     ap.add_argument("--pan-c", default=None, help="a folder written by --make-pan-c elsewhere: "
                     "<folder>/rewind12/pan.c ... compiled here with gcc instead of running spin")
@@ -326,8 +355,15 @@ def main() -> None:
     workers_list = tuple(int(k) for k in opts.workers_list.split(",") if k)
     sp = Spin(opts.spin, Path(opts.pan_c).resolve() if opts.pan_c else None)
     print(f"cpus {os.cpu_count()}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    global BYTECODE
     with tempfile.TemporaryDirectory() as cache_dir:
         cache = Path(opts.cache or cache_dir)
+        if not opts.no_bytecode:
+            BYTECODE = Path(cache_dir) / "pycache"
+        dont = os.environ.get("PYTHONDONTWRITEBYTECODE", "")
+        mode = (f"PYTHONDONTWRITEBYTECODE={dont!r} as the caller has it" if BYTECODE is None
+                else "written by the warm-up runs and read by the measured ones (as after pip install)")
+        print(f"gpcheck bytecode: {mode}", flush=True)
         if "rewind12" in cases:
             rewind_case("rewind12", REWIND12, 2_774_248, opts.runs, not opts.no_python, cache, opts.python_timeout,
                         None, not opts.no_cold, variants, sp, workers_list)

@@ -1,0 +1,172 @@
+"""Kept native kernels (gpmodel/native.py, NOTE(native-kernels)): the search they run is the
+numba search state for state; a later process with a warm cache runs them without importing
+numba; a kept file that is corrupt, truncated, missing, made for another key or naming a
+symbol the process lacks is not used (numba runs, with the same results)."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpcheck.checker.explicit import Limits, select_properties
+from gpcheck.gpmodel import compile_model, jit_fingerprint, jit_kernels, jit_latency, jit_parallel, native
+from gpcheck.gpmodel.kernel_source import kernel_source
+from gpcheck.spec import bundled_models, load_source, load_spec
+
+pytest.importorskip("numba")
+np = pytest.importorskip("numpy")
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ("model native_t\nconst N = 3\nvar x: [0..N-1] -> 0..3 = 0\nvar t: 0..9 = 0\n"
+        "action inc(i: 0..N-1) { require x[i] < 3\n x[i] = x[i] + 1\n t = (t + i) % 10 }\n"
+        "action reset(i: 0..N-1) { require x[i] == 3\n x[i] = 0 }\n"
+        "invariant small: t != 7 or x[0] != 3\ntransition up: x[0]' >= x[0] or x[0] == 3\n")
+
+
+def test_kernel_source_is_what_inspect_gives():
+    for module in (jit_kernels, jit_parallel, jit_fingerprint, jit_latency):
+        for name, fn in vars(module).items():
+            if inspect.isfunction(fn) and fn.__module__ == module.__name__ and name not in ("source", "model_source",
+                                                                                            "_source"):
+                assert kernel_source(fn) == inspect.getsource(fn), name
+
+
+def _search(model, mode: str, cache: Path, monkeypatch):
+    from gpcheck.checker import fast_explicit
+
+    monkeypatch.setenv("GPCHECK_NATIVE", mode)
+    cache.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(native, "cache_dir", lambda: cache)  # kept files there; numba's cache stays warm
+    cm = compile_model(model)
+    res, g = fast_explicit.search(cm, select_properties(model, None), Limits(), workers=1)
+    return cm, res, g
+
+
+def _same(a, b) -> None:
+    (_, ra, ga), (_, rb, gb) = a, b
+    assert (ra.complete, ra.depth, ra.pruned, ra.fired, ra.stop_reason) == (rb.complete, rb.depth, rb.pruned,
+                                                                           rb.fired, rb.stop_reason)
+    assert ga.n == gb.n
+    assert np.array_equal(ga.states[:ga.n], gb.states[:gb.n]) and np.array_equal(ga.parent[:ga.n], gb.parent[:gb.n])
+    assert np.array_equal(ga.flags[:ga.n], gb.flags[:gb.n]) and np.array_equal(ga.table, gb.table)
+    assert ra.invariant_cex == rb.invariant_cex and ra.transition_cex == rb.transition_cex
+    assert ra.deadlock == rb.deadlock and ra.parent == rb.parent
+
+
+@pytest.mark.parametrize("name", ["spec", *bundled_models()])
+def test_native_search_is_the_numba_search(name, tmp_path, monkeypatch):
+    model = load_source(SPEC, "native_t.gpspec") if name == "spec" else load_spec(name)
+    off = _search(model, "off", tmp_path / "off", monkeypatch)
+    assert not hasattr(off[2].module.expand, "native")
+    on = _search(model, "always", tmp_path / "on", monkeypatch)
+    assert hasattr(on[2].module.expand, "native"), "the kept native code ran"
+    _same(off, on)
+    again = _search(model, "auto", tmp_path / "on", monkeypatch)  # loaded from the file written above
+    assert hasattr(again[2].module.expand, "native")
+    _same(off, again)
+
+
+def _kept(tmp_path: Path, monkeypatch) -> tuple[object, Path]:
+    model = load_source(SPEC, "native_t.gpspec")
+    first = _search(model, "always", tmp_path, monkeypatch)
+    files = sorted((tmp_path / "native").glob("*.expand.*.bin"))
+    assert len(files) == 1
+    return first, files[0]
+
+
+def _rewrite(file: Path, head: dict | None = None, obj: bytes | None = None) -> None:
+    old_head, _, old_obj = file.read_bytes().partition(b"\n")
+    meta = json.loads(old_head)
+    obj = old_obj if obj is None else obj
+    meta.update(head or {})
+    if head is None or "sha256" not in head:
+        meta["sha256"] = hashlib.sha256(obj).hexdigest()
+    file.write_bytes(json.dumps(meta).encode() + b"\n" + obj)
+
+
+@pytest.mark.parametrize("damage", ["flipped", "truncated", "empty", "missing", "bad_json",
+                                    "unresolved_symbol", "other_format", "stale_digest"])
+def test_a_damaged_file_is_not_used(damage, tmp_path, monkeypatch):
+    first, file = _kept(tmp_path, monkeypatch)
+    data = file.read_bytes()
+    head, _, obj = data.partition(b"\n")
+    if damage == "flipped":
+        mid = len(head) + 1 + len(obj) // 2
+        file.write_bytes(data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
+    elif damage == "truncated":
+        file.write_bytes(data[: len(head) + 1 + len(obj) // 3])
+    elif damage == "empty":
+        file.write_bytes(b"")
+    elif damage == "missing":
+        file.unlink()
+    elif damage == "bad_json":
+        file.write_bytes(b"{not json\n" + obj)
+    elif damage == "unresolved_symbol":  # MCJIT would abort the process on it: refused before loading
+        _rewrite(file, head={"undefined": ["gpcheck_no_such_symbol"]})
+    elif damage == "other_format":
+        _rewrite(file, head={"format": native.FORMAT + 1})
+    elif damage == "stale_digest":
+        _rewrite(file, head={"sha256": "0" * 64})
+    module = first[2].module.__name__
+    assert native.load(module, "expand") is None
+    again = _search(load_source(SPEC, "native_t.gpspec"), "auto", tmp_path, monkeypatch)
+    _same(first, again)
+
+
+def test_another_key_is_not_used(tmp_path, monkeypatch):
+    """Another CPU, llvmlite or numba gives another key: the file is not found."""
+    first, file = _kept(tmp_path, monkeypatch)
+    module = first[2].module.__name__
+    assert native.load(module, "expand") is not None
+    monkeypatch.setattr(native, "_key", "0123456789abcdef")
+    assert native.load(module, "expand") is None
+    monkeypatch.setenv("GPCHECK_NATIVE", "off")
+    monkeypatch.setattr(native, "_key", None)
+    assert native.load(module, "expand") is None
+
+
+def test_a_call_the_kept_signature_does_not_cover_goes_to_numba(tmp_path, monkeypatch):
+    first, file = _kept(tmp_path, monkeypatch)
+    module = first[2].module.__name__
+    kernel = native.load(module, "expand")
+    assert kernel is not None
+    nargs = len(kernel._params)
+    assert kernel() is NotImplemented
+    assert kernel(*[np.zeros((4, 4), dtype=np.float64)] * nargs) is NotImplemented  # dtype
+    strided = np.zeros((8, first[2].states.shape[1]), dtype=np.int64)[::2]
+    assert kernel(strided, *[None] * (nargs - 1)) is NotImplemented  # layout
+
+    class Numba:
+        @staticmethod
+        def expand(*args):
+            return "numba"
+
+    call = native.dispatch(module, "expand", lambda: Numba)
+    assert call.native is not None and call() == "numba"
+
+
+def test_a_warm_cache_runs_without_numba(tmp_path):
+    """A fresh process with the native code kept: the search imports neither numba nor the
+    generated module, and gives the numba run's report."""
+    spec = tmp_path / "native_t.gpspec"
+    spec.write_text(SPEC)
+    env = dict(os.environ, GPCHECK_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env.pop("GPCHECK_NATIVE", None)
+    code = ("import sys, json\nfrom gpcheck.checker import verify\n"
+            f"r = verify({str(spec)!r}, core='compiled', workers=1)\n"
+            "print(json.dumps([[x.property, x.verdict.value, repr(x.counterexample)]"
+            " for x in r.results] + [r.states, 'numba' in sys.modules]))\n")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+            for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first[-1] is True and second[-1] is False, "the second process ran the kept code, numba not imported"
+    assert first[:-1] == second[:-1]
