@@ -50,6 +50,7 @@ MAX_ROUNDS = 8  # property-directed refinement rounds (_refine)
 SYMBOLIC_SECONDS = 30.0  # one symbolic Houdini run
 WIDE_ABOVE = 3  # the second round's instance: each named constant at most this far above its lower bound
 WIDE_ATOMS_PER_VIEW = 2000  # the second round's extra templates (checker/param/widen.py), per view
+THRESHOLD_ATOMS_PER_VIEW = 600  # the second round's threshold and anchored templates (checker/param/threshold.py), per view
 WIDE_FILTER_SECONDS = 240.0  # the second round's fixed-size Houdini (more candidates, a larger instance)
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
@@ -375,6 +376,7 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
     richer templates of checker/param/widen.py instead, and only those that also hold in the states
     of `checks` (larger instances: a candidate false in a reachable state of some size is no
     invariant, so dropping it loses no proof, and it spares the fixed-size Houdini)."""
+    from gpcheck.checker.param.threshold import threshold_atoms, threshold_columns
     from gpcheck.checker.param.widen import order_columns, wide_atoms
 
     out: list[Candidate] = []
@@ -382,6 +384,10 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
         if wide:
             v = order_columns(plain)
             groups = [(v, wide_atoms(v, view_rows(enc, v, samples, DEFAULT_SEED), WIDE_ATOMS_PER_VIEW))]
+            tv = threshold_columns(plain)  # thresholds and anchors (checker/param/threshold.py)
+            if tv is not plain:
+                groups.append((tv, threshold_atoms(tv, view_rows(enc, tv, samples, DEFAULT_SEED),
+                                                   THRESHOLD_ATOMS_PER_VIEW)))
         else:
             groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
         for v, got in groups:
