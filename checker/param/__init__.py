@@ -4,6 +4,7 @@
     encode.py   the model over SMT arrays with the sizes symbolic; ghost counters for sum/count
     mine.py     quantified candidates (`all x in 0..N-1: ...`) from small instances' states
     widen.py    richer templates for a second round on what the first left unknown
+    threshold.py  the second round's thresholds (`live < P`) and pointer-anchored facts (`x == kc and ...`)
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""
