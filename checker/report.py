@@ -119,7 +119,9 @@ def _shared_line(report: Report) -> str | None:
     r = next((r for r in report.results if "shared_seconds" in r.detail), None)
     if r is None:
         return None
-    stats = r.detail.get("lemmas") or {}
+    stats = r.detail.get("lemmas")
+    if not isinstance(stats, dict):  # --for-all's `lemmas` is the count its proof used, not pdr's breakdown
+        stats = {}
     parts = ", ".join(f"{label} {stats[k]:.2f} s" for k, label in _SHARED_PARTS if isinstance(stats.get(k), (int, float)))
     return (f"{r.engine}: {r.detail['shared_seconds']:.2f} s shared by every property" + (f" ({parts})" if parts else "")
             + "; the time column is each property's own")

@@ -7,6 +7,7 @@
     pointer.py  second round: counts/sums of containers holding an item by value (`slot[i] == x`)
     affine.py   second round: linear equalities of three to five counters (circuits of the rows)
     guards.py   second round: the model's guard comparisons (`launched[0] < NB`) as conditions
+    threshold.py  the second round's thresholds (`live < P`) and pointer-anchored facts (`x == kc and ...`)
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""

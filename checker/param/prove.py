@@ -59,6 +59,7 @@ WIDE_FILTER_STEPS = 960_000_000  # the second round's fixed-size Houdini (more c
 # 240 s; reef_rewind's takes 72.8 M)
 AFFINE_ATOMS_PER_VIEW = 200  # the second round's linear equalities of 3+ counters (checker/param/affine.py)
 GUARDED_ATOMS_PER_VIEW = 400  # the second round's bounds under a model guard (checker/param/guards.py)
+THRESHOLD_ATOMS_PER_VIEW = 600  # the second round's threshold and anchored templates (checker/param/threshold.py), per view
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
 
@@ -384,6 +385,7 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
     from gpcheck.checker.param.affine import affine_atoms
     from gpcheck.checker.param.guards import guard_columns, guarded_bounds
     from gpcheck.checker.param.pointer import enrich
+    from gpcheck.checker.param.threshold import threshold_atoms, threshold_columns
     from gpcheck.checker.param.widen import order_columns, wide_atoms
 
     out: list[Candidate] = []
@@ -402,6 +404,10 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
                 at = list(range(len(plain.columns), len(gv.columns)))
                 groups.append((gv, guarded_bounds(gv, view_rows(enc, gv, samples, DEFAULT_SEED), at,
                                                   GUARDED_ATOMS_PER_VIEW)))
+            tv = threshold_columns(plain)  # thresholds and anchors (checker/param/threshold.py)
+            if tv is not plain:
+                groups.append((tv, threshold_atoms(tv, view_rows(enc, tv, samples, DEFAULT_SEED),
+                                                   THRESHOLD_ATOMS_PER_VIEW)))
         else:
             groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
         for v, got in groups:
