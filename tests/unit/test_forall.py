@@ -12,7 +12,7 @@ import pytest
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.cli import main
 from gpcheck.checker.param import verify_for_all
-from gpcheck.spec import load_source
+from tests.recheck import recheck_lemmas
 
 # Holds while N <= 3: `x` reaches N.
 GROWS = """model grows
@@ -58,16 +58,6 @@ def test_failure_at_a_sampled_size_is_violated_with_the_instance(tmp_path):
     assert [s.state["x"] for s in r.counterexample.steps][-1] == 4
 
 
-def _recheck(src: str, invariant: str, sizes: list[dict[str, int]]) -> None:
-    """The printed lemmas, added to the model as invariants, hold in small instances."""
-    lemmas = [line.removeprefix("and ").strip() for line in invariant.split("\n")]
-    extra = "".join(f"\ninvariant mined_{i}: {text}" for i, text in enumerate(lemmas))
-    for consts in sizes:
-        report = verify(load_source(src + extra, "mined.gpspec", consts))
-        for i in range(len(lemmas)):
-            assert report.result(f"mined_{i}").verdict is Verdict.PROVED, (consts, lemmas[i])
-
-
 def test_ring_no_reexecution_for_all_sizes(examples):
     src = (examples / "ring.gpspec").read_text()
     report = verify_for_all(examples / "ring.gpspec", ["N", "B"], {"N": 1, "B": 1},
@@ -77,7 +67,7 @@ def test_ring_no_reexecution_for_all_sizes(examples):
     assert r.engine == "forall" and r.detail["for_all"] == ["N", "B"]
     inv = r.detail["invariant"]
     assert re.search(r"all x in 0\.\.N - 1", inv) and "waves_run[x]" in inv
-    _recheck(src, inv, [{"N": 1, "B": 1}, {"N": 3, "B": 2}, {"N": 5, "B": 1}])
+    recheck_lemmas(src, inv, [{"N": 1, "B": 1}, {"N": 3, "B": 2}, {"N": 5, "B": 1}])
     assert report.to_json()["results"][0]["for_all"] == ["N", "B"]
 
 
@@ -89,7 +79,7 @@ def test_streams_slot_accounting_for_all_sizes():
     for r in report.results:
         assert r.verdict is Verdict.PROVED, r
     inv = report.result("slots_conserved").detail["invariant"]
-    _recheck(resolve_spec_path("nvidia_streams").read_text(), inv,
+    recheck_lemmas(resolve_spec_path("nvidia_streams").read_text(), inv,
              [{"S": 2, "SLOTS": 1, "Q": 1}, {"S": 1, "SLOTS": 2, "Q": 2}])
 
 
@@ -182,5 +172,5 @@ def test_cwsr_no_reexecution_no_loss_for_all_sizes_and_invariants_rechecked():
         assert r.detail["for_all"] == ["Q", "N", "W", "L"]
         inv = r.detail["invariant"]
         assert "ops[x][y][z]" in inv and "rptr[x]" in inv
-        _recheck(resolve_spec_path("cwsr").read_text(), inv,
+        recheck_lemmas(resolve_spec_path("cwsr").read_text(), inv,
                  [{"Q": 1, "N": 2, "W": 2, "L": 2}, {"Q": 2, "N": 1, "W": 1, "L": 3}, {"Q": 1, "N": 3, "W": 1, "L": 4}])

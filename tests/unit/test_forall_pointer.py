@@ -11,7 +11,8 @@ from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.affine import affine_atoms
 from gpcheck.checker.param.mine import Column, View
-from gpcheck.spec import ir, load_source
+from gpcheck.spec import ir
+from tests.recheck import recheck_lemmas
 
 # Blocks of three streams go to two slots; `done[s]` + blocks of s in a slot == `launched[s]`.
 # With BUG, the fifth block of a stream is finished without being counted: the accounting
@@ -87,16 +88,6 @@ def test_pointer_accounting_that_fails_beyond_the_sampled_sizes_is_never_proved(
     assert report.result("bounded").verdict is Verdict.PROVED
 
 
-def _recheck(src: str, invariant: str, sizes: list[dict[str, int]]) -> None:
-    """The printed lemmas, added to the model as invariants, hold in these instances."""
-    lemmas = [line.removeprefix("and ").strip() for line in invariant.split("\n")]
-    extra = "".join(f"\ninvariant mined_{i}: {text}" for i, text in enumerate(lemmas))
-    for consts in sizes:
-        report = verify(load_source(src + extra, "mined.gpspec", consts))
-        for i in range(len(lemmas)):
-            assert report.result(f"mined_{i}").verdict is Verdict.PROVED, (consts, lemmas[i])
-
-
 @pytest.mark.slow
 def test_nvidia_tsg_invariants_for_all_nb_and_lemmas_rechecked():
     """Every invariant and transition property of nvidia_tsg for every number of blocks per
@@ -112,5 +103,5 @@ def test_nvidia_tsg_invariants_for_all_nb_and_lemmas_rechecked():
         assert r.verdict is Verdict.PROVED, r
         assert r.detail["for_all"] == ["NB"]
         if r.detail["invariant"]:
-            _recheck(src, r.detail["invariant"], [{"NB": 1}, {"NB": 3}, {"NB": 4}])
+            recheck_lemmas(src, r.detail["invariant"], [{"NB": 1}, {"NB": 3}, {"NB": 4}])
     assert "(count i in 0..1: slot[i] == x)" in report.result("no_reexecution").detail["invariant"]

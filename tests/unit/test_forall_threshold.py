@@ -14,7 +14,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
-from gpcheck.spec import load_source
+from tests.recheck import recheck_lemmas
 
 # Kernels 0..N-1 run one after another; each has LB work items claimed by P workers through a
 # counter (as GPreempt's persistent blocks claim logical blocks): a worker that finds the
@@ -61,16 +61,6 @@ def _write(tmp_path, text: str):
     return p
 
 
-def _recheck(src: str, invariant: str, sizes: list[dict[str, int]]) -> None:
-    """The printed lemmas, added to the model as invariants, hold in small instances."""
-    lemmas = [line.removeprefix("and ").strip() for line in invariant.split("\n")]
-    extra = "".join(f"\ninvariant mined_{i}: {text}" for i, text in enumerate(lemmas))
-    for consts in sizes:
-        report = verify(load_source(src + extra, "mined.gpspec", consts))
-        for i in range(len(lemmas)):
-            assert report.result(f"mined_{i}").verdict is Verdict.PROVED, (consts, lemmas[i])
-
-
 def test_claims_no_loss_for_all_sizes_through_a_threshold_and_invariant_rechecked(tmp_path):
     r = verify_for_all(_write(tmp_path, CLAIMS), ["N", "LB", "P"], {"N": 1, "LB": 1, "P": 1},
                        timeout=240).result("no_loss")
@@ -78,7 +68,7 @@ def test_claims_no_loss_for_all_sizes_through_a_threshold_and_invariant_rechecke
     assert r.detail["for_all"] == ["N", "LB", "P"] and r.detail["round"] == 2
     inv = r.detail["invariant"]
     assert "< LB" in inv or "> LB" in inv or "== LB implies" in inv, inv  # a threshold condition
-    _recheck(CLAIMS, inv, [{"N": 2, "LB": 2, "P": 2}, {"N": 3, "LB": 3, "P": 1}, {"N": 4, "LB": 1, "P": 3}])
+    recheck_lemmas(CLAIMS, inv, [{"N": 2, "LB": 2, "P": 2}, {"N": 3, "LB": 3, "P": 1}, {"N": 4, "LB": 1, "P": 3}])
 
 
 @pytest.mark.parametrize("bug, small, large", [
@@ -113,7 +103,7 @@ def test_blp_no_loss_for_all_sizes_and_invariant_rechecked():
     inv = r.detail["invariant"]
     assert re.search(r"\(x == kc and [^()]* and [^()]* implies [^()]*done\[x\]", inv), inv  # anchored, 3 conditions
     assert re.search(r"executed\[x\] [<>=]+ LB implies|done\[x\] [<>=]+ LB implies", inv), inv  # a threshold
-    _recheck(resolve_spec_path("blp").read_text(), inv,
+    recheck_lemmas(resolve_spec_path("blp").read_text(), inv,
              [{"N": 2, "LB": 2, "P": 2}, {"N": 3, "LB": 1, "P": 2}, {"N": 2, "LB": 3, "P": 1}, {"N": 4, "LB": 2, "P": 1}])
 
 
