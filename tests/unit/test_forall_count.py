@@ -99,7 +99,7 @@ def test_reef_rewind_ring_integrity_for_all_n():
     assert "hq_r[x] <= hq_w[x]" in r.detail["invariant"]
 
 
-@pytest.mark.long  # about 80 s of CPU (2 min at load 5): deterministic since the step limits, but long (README)
+@pytest.mark.slow  # about 1 min (deterministic: step limits)
 def test_reef_rewind_bound_for_all_n_and_invariant_rechecked():
     """Issue 14's quantitative target: at most CAP+1 kernels re-executed per preemption, for
     every number of kernels N (the other constants at their defaults: one BE queue, CAP=2,
