@@ -51,16 +51,6 @@ class _Group:
         return all(atom.holds([c.value(d, self.consts, ix) for c in cols]) for ix in self.tuples)
 
 
-def instance_survivors(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
-                       cands: "list[Candidate]", deadline: Deadline) -> list[int] | None:
-    """Indices of the candidates in the largest subset inductive at the instance `point`
-    (None: Z3 gave no answer in time)."""
-    from gpcheck.checker.smt.lemmas import _successors, houdini
-
-    ck, system = _instance(enc, load, point, cands)
-    return houdini(ck, list(range(len(cands))), deadline, _successors(ck.cm), table=ck.table)  # type: ignore[attr-defined]
-
-
 def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
               cands: "list[Candidate]") -> tuple[object, object]:
     """A lemma checker over the candidates' expansions at one instance, and its pdr system."""
