@@ -68,6 +68,21 @@ def test_every_flag_and_argument_has_help():
     assert not missing
 
 
+def test_the_subcommand_table_names_what_each_module_registers():
+    """`gpcheck NAME` builds only NAME's parser (cli.COMMAND_NAMES): every subcommand and alias
+    the modules register is in the table, and each entry builds a parser that has its name."""
+    from gpcheck.checker.cli import COMMAND_NAMES, COMMANDS
+
+    def names(parser: argparse.ArgumentParser) -> set[str]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return set(sub.choices)
+
+    assert names(build_parser()) == set(COMMAND_NAMES)
+    assert set(COMMAND_NAMES.values()) == set(COMMANDS)
+    for name in COMMAND_NAMES:
+        assert name in names(build_parser([name, "--help"])), name
+
+
 def test_help_points_at_the_docs(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--help"])
