@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -164,13 +166,19 @@ def test_cwsr_no_reexecution_no_loss_for_all_sizes_and_invariants_rechecked():
     instances (the explicit engine, each lemma added to the model as an invariant)."""
     from gpcheck.spec.load import resolve_spec_path
 
-    report = verify_for_all("cwsr", ["Q", "N", "W", "L"], {"Q": 1, "N": 1, "W": 1, "L": 1},
-                            properties=["no_reexecution", "no_loss"], timeout=900)
+    # in a fresh process, as a user runs it: Z3 numbers terms in the order a process creates
+    # them, and after the suite's earlier for-all tests one consecution check of this proof came
+    # out `unknown` (incomplete quantifiers) once in a CI run (NOTE(step-limits): runs of a
+    # command are alike between processes, not within one)
+    out = subprocess.run([sys.executable, "-m", "gpcheck", "verify", "cwsr", "--for-all", "Q,N,W,L",
+                          "--property", "no_reexecution", "--property", "no_loss", "--json", "--timeout", "900"],
+                         capture_output=True, text=True, check=False).stdout
+    results = {r["property"]: r for r in json.loads(out)["results"]}
     for name in ("no_reexecution", "no_loss"):
-        r = report.result(name)
-        assert r.verdict is Verdict.PROVED, r
-        assert r.detail["for_all"] == ["Q", "N", "W", "L"]
-        inv = r.detail["invariant"]
+        r = results[name]
+        assert r["verdict"] == "proved", r
+        assert r["for_all"] == ["Q", "N", "W", "L"]
+        inv = r["detail"]["invariant"]
         assert "ops[x][y][z]" in inv and "rptr[x]" in inv
         recheck_lemmas(resolve_spec_path("cwsr").read_text(), inv,
-                 [{"Q": 1, "N": 2, "W": 2, "L": 2}, {"Q": 2, "N": 1, "W": 1, "L": 3}, {"Q": 1, "N": 3, "W": 1, "L": 4}])
+                       [{"Q": 1, "N": 2, "W": 2, "L": 2}, {"Q": 2, "N": 1, "W": 1, "L": 3}, {"Q": 1, "N": 3, "W": 1, "L": 4}])
