@@ -68,22 +68,66 @@ def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
     return memo[root], len(memo)
 
 
+ORDER_CELLS = 50_000_000  # slot_order: slots^2 x states cells at most (else the layout's order)
+
+
+def slot_order(states: Sequence[tuple[int, ...]]) -> list[int]:
+    """An order of the slots under which the decision diagram of `states` is small: greedily,
+    the slot that splits the states' prefixes into the fewest classes comes next, so slots
+    that the slots before them determine (a counter's copy, a flag set with a phase) add no
+    branching, and the sub-diagrams below are shared more. cwsr's 9,992 states (Q=2) are 143
+    nodes instead of 1,014, nvidia_tsg's 3,429 are 1,187 instead of 3,106, and Z3's
+    consecution check is that much smaller. Ties go to the lower slot (deterministic); past
+    ORDER_CELLS of work (thousands of slots) the layout's order."""
+    import numpy as np
+
+    if not states:
+        return []
+    arr = np.asarray(states, dtype=np.int64)
+    n = arr.shape[1]
+    if n * n * len(arr) > ORDER_CELLS:
+        return list(range(n))
+    arr = arr - arr.min(axis=0)
+    width = arr.max(axis=0) + 1
+    cls = np.zeros(len(arr), dtype=np.int64)  # each state's prefix class under the order so far
+    order: list[int] = []
+    rest = list(range(n))
+    while rest:
+        budget.poll()  # NOTE(time-limit)
+        best: tuple[int, int, np.ndarray] | None = None
+        for j in rest:
+            classes, inverse = np.unique(cls * width[j] + arr[:, j], return_inverse=True)
+            if best is None or len(classes) < best[0]:
+                best = (len(classes), j, inverse)
+        assert best is not None
+        order.append(best[1])
+        rest.remove(best[1])
+        cls = best[2].reshape(-1).astype(np.int64)
+    return order
+
+
 class ReachCertificate:
-    """R over the pdr system's symbols, with its initiation and consecution checked."""
+    """R over the pdr system's symbols, with its initiation and consecution checked.
+
+    Consecution is checked one action path (clause) at a time, `R(s) and guard(s) and not
+    R(next(s))`, in one solver that holds R: the same question as `R and T and not R'` (T is
+    the clauses' disjunction), without the successor symbols and without Z3 choosing a
+    clause: cwsr's check took 13.2 M Z3 steps at once and 0.3 M so (with `slot_order`)."""
 
     def __init__(self, system: "_System", states: Sequence[tuple[int, ...]], deadline: Deadline) -> None:
         self.system = system
         enc = system.enc
         self.t = enc.state(1, "cert.")
-        self.now, self.nodes = state_set_formula(enc.slots, system.s, states, enc.num)
-        self.nxt = z3.substitute(self.now, *zip(system.s, self.t))  # R over t: a rename, not a second build
+        order = slot_order(states)
+        self.now, self.nodes = state_set_formula([enc.slots[i] for i in order], [system.s[i] for i in order],
+                                                 [tuple(st[i] for i in order) for st in states], enc.num)
         self.states = len(states)
         self.trans = mk_or(*(mk_and(c.guard, *(mk_eq(tv, nv) for tv, nv in zip(self.t, c.next)))
                              for c in system.clauses if not z3.is_false(c.guard)))
+        self._solver = z3.Solver()  # R asserted once: consecution's and each property's checks in frames
+        self._solver.add(self.now)
         init = mk_and(*system.init, *system.slot_rng)
-        self.inductive = (self._unsat(deadline, init, mk_not(self.now))
-                          and self._unsat(deadline, self.now, self.trans, mk_not(self.nxt)))
-        self._solver: z3.Solver | None = None  # R asserted once, each property's check in a frame
+        self.inductive = self._unsat(deadline, init, mk_not(self.now)) and self._consecution(deadline)
 
     def _unsat(self, deadline: Deadline, *formulas: z3.BoolRef) -> bool:
         solver = z3.Solver()
@@ -91,11 +135,26 @@ class ReachCertificate:
         solver.add(*formulas)
         return deadline.trusted(solver.check()) == z3.unsat
 
+    def _consecution(self, deadline: Deadline) -> bool:
+        """Every clause leads from R into R (Z3 unsat for each)."""
+        s = self.system.s
+        solver = self._solver
+        for c in self.system.clauses:
+            if z3.is_false(c.guard) or not c.writes:  # a path that changes nothing stays in R
+                continue
+            budget.poll()  # NOTE(time-limit)
+            deadline.apply(solver)  # NOTE(step-limits)
+            solver.push()
+            try:
+                solver.add(c.guard, mk_not(z3.substitute(self.now, *((s[i], c.next[i]) for i in sorted(c.writes)))))
+                if deadline.trusted(solver.check()) != z3.unsat:
+                    return False
+            finally:
+                solver.pop()
+        return True
+
     def check(self, bad: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "bool | None":
         """True: no R-state (step) is `bad`; False: some is; None: Z3 did not answer."""
-        if self._solver is None:
-            self._solver = z3.Solver()
-            self._solver.add(self.now)
         solver = self._solver
         deadline.apply(solver)  # NOTE(step-limits)
         solver.push()

@@ -120,3 +120,44 @@ def test_pdr_reports_each_propertys_own_and_shared_seconds():
     assert len(shared) == 1 and shared.pop() > 0
     assert all(r.detail["seconds"] >= 0 for r in checked)
     assert "explore_seconds" in checked[0].detail["lemmas"]
+
+
+def test_the_certificate_holds_only_for_a_closed_set():
+    """Consecution is checked one action path at a time: a set missing one reachable state (or
+    the initial one) is not inductive; the whole reachable set is, under any slot order."""
+    from gpcheck.checker.smt.mining import sample_states
+    from gpcheck.checker.smt.reachset import ReachCertificate
+
+    model = load_source(COUNTER, "c.gpspec")
+    system = pdr._System(Encoder(model))
+    states, complete = sample_states(compile_model(model), 100, Deadline(None))
+    assert complete and len(states) == 6
+    assert ReachCertificate(system, states, Deadline(None)).inductive
+    assert not ReachCertificate(system, states[:3] + states[4:], Deadline(None)).inductive  # (3, 3) missing
+    assert not ReachCertificate(system, states[1:], Deadline(None)).inductive  # no initial state
+
+
+def test_slot_order_makes_a_smaller_diagram_of_the_same_set():
+    """`y1 == x1 and y2 == x2` laid out as x1, x2, y1, y2 is the textbook bad order (every
+    (x1, x2) prefix its own node); the greedy order puts each copy after its original: fewer
+    nodes, and the diagram still holds in exactly the given states."""
+    import itertools
+
+    import z3
+
+    from gpcheck.checker.smt.reachset import slot_order, state_set_formula
+
+    src = "model m\nvar x1: 0..3 = 0\nvar x2: 0..3 = 0\nvar y1: 0..3 = 0\nvar y2: 0..3 = 0\nallow deadlock\n"
+    enc = Encoder(load_source(src, "m.gpspec"))
+    s = enc.state(0)
+    states = [(a, b, a, b) for a in range(4) for b in range(4)]
+    order = slot_order(states)
+    assert order == [0, 2, 1, 3]
+    plain, n_plain = state_set_formula(enc.slots, s, states)
+    f, n = state_set_formula([enc.slots[i] for i in order], [s[i] for i in order],
+                             [tuple(st[i] for i in order) for st in states])
+    assert (n_plain, n) == (25, 10)
+    for st in itertools.product(range(4), repeat=4):
+        solver = z3.Solver()
+        solver.add(f, *(s[i] == st[i] for i in range(4)))
+        assert (solver.check() == z3.sat) == (st in states)
