@@ -38,6 +38,16 @@ if TYPE_CHECKING:
     from gpcheck.checker.smt.pdr import _System
 
 MAX_CANDIDATES = 30_000
+# NOTE(hopeless-houdini): a Houdini that cannot finish within its step budget leaves no lemmas
+# (the active set is not inductive until the end), so its steps are lost: reef_rewind's pdr spent
+# its whole 4 M (2.4 s of its 6 s of CPU) before the certificate proved every property anyway.
+# Houdini's steps grow with candidates x action paths; measured on the library (fresh processes,
+# whole Houdini): 17 (nv_query_group) to 90 (cwsr) steps per candidate and path, reef_rewind 20
+# (11.7 M for 4,333 x 138). One that needs more than its budget even at HOUDINI_MIN_STEPS_PER_CELL
+# (about half the fewest measured) is not started: the same "no lemmas" as running out, without
+# spending the budget first. Deterministic (counts, no clock). reef_rewind: 6.0 M at the least
+# against 4 M; the next largest, nvidia_tsg, 1.2 M (it finishes in 3.6 M).
+HOUDINI_MIN_STEPS_PER_CELL = 10
 FORWARD_STATES = 256  # Houdini: states explored from each counterexample to induction
 MUTATE = 32  # Houdini: one-slot mutants of a counterexample to induction explored from, at most
 MUTANT_FORWARD = 8  # states explored from each such mutant
@@ -48,7 +58,10 @@ class _Checker:
     """One solver over (s, t): `Trans(s, t)` is some action path from s to t; each atom is
     assumed in s behind an indicator literal, so the checks differ only in assumptions."""
 
-    def __init__(self, system: "_System", atoms: list[Atom], seed: int) -> None:
+    def __init__(self, system: "_System", atoms: list[Atom], seed: int,
+                 within: "tuple[_Checker, Sequence[int]] | None" = None) -> None:
+        """`within`: another checker of the same system and some of its atoms' positions,
+        whose terms (and transition relation) are reused instead of built again."""
         self.system = system
         self.seed = seed
         enc = system.enc
@@ -56,17 +69,23 @@ class _Checker:
         self.t = enc.state(1, "lem.")
         self.atoms = atoms
         self.lits = [z3.Bool(f"lem!{k}") for k in range(len(atoms))]
-        self.now = [a.z3(self.s) for a in atoms]
-        rename = _renamer(self.s, self.t)
-        self.nxt = [rename(f) for f in self.now]  # the same terms as a.z3(self.t), built in C
+        if within is not None:
+            base, keep = within
+            self.now = [base.now[k] for k in keep]
+            self.nxt = [base.nxt[k] for k in keep]
+        else:
+            self.now = [a.z3(self.s) for a in atoms]
+            rename = _renamer(self.s, self.t)
+            self.nxt = [rename(f) for f in self.now]  # the same terms as a.z3(self.t), built in C
         self.solver = z3.Solver()
         self.solver.set("random_seed", seed)
         rng = mk_and(*system.slot_rng)
         self.solver.add(rng)
         for lit, f in zip(self.lits, self.now):
             self.solver.add(z3.Implies(lit, f))
-        self.trans = mk_or(*(mk_and(c.guard, *(mk_eq(tv, nv) for tv, nv in zip(self.t, c.next)))
-                             for c in system.clauses if not z3.is_false(c.guard)))
+        self.trans = within[0].trans if within is not None else mk_or(
+            *(mk_and(c.guard, *(mk_eq(tv, nv) for tv, nv in zip(self.t, c.next)))
+              for c in system.clauses if not z3.is_false(c.guard)))
 
     def assumptions(self, active: Sequence[int]) -> list[z3.BoolRef]:
         on = set(active)
@@ -126,27 +145,10 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     atoms = ck.atoms
     if table is None and all(isinstance(a, Atom) for a in atoms):
         table = AtomTable(atoms)  # type: ignore[arg-type]
-
-    def surviving(active: list[int], posts: list[tuple[int, ...]]) -> list[int]:
-        if table is None:
-            return [k for k in active if all(atoms[k].holds(t) for t in posts)]
-        which = np.asarray(active, dtype=np.int64)
-        ok = table.holds_all(np.asarray(posts, dtype=np.int64), which)
-        return [int(k) for k in which[ok]]
-
-    active = list(candidates)
-    # initiation (its own solver: the checker's lits imply the atoms in s)
-    init = mk_and(*ck.system.init, *ck.system.slot_rng)
-    while active:
-        budget.poll()  # NOTE(time-limit)
-        solver = _solver(ck.seed, deadline)
-        solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
-        r = deadline.trusted(solver.check())
-        if r == z3.unsat:
-            break
-        if r != z3.sat:
-            return None
-        active = surviving(active, [_state(solver.model(), ck.s)])
+    active = initial_candidates(ck, list(candidates), deadline, table)
+    if active is None:
+        return None
+    drops = eliminator(ck, table, successors, known, forward)
     # consecution: one incremental solver, the candidates switched by assumptions
     solver = _solver(ck.seed, deadline)
     solver.add(*ck.system.slot_rng, ck.trans)
@@ -163,7 +165,52 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
             break
         if r != z3.sat:
             return None
-        model = solver.model()
+        kept = drops(active, solver.model())
+        assert len(kept) < len(active), "a counterexample to induction that drops nothing"
+        gone = set(active).difference(kept)
+        solver.add(*(mk_not(ck.lits[k]) for k in sorted(gone)))  # dropped for good
+        active = kept
+    return active
+
+
+def _surviving(ck: _Checker, table: "AtomTable | None", active: list[int],
+               posts: list[tuple[int, ...]]) -> list[int]:
+    """The candidates of `active` that hold in every state of `posts`."""
+    if table is None:
+        return [k for k in active if all(ck.atoms[k].holds(t) for t in posts)]
+    which = np.asarray(active, dtype=np.int64)
+    ok = table.holds_all(np.asarray(posts, dtype=np.int64), which)
+    return [int(k) for k in which[ok]]
+
+
+def initial_candidates(ck: _Checker, active: list[int], deadline: Deadline,
+                       table: "AtomTable | None") -> "list[int] | None":
+    """The candidates Z3 shows true in every initial state (each initial counterexample drops
+    the candidates false in it); None when Z3 does not answer. Its own solver: the checker's
+    literals imply the atoms in s."""
+    init = mk_and(*ck.system.init, *ck.system.slot_rng)
+    while active:
+        budget.poll()  # NOTE(time-limit)
+        solver = _solver(ck.seed, deadline)
+        solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
+        r = deadline.trusted(solver.check())
+        if r == z3.unsat:
+            break
+        if r != z3.sat:
+            return None
+        active = _surviving(ck, table, active, [_state(solver.model(), ck.s)])
+    return active
+
+
+def eliminator(ck: _Checker, table: "AtomTable | None",
+               successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]",
+               known: "Collection[tuple[int, ...]]", forward: int,
+               ) -> "Callable[[list[int], z3.ModelRef], list[int]]":
+    """Houdini's exact elimination: given the active candidates and Z3's model of a
+    counterexample to induction (s, t), the candidates that hold in t and in every state s
+    leads to (and s's one-slot mutants that satisfy every active candidate lead to)."""
+
+    def drops(active: list[int], model: z3.ModelRef) -> list[int]:
         cti = _state(model, ck.s)
         posts = [_state(model, ck.t)] + _forward(cti, successors, known, forward)
         if table is not None and forward and MUTATE:  # more states where every active candidate holds
@@ -173,12 +220,9 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
                 u = tuple(int(x) for x in row)
                 if u not in known:
                     posts += _forward(u, successors, known, MUTANT_FORWARD)
-        kept = surviving(active, posts)
-        assert len(kept) < len(active), "a counterexample to induction that drops nothing"
-        gone = set(active).difference(kept)
-        solver.add(*(mk_not(ck.lits[k]) for k in sorted(gone)))  # dropped for good
-        active = kept
-    return active
+        return _surviving(ck, table, active, posts)
+
+    return drops
 
 
 def _mutants(s: tuple[int, ...], slots: Sequence[object]) -> np.ndarray:
@@ -342,17 +386,24 @@ class LemmaProver:
         self.lemmas: list[Atom] = []
         self.active: list[int] = []
         self.checker: _Checker | None = None
-        if states:
+        size = len(mined) * sum(1 for c in system.clauses if not z3.is_false(c.guard))
+        left = deadline.steps_left()
+        hopeless = left is not None and size * HOUDINI_MIN_STEPS_PER_CELL > left  # NOTE(hopeless-houdini)
+        if states and not hopeless:
             ck = _Checker(system, mined, seed)
             got = houdini(ck, list(range(len(mined))), deadline, _successors(cm),
                           known=set(states), forward=FORWARD_STATES)
             if got is not None:
                 self.lemmas = [mined[k] for k in got]
-                self.checker = _Checker(system, self.lemmas, seed)  # the proof checker: lemmas only
+                self.checker = _Checker(system, self.lemmas, seed, within=(ck, got))  # the proof checker: lemmas only
                 self.active = list(range(len(self.lemmas)))
         self.stats: dict[str, object] = {
             "candidates": len(mined), "lemmas": len(self.lemmas), "mine_seconds": round(t_mine, 3),
             "houdini_seconds": round(time.monotonic() - started - t_mine, 3)}
+        if hopeless:
+            self.stats["houdini_skipped"] = (f"{len(mined)} candidates x {size // max(1, len(mined))} action paths "
+                                             f"need at least {size * HOUDINI_MIN_STEPS_PER_CELL:,} Z3 steps, "
+                                             f"{left:,} left")
 
     @property
     def t(self) -> tuple[z3.ExprRef, ...]:

@@ -69,8 +69,8 @@ CERTIFICATE_STEPS = 240_000_000  # the reachable-set certificate's two checks (w
 HOUDINI_STEPS = 16_000_000  # mining lemmas (was 6 s; out of steps leaves no lemmas: the set would not be
 # inductive); reef_rewind's whole Houdini takes 11.7 M (kind's auxiliary invariants use this budget)
 HOUDINI_STEPS_BACKED = 4_000_000  # the same when the exploration completed, the certificate backing it up
-# (was 2.5 s; cwsr 1.5 M, kfd_sched 2.1 M, nvidia_tsg 3.6 M finish, reef_rewind stops after 2.8 s of CPU:
-# its lemmas prove nothing the certificate does not, and take 6.6 s)
+# (was 2.5 s; cwsr 1.5 M, kfd_sched 2.1 M, nvidia_tsg 3.6 M finish; reef_rewind's would need 11.7 M, so
+# it is not started: NOTE(hopeless-houdini) in checker/smt/lemmas.py)
 RELATIVE_STEPS = 80_000_000  # one property's relative-induction checks (was 10 s)
 
 

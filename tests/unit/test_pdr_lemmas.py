@@ -161,3 +161,25 @@ def test_slot_order_makes_a_smaller_diagram_of_the_same_set():
         solver = z3.Solver()
         solver.add(f, *(s[i] == st[i] for i in range(4)))
         assert (solver.check() == z3.sat) == (st in states)
+
+
+def test_a_houdini_that_cannot_finish_in_its_steps_is_not_started():
+    """NOTE(hopeless-houdini): candidates x action paths x the fewest steps per cell over the
+    budget: no Z3 step is spent and no lemma is kept (as when Houdini runs out); with steps
+    enough, the same candidates give lemmas."""
+    from gpcheck.checker.smt.lemmas import HOUDINI_MIN_STEPS_PER_CELL, LemmaProver
+    from gpcheck.checker.smt.mining import sample_states
+    from gpcheck.checker.smt.session import steps_used
+
+    model = load_source(COUNTER, "c.gpspec")
+    system = pdr._System(Encoder(model))
+    cm = compile_model(model)
+    states, _ = sample_states(cm, 100, Deadline(None))
+    full = LemmaProver(system, cm, states, Deadline(None))
+    assert full.usable and full.stats["lemmas"] > 0 and "houdini_skipped" not in full.stats
+    need = full.stats["candidates"] * HOUDINI_MIN_STEPS_PER_CELL  # one action path
+    before = steps_used()
+    skipped = LemmaProver(system, cm, states, Deadline(None).limited(need - 1))
+    assert steps_used() == before
+    assert not skipped.usable and skipped.stats["lemmas"] == 0 and "need at least" in skipped.stats["houdini_skipped"]
+    assert LemmaProver(system, cm, states, Deadline(None).limited(need * 1000)).usable
