@@ -145,10 +145,27 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
     atoms = ck.atoms
     if table is None and all(isinstance(a, Atom) for a in atoms):
         table = AtomTable(atoms)  # type: ignore[arg-type]
-    active = initial_candidates(ck, list(candidates), deadline, table)
-    if active is None:
-        return None
-    drops = eliminator(ck, table, successors, known, forward)
+
+    def surviving(active: list[int], posts: list[tuple[int, ...]]) -> list[int]:
+        if table is None:
+            return [k for k in active if all(atoms[k].holds(t) for t in posts)]
+        which = np.asarray(active, dtype=np.int64)
+        ok = table.holds_all(np.asarray(posts, dtype=np.int64), which)
+        return [int(k) for k in which[ok]]
+
+    active = list(candidates)
+    # initiation (its own solver: the checker's lits imply the atoms in s)
+    init = mk_and(*ck.system.init, *ck.system.slot_rng)
+    while active:
+        budget.poll()  # NOTE(time-limit)
+        solver = _solver(ck.seed, deadline)
+        solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
+        r = deadline.trusted(solver.check())
+        if r == z3.unsat:
+            break
+        if r != z3.sat:
+            return None
+        active = surviving(active, [_state(solver.model(), ck.s)])
     # consecution: one incremental solver, the candidates switched by assumptions
     solver = _solver(ck.seed, deadline)
     solver.add(*ck.system.slot_rng, ck.trans)
@@ -165,52 +182,7 @@ def houdini(ck: _Checker, candidates: list[int], deadline: Deadline,
             break
         if r != z3.sat:
             return None
-        kept = drops(active, solver.model())
-        assert len(kept) < len(active), "a counterexample to induction that drops nothing"
-        gone = set(active).difference(kept)
-        solver.add(*(mk_not(ck.lits[k]) for k in sorted(gone)))  # dropped for good
-        active = kept
-    return active
-
-
-def _surviving(ck: _Checker, table: "AtomTable | None", active: list[int],
-               posts: list[tuple[int, ...]]) -> list[int]:
-    """The candidates of `active` that hold in every state of `posts`."""
-    if table is None:
-        return [k for k in active if all(ck.atoms[k].holds(t) for t in posts)]
-    which = np.asarray(active, dtype=np.int64)
-    ok = table.holds_all(np.asarray(posts, dtype=np.int64), which)
-    return [int(k) for k in which[ok]]
-
-
-def initial_candidates(ck: _Checker, active: list[int], deadline: Deadline,
-                       table: "AtomTable | None") -> "list[int] | None":
-    """The candidates Z3 shows true in every initial state (each initial counterexample drops
-    the candidates false in it); None when Z3 does not answer. Its own solver: the checker's
-    literals imply the atoms in s."""
-    init = mk_and(*ck.system.init, *ck.system.slot_rng)
-    while active:
-        budget.poll()  # NOTE(time-limit)
-        solver = _solver(ck.seed, deadline)
-        solver.add(init, mk_or(*(mk_not(ck.now[k]) for k in active)))
-        r = deadline.trusted(solver.check())
-        if r == z3.unsat:
-            break
-        if r != z3.sat:
-            return None
-        active = _surviving(ck, table, active, [_state(solver.model(), ck.s)])
-    return active
-
-
-def eliminator(ck: _Checker, table: "AtomTable | None",
-               successors: "Callable[[tuple[int, ...]], list[tuple[int, ...]]]",
-               known: "Collection[tuple[int, ...]]", forward: int,
-               ) -> "Callable[[list[int], z3.ModelRef], list[int]]":
-    """Houdini's exact elimination: given the active candidates and Z3's model of a
-    counterexample to induction (s, t), the candidates that hold in t and in every state s
-    leads to (and s's one-slot mutants that satisfy every active candidate lead to)."""
-
-    def drops(active: list[int], model: z3.ModelRef) -> list[int]:
+        model = solver.model()
         cti = _state(model, ck.s)
         posts = [_state(model, ck.t)] + _forward(cti, successors, known, forward)
         if table is not None and forward and MUTATE:  # more states where every active candidate holds
@@ -220,9 +192,12 @@ def eliminator(ck: _Checker, table: "AtomTable | None",
                 u = tuple(int(x) for x in row)
                 if u not in known:
                     posts += _forward(u, successors, known, MUTANT_FORWARD)
-        return _surviving(ck, table, active, posts)
-
-    return drops
+        kept = surviving(active, posts)
+        assert len(kept) < len(active), "a counterexample to induction that drops nothing"
+        gone = set(active).difference(kept)
+        solver.add(*(mk_not(ck.lits[k]) for k in sorted(gone)))  # dropped for good
+        active = kept
+    return active
 
 
 def _mutants(s: tuple[int, ...], slots: Sequence[object]) -> np.ndarray:
