@@ -23,7 +23,8 @@ whole property is given to the monolithic query, whose answer decides; a violati
 counterexample is then found by BMC and decoded like every other.
 
 Before Spacer, each property tries, in order (`run_pdr`): induction relative to the lemmas mined
-from the explicit states (checker/smt/lemmas.py); the violations a breadth-first search of the
+from the explicit states (checker/smt/lemmas.py; every property's before anything else:
+NOTE(lemmas-first)); the violations a breadth-first search of the
 instance finds, with their shortest counterexamples (checker/smt/samplecex.py: violations only,
 it never proves); the reachable-set certificate when the exploration completed
 (checker/smt/reachset.py).
@@ -284,18 +285,37 @@ def run_pdr(
         shared += time.monotonic() - started
         if not prover.usable:
             prover = None
+    # NOTE(lemmas-first): every property's relative-induction proof runs before anything else
+    # builds Z3 terms (the counterexample search's encodings, the certificate, Spacer): Z3 numbers
+    # terms in creation order and its unsat cores follow that numbering, so the lemmas each
+    # printed invariant keeps then depend on the lemmas and the property alone, not on which
+    # property came first or on how the certificate is encoded
+    found: list[Result | None] = [None] * len(props)
+    own = [0.0] * len(props)  # NOTE(pdr-seconds): each property's own seconds, over both passes
+    if prover is not None:
+        for i, p in enumerate(props):
+            if deadline.expired:
+                break
+            started = time.monotonic()
+            meter.note(engine=ENGINE, phase="lemmas", prop=p.name)
+            try:
+                found[i] = _by_lemmas(system, prover, p, deadline)
+            except budget.Stop as stop:  # NOTE(time-limit)
+                found[i] = unknown_result(p, ENGINE, stop.text, None)
+            own[i] += time.monotonic() - started
     out = []
-    for p in props:
+    for i, p in enumerate(props):
         started = time.monotonic()
+        r = found[i]
+        if r is not None:
+            r.detail.setdefault("seconds", round(own[i], 4))
+            out.append(r)
+            continue
         if deadline.expired:  # out of time or stopped (checker/budget.py): no encoding work
             out.append(unknown_result(p, ENGINE, "timeout", None))
             continue
-        r = None
         try:
-            meter.note(engine=ENGINE, phase="lemmas", prop=p.name)
-            if prover is not None:
-                r = _by_lemmas(system, prover, p, deadline)
-            if r is None and cm is not None:
+            if cm is not None:
                 if violations is None:  # once, for every property: the explicit search checks them together
                     t0 = time.monotonic()
                     meter.note(engine=ENGINE, phase="explicit counterexamples", prop=p.name)
@@ -320,7 +340,7 @@ def run_pdr(
                 r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
         except budget.Stop as stop:  # its encoding cut short by the budget or the time limit (NOTE(time-limit))
             r = unknown_result(p, ENGINE, stop.text, None)
-        r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
+        r.detail.setdefault("seconds", round(own[i] + time.monotonic() - started, 4))
         out.append(r)
     for r in out:  # the shared work is known only now: a later property may have started a part of it
         if stats:
