@@ -109,6 +109,8 @@ def views(enc: ParamEncoder, pairs: bool = False) -> list[View]:
     model = enc.model
     chains: list[tuple[Domain, ...]] = [()]
     for v in model.vars:
+        if enc.counted(v.index):
+            continue  # counted rows: only counts of them are columns (checker/param/pointer.py)
         doms, _ = _chain(enc, v.type)
         if doms and tuple(d.key for d in doms) not in [tuple(d.key for d in c) for c in chains]:
             chains.append(tuple(doms))
@@ -130,6 +132,8 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
         cols.append(Column(n, unbounded, "const", lambda s, xs, n=n: pm.consts[n], lambda d, c, ix, n=n: c[n],
                            concrete=lambda c, ix, slot, n=n: z3.IntVal(c[n])))
     for v in model.vars:
+        if enc.counted(v.index):
+            continue
         doms_v, leaf = _chain(enc, v.type)
         if isinstance(leaf, ir.StructType):
             if doms_v:
@@ -317,7 +321,7 @@ def mine_view(view: View, rows: np.ndarray, limit: int) -> list[Atom]:
             continue
         if a.kind == "le" and abs(a.k) > 1 and any(cols[i].consts or cols[i].kind == "const" for i in body_cols):
             continue
-        if view.names and not any(cols[i].kind in ("elem", "index", "cmp") for i in body_cols + [i for i, _ in a.cond]):
+        if view.names and not any(cols[i].kind in ("elem", "index", "cmp", "aggv") for i in body_cols + [i for i, _ in a.cond]):
             continue  # a scalar fact: the scalar view has it
         out.append(a)
         if len(out) >= limit:

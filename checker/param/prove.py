@@ -29,7 +29,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.param.encode import ParamEncoder, PState
-from gpcheck.checker.param.extract import Unsupported, extract
+from gpcheck.checker.param.extract import ParamModel, Unsupported, extract
 from gpcheck.checker.param.induct import Consecution
 from gpcheck.checker.param.mine import View, mine_view, view_rows, views
 from gpcheck.checker.smt.mining import Atom, AtomTable
@@ -241,7 +241,7 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
     todo = [n for n in wanted if n not in out]
     if todo:
         try:
-            enc = ParamEncoder(pm)
+            enc = _encoder(pm, todo)
             proofs = _prove(enc, load, samples, todo, deadline, started)
             left = [n for n in todo if proofs[n].verdict is Verdict.UNKNOWN]
             if left and not deadline.expired:
@@ -250,6 +250,24 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
     return model, [out[n] for n in wanted]
+
+
+def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
+    """The model over SMT arrays; where that is outside the fragment, with the arrays over the
+    symbolic index range encoded by counters per row value (checker/param/counters.py), which
+    is exact when the rows are interchangeable; Unsupported naming what neither encodes."""
+    enc = ParamEncoder(pm)
+    try:
+        enc.probe(todo)
+        return enc
+    except Unsupported as e:
+        first = e
+    try:
+        counted = ParamEncoder(pm, counters=True)
+        counted.probe(todo)
+        return counted
+    except Unsupported as e:
+        raise Unsupported(f"{first}; as counters of the rows: {e}") from None
 
 
 def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
