@@ -147,6 +147,7 @@ class CounterPlan:
         self.index = {(c.var, c.at): k for k, c in enumerate(self.comps)}
         self.init_value = [z3.simplify(enc.pm.inits[c.var][()]).as_long() for c in self.comps]  # type: ignore[union-attr]
         self.groups: list[list[int]] = [[k] for k in range(len(self.comps))]
+        self.markers: dict[int, Row] = {}  # candidate row markers in use (row_formula)
         self._rebuild()
 
     # -- groups ---------------------------------------------------------------------------
@@ -298,7 +299,13 @@ def split(ex: "_Exec", terms: Sequence[z3.ExprRef], row: Row, what: str, default
           ) -> list[tuple[z3.BoolRef, int, list[list[z3.ExprRef]]]]:
     """`terms` over one row as cases (condition, group H, the terms at each value of H in
     plan.values[H] order): each case's terms read the components of H only."""
-    plan = ex.enc.counters
+    return split_terms(ex.enc, terms, row, what, default)
+
+
+def split_terms(enc: "ParamEncoder", terms: Sequence[z3.ExprRef], row: Row, what: str, default: int = 0
+                ) -> list[tuple[z3.BoolRef, int, list[list[z3.ExprRef]]]]:
+    """`split` without an execution (the encoder and a row)."""
+    plan = enc.counters
     assert plan is not None
 
     def one(cond: z3.BoolRef, ts: Sequence[z3.ExprRef]) -> tuple[z3.BoolRef, int, list[list[z3.ExprRef]]] | None:
@@ -316,7 +323,7 @@ def split(ex: "_Exec", terms: Sequence[z3.ExprRef], row: Row, what: str, default
     whole = one(z3.BoolVal(True), terms)
     if whole is not None:
         return [whole]
-    consts = _case_consts(ex.enc, terms)
+    consts = _case_consts(enc, terms)
     combos = 1
     for _, dom in consts:
         combos *= len(dom)
@@ -343,13 +350,81 @@ def _by_cases(cases: list[tuple[z3.BoolRef, int, list[list[z3.ExprRef]]]], f) ->
 
 
 def _exists_row(ex: "_Exec", cases, at: int = 0) -> z3.BoolRef:  # type: ignore[no-untyped-def]
-    plan = ex.enc.counters
+    return exists_row(ex.enc, ex.counts, cases, at)
+
+
+def exists_row(enc: "ParamEncoder", counts: dict, cases, at: int = 0) -> z3.BoolRef:  # type: ignore[no-untyped-def]
+    """Some row (a value h with C[h] > 0) makes the `at`-th term of the cases true."""
+    plan = enc.counters
 
     def f(g: int, imgs: list[list[z3.ExprRef]]) -> z3.BoolRef:
-        return z3.Or(*[z3.And(ex.counts[(g, h)] >= 1, im[at]) for h, im in zip(plan.values[g], imgs)  # type: ignore[union-attr]
+        return z3.Or(*[z3.And(counts[(g, h)] >= 1, im[at]) for h, im in zip(plan.values[g], imgs)  # type: ignore[union-attr]
                        if not z3.is_false(im[at])])
 
     return z3.simplify(_by_cases(cases, f))  # type: ignore[arg-type]
+
+
+# -- candidates over the rows (a view indexed by the counted range) ---------------------------
+
+
+def element(enc: "ParamEncoder", var: int, idx: Sequence[z3.ExprRef]) -> z3.ExprRef:
+    """A counted array's element in a candidate: the component of the row a marker
+    (`row_formula`) stands for, at the fixed other indices."""
+    plan = enc.counters
+    assert plan is not None
+    pos, chain = plan.vars[var]
+    row = plan.markers.get(idx[pos].get_id()) if len(idx) == len(chain) else None
+    if row is None:
+        raise Unsupported(f"{enc.model.vars[var].name}: a counted array read other than at a row")
+    at = []
+    for p, e in enumerate(idx):
+        if p != pos:
+            e = z3.simplify(e)
+            if not z3.is_int_value(e):
+                raise Unsupported(f"{enc.model.vars[var].name}: a counted array at a symbolic fixed index")
+            at.append(e.as_long())  # type: ignore[attr-defined]
+    k = plan.index.get((var, tuple(at)))
+    if k is None:
+        raise Unsupported(f"{enc.model.vars[var].name}: an index out of range")
+    return row.vars[k]
+
+
+def row_formula(enc: "ParamEncoder", domains: Sequence[object], distinct: bool, body_of, counts: dict,  # type: ignore[no-untyped-def]
+                violation: bool) -> z3.BoolRef:
+    """`all x.. in the view: body` for a view with one index over the counted range (the
+    others fixed ranges): for every value of the fixed indices and every row value h with
+    C[h] > 0 the body holds at h (with `violation`, the negation: some row breaks it).
+    `body_of(xs)` builds the body with xs[rpos] a marker for the row."""
+    plan = enc.counters
+    assert plan is not None
+    rpos = [p for p, d in enumerate(domains) if d.key == plan.key]  # type: ignore[attr-defined]
+    if len(rpos) != 1 or distinct:
+        raise Unsupported("a candidate over two rows of the counted range")
+    fixed = []
+    for p, d in enumerate(domains):
+        if p == rpos[0]:
+            fixed.append([None])
+            continue
+        lo, hi = z3.simplify(d.lo), z3.simplify(d.hi)  # type: ignore[attr-defined]
+        if not (z3.is_int_value(lo) and z3.is_int_value(hi)):
+            raise Unsupported("a candidate with a second symbolic index")
+        fixed.append(list(range(lo.as_long(), hi.as_long() + 1)))  # type: ignore[attr-defined]
+    parts = []
+    for combo in itertools.product(*fixed):
+        row = plan.new_row()
+        marker = z3.Int(f"row!{next(_serial)}")
+        plan.markers[marker.get_id()] = row
+        try:
+            xs = [marker if v is None else z3.IntVal(v) for v in combo]
+            body = body_of(xs)
+        finally:
+            del plan.markers[marker.get_id()]
+        if _deps([body], Row({0: marker})):
+            raise Unsupported("a candidate reading the row's index itself")
+        cases = split_terms(enc, [z3.Not(body)], row, "a candidate over the rows")
+        parts.append(exists_row(enc, counts, cases))
+    broken = z3.Or(*parts)
+    return broken if violation else z3.Not(broken)  # type: ignore[return-value]
 
 
 # -- hooks of checker/param/encode.py's _Exec ------------------------------------------------

@@ -109,8 +109,6 @@ def views(enc: ParamEncoder, pairs: bool = False) -> list[View]:
     model = enc.model
     chains: list[tuple[Domain, ...]] = [()]
     for v in model.vars:
-        if enc.counted(v.index):
-            continue  # counted rows: only counts of them are columns (checker/param/pointer.py)
         doms, _ = _chain(enc, v.type)
         if doms and tuple(d.key for d in doms) not in [tuple(d.key for d in c) for c in chains]:
             chains.append(tuple(doms))
@@ -132,8 +130,6 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
         cols.append(Column(n, unbounded, "const", lambda s, xs, n=n: pm.consts[n], lambda d, c, ix, n=n: c[n],
                            concrete=lambda c, ix, slot, n=n: z3.IntVal(c[n])))
     for v in model.vars:
-        if enc.counted(v.index):
-            continue
         doms_v, leaf = _chain(enc, v.type)
         if isinstance(leaf, ir.StructType):
             if doms_v:
@@ -155,6 +151,10 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
             text = v.name + "".join(f"[{names[p]}]" for p in emb)
 
             def term(s: PState, xs: Sequence[z3.ArithRef], vi: int = v.index, emb: tuple[int, ...] = emb) -> z3.ExprRef:
+                if enc.counted(vi):  # a row's component (checker/param/counters.py row_formula)
+                    from gpcheck.checker.param.counters import element
+
+                    return element(enc, vi, [xs[p] for p in emb])
                 a = s.vals[vi]
                 for p in emb:
                     a = z3.Select(a, xs[p])  # type: ignore[arg-type]

@@ -70,6 +70,12 @@ class Candidate:
 
     def formula(self, enc: ParamEncoder, s: PState, xs: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
         """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
+        if enc.counters is not None and any(d.key == enc.counters.key for d in self.view.domains):
+            from gpcheck.checker.param.counters import row_formula
+
+            return row_formula(enc, self.view.domains, self.view.distinct,
+                               lambda ys: self.atom.z3([c.term(s, ys) for c in self.view.columns]),
+                               s.counts, violation=xs is not None)
         quantified = xs is None
         if xs is None:
             k = next(_QVARS)  # not id(self): names steer Z3's search, and runs must agree
@@ -434,7 +440,18 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
                 ok = AtomTable(got).holds_all(more, np.arange(len(got)))  # numpy: Atom.holds on every row
                 got = [a for a, keep in zip(got, ok.tolist()) if keep]
             out += [Candidate(v, a) for a in got]
+    if enc.counters is not None:  # over counted rows, only what the counters express (counters.row_formula)
+        probe = enc.state("cand.")
+        out = [c for c in out if _expressible(enc, c, probe)]
     return out
+
+
+def _expressible(enc: ParamEncoder, c: Candidate, s: PState) -> bool:
+    try:
+        c.formula(enc, s)
+        return True
+    except Unsupported:
+        return False
 
 
 def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list[Candidate],
