@@ -1,0 +1,120 @@
+"""`--for-all` over a symbolic slot count by counter abstraction (checker/param/counters.py):
+rows of the arrays over `0..S-1` counted per value, loops as linear maps on the counters,
+accumulations `work[slot[i]] += 1` as sums of counters; nvidia_tsg's invariants for all S and
+NB with every printed lemma re-checked by the explicit engine, and specs that hold up to some
+slot count and fail beyond it, never proved."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.param import verify_for_all
+from tests.recheck import recheck_lemmas
+
+# Two streams' blocks in S slots; `tick` advances every resident block and accumulates the
+# block-ticks per stream (saturating, as nvidia_tsg does). `few_busy` holds while S <= 3 and
+# `small_step` (at most 3 block-ticks of one stream per tick) while S <= 3 or NB <= 3: both
+# fail only beyond every size the engine samples (S, NB <= 3), so neither may be proved.
+SLOTS = """model slots
+const S = 2
+const NB = 2
+var slot: [0..S-1] -> 0..2 = 2
+var prog: [0..S-1] -> 0..1 = 0
+var launched: [0..1] -> 0..NB = 0
+var done: [0..1] -> 0..NB = 0
+var work: [0..1] -> 0..2*NB+1 = 0
+action launch(i: 0..S-1, s: 0..1) {
+    require slot[i] == 2 and launched[s] < NB
+    slot[i] = s
+    prog[i] = 0
+    launched[s] = launched[s] + 1
+}
+action tick {
+    require any i in 0..S-1: slot[i] != 2
+    for i in 0..S-1 {
+        if slot[i] != 2 {
+            work[slot[i]] = WORK
+            if prog[i] == 1 {
+                done[slot[i]] = done[slot[i]] + 1
+                slot[i] = 2
+                prog[i] = 0
+            } else {
+                prog[i] = 1
+            }
+        }
+    }
+}
+allow deadlock
+invariant no_reexecution: all s in 0..1: work[s] <= 2 * NB and done[s] <= launched[s]
+invariant few_busy: (count i in 0..S-1: slot[i] != 2) <= 3
+transition small_step: all s in 0..1: work[s]' <= work[s] + 3
+"""
+SATURATING = SLOTS.replace("WORK", "if work[slot[i]] <= 2 * NB then work[slot[i]] + 1 else work[slot[i]]")
+PLAIN = SLOTS.replace("WORK", "work[slot[i]] + 1")
+
+
+def _write(tmp_path, text: str, name: str = "slots.gpspec"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("src", [SATURATING, PLAIN], ids=["saturating", "plain"])
+def test_slot_accounting_for_all_s_and_nb_and_what_fails_beyond_the_samples_is_never_proved(tmp_path, src):
+    path = _write(tmp_path, src)
+    for s, nb in ((1, 1), (3, 3), (2, 4)):  # every size the engine samples, and more: they hold
+        rep = verify(path, consts={"S": s, "NB": nb})
+        assert rep.result("few_busy").verdict is Verdict.PROVED
+        assert rep.result("small_step").verdict is Verdict.PROVED
+    rep = verify(path, consts={"S": 4, "NB": 4})
+    assert rep.result("few_busy").verdict is Verdict.VIOLATED
+    assert rep.result("small_step").verdict is Verdict.VIOLATED
+    report = verify_for_all(path, ["S", "NB"], {"S": 1, "NB": 1}, timeout=300)
+    r = report.result("no_reexecution")
+    assert r.verdict is Verdict.PROVED, r
+    assert r.detail["for_all"] == ["S", "NB"]
+    assert "(count i in 0..S - 1: slot[i] == x)" in r.detail["invariant"]
+    recheck_lemmas(src, r.detail["invariant"], [{"S": 1, "NB": 2}, {"S": 3, "NB": 2}, {"S": 4, "NB": 3}])
+    for name in ("few_busy", "small_step"):
+        assert report.result(name).verdict is not Verdict.PROVED, report.result(name)
+
+
+def test_a_loop_reading_what_it_accumulates_into_is_outside_the_fragment(tmp_path):
+    """`work` read in the loop's condition: the iterations' order would matter, so the loop
+    is no map on the counters; the verdict is unknown and names the construct."""
+    src = SATURATING.replace("if slot[i] != 2 {", "if slot[i] != 2 and work[0] < 2 * NB + 1 {", 1)
+    report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
+    r = report.result("no_reexecution")
+    assert r.verdict is Verdict.UNKNOWN, r
+    assert "reading work, which it accumulates into" in r.reason
+
+
+def test_accumulations_of_both_signs_are_outside_the_fragment(tmp_path):
+    """`+1` for one stream and `-1` for the other into one array: whether an intermediate
+    value leaves its range depends on the rows' order."""
+    src = PLAIN.replace("work[slot[i]] = work[slot[i]] + 1",
+                        "work[slot[i]] = work[slot[i]] + (if slot[i] == 0 then 1 else 0 - 1)")
+    report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
+    r = report.result("no_reexecution")
+    assert r.verdict is Verdict.UNKNOWN, r
+    assert "addends of both signs" in r.reason
+
+
+@pytest.mark.slow
+def test_nvidia_tsg_for_all_slots_and_blocks_and_lemmas_rechecked():
+    """Every invariant and transition property of nvidia_tsg for every slot count S and
+    every number of blocks per kernel NB (BLEN = 2 as declared): the lemmas count slots and
+    saved blocks per stream and progress, and state facts about every row; each printed
+    lemma holds in small instances (the explicit engine)."""
+    from gpcheck.spec.load import resolve_spec_path
+
+    report = verify_for_all("nvidia_tsg", ["S", "NB"], {"S": 1, "NB": 1}, timeout=900)
+    src = resolve_spec_path("nvidia_tsg").read_text()
+    for name in ("no_reexecution", "no_loss", "bounded_inversion", "switch_latency", "ring_integrity", "ring_kept"):
+        r = report.result(name)
+        assert r.verdict is Verdict.PROVED, r
+        assert r.detail["for_all"] == ["S", "NB"]
+        if r.detail["invariant"]:
+            recheck_lemmas(src, r.detail["invariant"], [{"S": 1, "NB": 1}, {"S": 3, "NB": 2}, {"S": 4, "NB": 1}])
+    assert "(count i in 0..S - 1: slot[i] == x)" in report.result("no_loss").detail["invariant"]
