@@ -75,6 +75,10 @@ class Row:
 
     vars: dict[int, z3.ExprRef]
     cur: dict[int, z3.ExprRef] = field(default_factory=dict)
+    param: bool = False  # an action's parameter (one row chosen), not a loop's or fold's
+
+    def written(self) -> bool:
+        return any(not self.cur[k].eq(self.vars[k]) for k in self.vars)
 
     def __post_init__(self) -> None:
         self.cur = dict(self.vars)
@@ -494,6 +498,9 @@ def fold(ex: "_Exec", e: ir.Fold) -> tuple[z3.ExprRef, z3.BoolRef]:
     assert plan is not None
     if e.kind not in (ir.FoldKind.ALL, ir.FoldKind.ANY, ir.FoldKind.COUNT, ir.FoldKind.SUM):
         raise Unsupported(f"{e.kind.value} over the counted range")
+    if any(r.param and r.written() for r in ex.rows.values()):  # type: ignore[attr-defined]
+        raise Unsupported(f"a {e.kind.value} over the counted range after the action wrote its chosen row "
+                          "(the counters move only at the action's end)")
     row = plan.new_row()
     ex.rows[e.binder.id] = row
     try:
@@ -623,7 +630,9 @@ def accumulate(ex: "_Exec", tgt: ir.Index, value: ir.Expr, guard: z3.BoolRef) ->
     elif cap_lt is not None:
         kv, _ = ex.eval(cap_lt)
         k = kv - 1  # type: ignore[operator]
-    ex.accums.append(Accumulation(tgt.base.var, iv, c, k, z3.And(guard, ex.alive)))  # type: ignore[arg-type, union-attr]
+    # (not gated by the body's earlier errors: a row with an error fails the whole step, and
+    # the gate would read the components those errors read)
+    ex.accums.append(Accumulation(tgt.base.var, iv, c, k, guard))  # type: ignore[arg-type, union-attr]
 
 
 def loop(ex: "_Exec", st: ir.For, guard: z3.BoolRef) -> None:
@@ -631,6 +640,8 @@ def loop(ex: "_Exec", st: ir.For, guard: z3.BoolRef) -> None:
     plan = ex.enc.counters
     assert plan is not None
     enc = ex.enc
+    if any(r.param for r in ex.rows.values()):  # type: ignore[attr-defined]
+        raise Unsupported("a for loop over the counted range in an action with a parameter over it")
     accumulated = check_loop(enc, st)
     row = plan.new_row()
     saved = (dict(ex.vals), ex.alive, ex.error, dict(ex.locals), ex.accums, ex.row_errors)
@@ -750,7 +761,7 @@ def choose(ex: "_Exec", sym: ir.Symbol, row: Row) -> z3.BoolRef:
     if len(groups) > 1:
         raise Regroup(deps, f"action parameter {sym.name}")
     if not groups:
-        return z3.BoolVal(True) if not written else z3.BoolVal(True)
+        return plan.size() >= 1  # some row to choose
     g = groups.pop()
     ks = plan.groups[g]
     u = [row.vars[k] for k in ks]

@@ -282,7 +282,11 @@ class ParamEncoder:
                     lo, hi = self.bounds(p.type)
                     dom.append(z3.And(lo <= x, x <= hi))
                 if self._counted_range(p.type):
-                    ex.rows[p.id] = self.counters.new_row()  # type: ignore[union-attr]
+                    if any(getattr(r, "param", False) for r in ex.rows.values()):
+                        raise Unsupported(f"{a.name}: two parameters over the counted range (the same row or two)")
+                    row = self.counters.new_row()  # type: ignore[union-attr]
+                    row.param = True
+                    ex.rows[p.id] = row
                     continue  # one row chosen: checker/param/counters.py `choose`
                 ex.locals[p.id] = x
             ex.ranges += dom  # what an error proof inside the body may assume
