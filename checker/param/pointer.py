@@ -202,6 +202,7 @@ def _counted_aggregates(enc: ParamEncoder, view: View, binders: Sequence[str]) -
         return []
     out: list[Column] = []
     model = enc.model
+    pointers = _pointers(enc, view.domains[0].key)
     for p in model.vars:
         if p.index not in plan.vars:
             continue
@@ -209,6 +210,8 @@ def _counted_aggregates(enc: ParamEncoder, view: View, binders: Sequence[str]) -
         doms, leaf = _chain(enc, p.type)
         if not isinstance(leaf, ir.IntType) or not _points_into(enc, leaf, view) or len(chain) > len(binders):
             continue
+        if p.index not in pointers:
+            continue  # its values never name an item of the view (an index into its arrays)
         pcomps = [k for k, c in enumerate(plan.comps) if c.var == p.index]
         out.append(_counted(enc, view, p, None, None, pcomps, binders))
         if len(pcomps) > 1:  # each save area on its own (`cur == 0 implies` none of x in sv[0])
@@ -310,10 +313,15 @@ def _counted(enc: ParamEncoder, view: View, p: ir.Var, q: ir.Var | None, value: 
             out.append(model_vars[comp.var].name + "".join(f"[{v}]" for v in idx))
         return out
 
+    sizes: dict[tuple[tuple[str, int], ...], int] = {}
+
     def len_of(cs: dict[str, int]) -> int:
         from gpcheck.checker.param.mine import _eval
 
-        return _eval(plan.hi, cs, enc) - _eval(plan.lo, cs, enc) + 1
+        key = tuple(sorted(cs.items()))
+        if key not in sizes:
+            sizes[key] = _eval(plan.hi, cs, enc) - _eval(plan.lo, cs, enc) + 1
+        return sizes[key]
 
     def concrete(cs: dict[str, int], ix0: tuple[int, ...], slot: Callable[[str], z3.ExprRef]) -> z3.ExprRef:
         parts = []
@@ -333,3 +341,47 @@ def _counted(enc: ParamEncoder, view: View, p: ir.Var, q: ir.Var | None, value: 
     kind = "aggv" if value is not None or single else "agg"
     return Column(text, ir.IntType(None, None), kind, term, value_of, concrete=concrete,
                   consts=frozenset(grows), uses=frozenset({0}))
+
+
+def _pointers(enc: ParamEncoder, key: str) -> set[int]:
+    """The variables whose values name items of the index range `key`: those read in the
+    index of an array over that range (`work[slot[i]]`), and, closed under copies, those a
+    value is copied into or out of (`sv[cur][i] = slot[i]`, `slot[i] = sv[1 - cur][i]`). A
+    counter such as `prog`, whose values merely happen to span the same range, is none."""
+    model = enc.model
+    exprs: list[ir.Expr] = [p.expr for p in (*model.invariants, *model.transitions)]
+    copies: list[tuple[int, int]] = []
+    for a in model.actions:
+        for st in ir.iter_stmts(a.body):
+            if isinstance(st, (ir.Require, ir.If)):
+                exprs.append(st.cond)
+            elif isinstance(st, ir.Let):
+                exprs.append(st.value)
+            elif isinstance(st, ir.Assign):
+                exprs += [st.target, st.value]
+                src, dst = _root(st.value), _root(st.target)
+                if src is not None and dst is not None:
+                    copies.append((src, dst))
+    out: set[int] = set()
+    for e in exprs:
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.Index) and isinstance(x.base.type, ir.ArrayType) and \
+                    isinstance(x.base.type.index, ir.IntType) and x.base.type.index.bounded:
+                if range_key(*enc.bounds(x.base.type.index)) != key:
+                    continue
+                out |= {y.var for y in ir.walk_expr(x.index) if isinstance(y, ir.VarRef)}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in copies:
+            if (a in out) != (b in out):
+                out |= {a, b}
+                grown = True
+    return out
+
+
+def _root(e: ir.Expr) -> int | None:
+    """The variable of `v`, `v[..]` or `v.f` (a plain copy), else None."""
+    while isinstance(e, (ir.Index, ir.Field)):
+        e = e.base
+    return e.var if isinstance(e, ir.VarRef) else None

@@ -442,7 +442,8 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
             out += [Candidate(v, a) for a in got]
     if enc.counters is not None:  # over counted rows, only what the counters express (counters.row_formula)
         probe = enc.state("cand.")
-        out = [c for c in out if _expressible(enc, c, probe)]
+        out = [c for c in out if not any(d.key == enc.counters.key for d in c.view.domains)
+               or _expressible(enc, c, probe)]
     return out
 
 
