@@ -311,6 +311,7 @@ def split_terms(enc: "ParamEncoder", terms: Sequence[z3.ExprRef], row: Row, what
     """`split` without an execution (the encoder and a row)."""
     plan = enc.counters
     assert plan is not None
+    terms = [z3.simplify(t) for t in terms]  # `If(0 == 0, sv[0][i], sv[1][i])` reads one component
 
     def one(cond: z3.BoolRef, ts: Sequence[z3.ExprRef]) -> tuple[z3.BoolRef, int, list[list[z3.ExprRef]]] | None:
         deps = _deps(ts, row)

@@ -361,6 +361,8 @@ class ParamEncoder:
                     raise Unsupported("a sum/count reading its array other than at the binder")
         if any(isinstance(x, ir.VarRef) and x.primed for x in reads):
             raise Unsupported("a sum/count over the next state")
+        if any(isinstance(x, ir.LocalRef) and x.sym.id != f.binder.id for x in ir.walk_expr(f.body)):
+            raise Unsupported("a sum/count whose body reads an outer binder (a ghost counter per value)")
         lo, hi = self.bounds(f.binder.type)
         x = _fresh_int(f.binder.name)
         arr = z3.Const(f"ghostarr!{next(_fresh)}", self.sort(var.type))

@@ -262,8 +262,8 @@ def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
     """The model over SMT arrays; where that is outside the fragment, with the arrays over the
     symbolic index range encoded by counters per row value (checker/param/counters.py), which
     is exact when the rows are interchangeable; Unsupported naming what neither encodes."""
-    enc = ParamEncoder(pm)
     try:
+        enc = ParamEncoder(pm)
         enc.probe(todo)
         return enc
     except Unsupported as e:

@@ -118,3 +118,60 @@ def test_nvidia_tsg_for_all_slots_and_blocks_and_lemmas_rechecked():
         if r.detail["invariant"]:
             recheck_lemmas(src, r.detail["invariant"], [{"S": 1, "NB": 1}, {"S": 3, "NB": 2}, {"S": 4, "NB": 1}])
     assert "(count i in 0..S - 1: slot[i] == x)" in report.result("no_loss").detail["invariant"]
+
+
+# The lemmas `gpcheck verify nvidia_tsg --for-all S,NB` printed (no_loss's and bounded_inversion's).
+TSG_LEMMAS = [
+    "(all x in 0..1: (all y in 0..S - 1: (x == cur implies sv[x][y] >= 3)))",
+    "(all x in 0..2: (count i in 0..S - 1: slot[i] == x) + (sum i in 0..1: (count j in 0..S - 1: sv[i][j] == x))"
+    " + done[x] - launched[x] <= 0)",
+    "(all x in 0..2: work[x] - (sum i in 0..S - 1: if slot[i] == x then prog[i] else 0) - (sum i in 0..1: "
+    "(sum j in 0..S - 1: if sv[i][j] == x then sv_prog[i][j] else 0)) - 2 * done[x] <= 0)",
+    "(all x in 0..2: 2 * done[x] + (sum i in 0..S - 1: if slot[i] == x then prog[i] else 0) + (sum i in 0..1: "
+    "(sum j in 0..S - 1: if sv[i][j] == x then sv_prog[i][j] else 0)) - work[x] <= 0)",
+    "(not hi_on implies inv <= 0)",
+    "(all x in 0..S - 1: (cur == 1 implies slot[x] >= 2))",
+    "(all x in 0..1: (all y in 0..S - 1: (cur == 0 implies sv[x][y] >= 2)))",
+    "(all x in 0..S - 1: ((launched[0] < NB) and slot[x] == 1 implies inv <= prog[x]))",
+    "(all x in 0..1: (all y in 0..S - 1: ((launched[0] < NB) and sv[x][y] == 1 implies inv <= sv_prog[x][y])))",
+]
+
+
+def _inductive(src: str, hyps: list[str], goal: str) -> tuple[bool, bool]:
+    """(initiation, consecution) of invariant `goal` relative to the invariants `hyps` of `src`
+    with S and NB symbolic, as the for-all encoder reads the text (counters for the slots)."""
+    import z3
+
+    from gpcheck.checker.param.extract import extract
+    from gpcheck.checker.param.induct import Consecution
+    from gpcheck.checker.param.prove import _encoder
+    from gpcheck.checker.smt.session import Deadline
+    from gpcheck.spec import load_source
+
+    pm = extract(lambda c: load_source(src, "lemmas.gpspec", c), ["S", "NB"], {}, {"S": 1, "NB": 1})
+    enc = _encoder(pm, [*hyps, goal])
+    assert enc.counters is not None and enc.counters.describe() == \
+        "(slot, prog), (sv[0], sv_prog[0]), (sv[1], sv_prog[1])"
+    invs = {p.name: p.expr for p in enc.model.invariants}
+    s, t = enc.state("s."), enc.state("t.")
+    sol = z3.Solver()
+    sol.add(*enc.facts, enc.init(s), z3.Not(enc.holds(invs[goal], s)))
+    cons = Consecution(enc, s, t, [enc.holds(invs[h], s) for h in hyps], z3.Not(enc.holds(invs[goal], t)))
+    return sol.check() == z3.unsat, cons.check(range(len(hyps)), Deadline(None)).verdict == "unsat"
+
+
+def test_nvidia_tsg_printed_lemmas_read_back_are_inductive_for_all_s_and_nb_and_each_accounting_one_is_needed():
+    """The printed invariant, added to the model as text, is read by the encoder (counts and
+    `all` over `0..S - 1` through the counters) and is inductive with no_loss for all S and NB;
+    without the block accounting (`launched[x] == done[x] + ...`) no_loss is not inductive:
+    the encoding is no vacuous one."""
+    from gpcheck.spec.load import resolve_spec_path
+
+    src = resolve_spec_path("nvidia_tsg").read_text()
+    src += "".join(f"\ninvariant mined_{i}: {t}" for i, t in enumerate(TSG_LEMMAS))
+    names = [f"mined_{i}" for i in range(len(TSG_LEMMAS))]
+    for goal in (*names, "no_loss", "no_reexecution", "bounded_inversion"):
+        assert _inductive(src, [*names, "no_loss", "no_reexecution", "bounded_inversion"], goal) == (True, True), goal
+    assert _inductive(src, [n for n in names if n != "mined_1"] + ["no_loss"], "no_loss") == (True, False)
+    recheck_lemmas(resolve_spec_path("nvidia_tsg").read_text(), "\nand ".join(TSG_LEMMAS),
+                   [{"S": 1, "NB": 2}, {"S": 3, "NB": 1}])
