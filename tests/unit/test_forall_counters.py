@@ -103,15 +103,18 @@ def test_accumulations_of_both_signs_are_outside_the_fragment(tmp_path):
 
 @pytest.mark.slow
 def test_nvidia_tsg_for_all_slots_and_blocks_and_lemmas_rechecked():
-    """Every invariant and transition property of nvidia_tsg for every slot count S and
-    every number of blocks per kernel NB (BLEN = 2 as declared): the lemmas count slots and
-    saved blocks per stream and progress, and state facts about every row; each printed
-    lemma holds in small instances (the explicit engine)."""
+    """nvidia_tsg's invariants and transition properties for every slot count S and every
+    number of blocks per kernel NB (BLEN = 2 as declared): the lemmas count slots and saved
+    blocks per stream and progress, and state facts about every row; each printed lemma holds
+    in small instances (the explicit engine). no_reexecution (proved by the same command, its
+    lemmas a subset of no_loss's) is left out to keep the test near a minute: the read-back
+    test above shows it inductive relative to the printed lemmas for all S and NB."""
     from gpcheck.spec.load import resolve_spec_path
 
-    report = verify_for_all("nvidia_tsg", ["S", "NB"], {"S": 1, "NB": 1}, timeout=900)
+    names = ("no_loss", "bounded_inversion", "switch_latency", "ring_integrity", "ring_kept")
+    report = verify_for_all("nvidia_tsg", ["S", "NB"], {"S": 1, "NB": 1}, properties=names, timeout=900)
     src = resolve_spec_path("nvidia_tsg").read_text()
-    for name in ("no_reexecution", "no_loss", "bounded_inversion", "switch_latency", "ring_integrity", "ring_kept"):
+    for name in names:
         r = report.result(name)
         assert r.verdict is Verdict.PROVED, r
         assert r.detail["for_all"] == ["S", "NB"]
