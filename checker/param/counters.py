@@ -609,6 +609,9 @@ def check_loop(enc: "ParamEncoder", st: ir.For) -> set[int]:
             raise Unsupported("a for loop nested in a loop over the counted range")
     for e in exprs:
         for x in ir.walk_expr(e):
+            if isinstance(x, ir.Fold) and enc._counted_range(x.binder.type):
+                raise Unsupported(f"a {x.kind.value} over the counted range inside a loop over it (an iteration "
+                                  "would see the rows before it updated)")
             if isinstance(x, ir.VarRef) and x.var in accumulated and id(x) not in allowed:
                 raise Unsupported(f"a for loop over the counted range reading {names[x.var]}, which it accumulates "
                                   "into, outside the accumulation")

@@ -90,6 +90,16 @@ def test_a_loop_reading_what_it_accumulates_into_is_outside_the_fragment(tmp_pat
     assert "reading work, which it accumulates into" in r.reason
 
 
+def test_a_fold_over_the_rows_inside_the_loop_is_outside_the_fragment(tmp_path):
+    """An iteration that asks about every row sees the rows before it already updated: no map
+    on the counters of the state before the loop."""
+    src = SATURATING.replace("if prog[i] == 1 {", "if prog[i] == 1 or (all j in 0..S-1: slot[j] != 0) {", 1)
+    report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
+    r = report.result("no_reexecution")
+    assert r.verdict is Verdict.UNKNOWN, r
+    assert "inside a loop over it" in r.reason
+
+
 def test_accumulations_of_both_signs_are_outside_the_fragment(tmp_path):
     """`+1` for one stream and `-1` for the other into one array: whether an intermediate
     value leaves its range depends on the rows' order."""
