@@ -73,8 +73,10 @@ class Candidate:
         if enc.counters is not None and any(d.key == enc.counters.key for d in self.view.domains):
             from gpcheck.checker.param.counters import row_formula
 
+            used = self.atom.slots()  # only the columns the atom reads (another may name the row's index)
             return row_formula(enc, self.view.domains, self.view.distinct,
-                               lambda ys: self.atom.z3([c.term(s, ys) for c in self.view.columns]),
+                               lambda ys: self.atom.z3([c.term(s, ys) if k in used else None  # type: ignore[misc]
+                                                        for k, c in enumerate(self.view.columns)]),
                                s.counts, violation=xs is not None)
         quantified = xs is None
         if xs is None:
