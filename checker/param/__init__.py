@@ -8,6 +8,8 @@
     affine.py   second round: linear equalities of three to five counters (circuits of the rows)
     guards.py   second round: the model's guard comparisons (`launched[0] < NB`) as conditions
     threshold.py  the second round's thresholds (`live < P`) and pointer-anchored facts (`x == kc and ...`)
+    counters.py the arrays over a symbolic index range as counters of rows per value (`for i in 0..S-1`
+                loops that accumulate into other arrays), where the array encoding is outside the fragment
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""

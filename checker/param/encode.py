@@ -74,15 +74,48 @@ class Ghost:
 class PState:
     vals: dict[int, Val]
     ghosts: dict[int, z3.ArithRef] = field(default_factory=dict)
+    # counter abstraction (checker/param/counters.py): rows per (group, value tuple); the
+    # counted arrays then have no entry in `vals`
+    counts: dict[tuple[int, tuple[int, ...]], z3.ArithRef] = field(default_factory=dict)
 
 
 class ParamEncoder:
-    def __init__(self, pm: ParamModel) -> None:
+    def __init__(self, pm: ParamModel, counters: bool = False) -> None:
+        """With `counters`, the arrays over the model's symbolic index range are encoded by
+        counters per row value (checker/param/counters.py), not as SMT arrays."""
+        from gpcheck.checker.param.counters import CounterPlan, settle
+
         self.pm = pm
         self.model = pm.model
         self.ghosts: dict[int, Ghost] = {}
         self.facts = [pm.sizes_ok()]
+        self._cases: dict[str, list[z3.ExprRef]] = {}  # state scalars with a small fixed domain
+        self.counters: CounterPlan | None = None
+        if counters:
+            self.counters = CounterPlan(self)
         self._scan_ghosts()
+        if counters:
+            settle(self)
+
+    def counted(self, vi: int) -> bool:
+        """Variable `vi` is encoded by counters (no term in a state's `vals`)."""
+        return self.counters is not None and vi in self.counters.vars
+
+    def case_domain(self, name: str) -> list[z3.ExprRef] | None:
+        """The values of the state scalar named `name` when its domain is small and fixed."""
+        return self._cases.get(name)
+
+    def probe(self, properties: Sequence[str]) -> None:
+        """Encode every action and the named properties once: raises Unsupported if any is
+        outside the fragment (so the caller can try the counter abstraction instead)."""
+        s, t = self.state("probe."), self.state("probe'.")
+        self.steps(s)
+        for p in self.model.invariants:
+            if p.name in properties:
+                self.holds(p.expr, s)
+        for tp in self.model.transitions:
+            if tp.name in properties:
+                self.holds(tp.expr, s, t)
 
     # -- types -------------------------------------------------------------------------------
 
@@ -136,9 +169,27 @@ class ParamEncoder:
     def state(self, tag: str) -> PState:
         vals: dict[int, Val] = {}
         for v in self.model.vars:
+            if self.counted(v.index):
+                continue
             vals[v.index] = self._var_term(f"{tag}{v.name}", v.type)
+            if self.counters is not None and ir.is_scalar(v.type):
+                dom = self._small_domain(v.type)
+                if dom is not None:
+                    self._cases[f"{tag}{v.name}"] = dom
         ghosts = {k: z3.Int(f"{tag}ghost{k}") for k in self.ghosts}
-        return PState(vals, ghosts)
+        counts = self.counters.state(tag) if self.counters is not None else {}
+        return PState(vals, ghosts, counts)
+
+    def _small_domain(self, t: ir.Type) -> list[z3.ExprRef] | None:
+        if isinstance(t, ir.BoolType):
+            return [z3.BoolVal(False), z3.BoolVal(True)]
+        if isinstance(t, ir.EnumType):
+            return [z3.IntVal(k) for k in range(len(t.members))]
+        if isinstance(t, ir.IntType) and t.bounded:
+            r = self.constant_range(t)
+            if r is not None and len(r) <= 16:
+                return [z3.IntVal(k) for k in r]
+        return None
 
     def _var_term(self, name: str, t: ir.Type) -> Val:
         if isinstance(t, ir.StructType):
@@ -146,12 +197,18 @@ class ParamEncoder:
         return z3.Const(name, self.sort(t))
 
     def in_range(self, s: PState) -> z3.BoolRef:
-        return z3.And(*[self.in_type(v.type, s.vals[v.index]) for v in self.model.vars])
+        conds = [self.in_type(v.type, s.vals[v.index]) for v in self.model.vars if v.index in s.vals]
+        if self.counters is not None:
+            conds.append(self.counters.in_range(s.counts))
+        return z3.And(*conds)
 
     def init(self, s: PState) -> z3.BoolRef:
         conds = []
         for v in self.model.vars:
-            conds.append(self._init_of(v.type, s.vals[v.index], self.pm.inits[v.index], ()))
+            if v.index in s.vals:
+                conds.append(self._init_of(v.type, s.vals[v.index], self.pm.inits[v.index], ()))
+        if self.counters is not None:
+            conds.append(self.counters.init(s.counts))
         for k, g in self.ghosts.items():
             var = self.model.vars[g.var]
             init = self._init_value(var)
@@ -186,6 +243,7 @@ class ParamEncoder:
     def equal(self, s: PState, t: PState) -> z3.BoolRef:
         conds = [_eq_val(s.vals[i], t.vals[i]) for i in s.vals]
         conds += [s.ghosts[k] == t.ghosts[k] for k in s.ghosts]
+        conds += [s.counts[k] == t.counts[k] for k in s.counts]
         return z3.And(*conds)
 
     # -- properties ----------------------------------------------------------------------------
@@ -223,13 +281,32 @@ class ParamEncoder:
                     x = _fresh_int(f"{a.name}.{p.name}")
                     lo, hi = self.bounds(p.type)
                     dom.append(z3.And(lo <= x, x <= hi))
+                if self._counted_range(p.type):
+                    if any(getattr(r, "param", False) for r in ex.rows.values()):
+                        raise Unsupported(f"{a.name}: two parameters over the counted range (the same row or two)")
+                    row = self.counters.new_row()  # type: ignore[union-attr]
+                    row.param = True
+                    ex.rows[p.id] = row
+                    continue  # one row chosen: checker/param/counters.py `choose`
                 ex.locals[p.id] = x
             ex.ranges += dom  # what an error proof inside the body may assume
             ex.block(a.body, z3.BoolVal(True))
+            rows = self._choose(ex, a)
             if z3.is_false(z3.simplify(ex.alive)):
                 continue
-            out.append((a.name, z3.And(*cons, *dom, ex.alive), PState(ex.vals, ex.ghosts)))
+            out.append((a.name, z3.And(*cons, *dom, ex.alive, *rows), PState(ex.vals, ex.ghosts, ex.counts)))
         return out
+
+    def _counted_range(self, t: ir.Type) -> bool:
+        """`t` is the index range the counter abstraction counts rows of."""
+        if self.counters is None or not isinstance(t, ir.IntType) or not t.bounded:
+            return False
+        return range_key(*self.bounds(t)) == self.counters.key
+
+    def _choose(self, ex: "_Exec", a: ir.Action) -> list[z3.BoolRef]:
+        from gpcheck.checker.param.counters import choose
+
+        return [choose(ex, p, ex.rows.pop(p.id)) for p in a.params if p.id in ex.rows]
 
     def substitution(self, t: PState, nxt: PState) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """Pairs (t's term, nxt's term) for z3.substitute: t replaced by nxt."""
@@ -245,6 +322,7 @@ class ParamEncoder:
         for i in t.vals:
             go(t.vals[i], nxt.vals[i])
         pairs += [(t.ghosts[k], nxt.ghosts[k]) for k in t.ghosts]
+        pairs += [(t.counts[k], nxt.counts[k]) for k in t.counts if not t.counts[k].eq(nxt.counts[k])]
         return pairs
 
     # -- ghosts ---------------------------------------------------------------------------------
@@ -254,6 +332,8 @@ class ParamEncoder:
         for e in exprs:
             for sub in ir.walk_expr(e):
                 if isinstance(sub, ir.Fold) and sub.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
+                    if self._counted_range(sub.binder.type):
+                        continue  # a count over the counted rows: checker/param/counters.py
                     if self.constant_range(sub.binder.type) is None:  # a constant range is unrolled
                         self.ghosts[id(sub)] = self._ghost(sub)
 
@@ -281,6 +361,8 @@ class ParamEncoder:
                     raise Unsupported("a sum/count reading its array other than at the binder")
         if any(isinstance(x, ir.VarRef) and x.primed for x in reads):
             raise Unsupported("a sum/count over the next state")
+        if any(isinstance(x, ir.LocalRef) and x.sym.id != f.binder.id for x in ir.walk_expr(f.body)):
+            raise Unsupported("a sum/count whose body reads an outer binder (a ghost counter per value)")
         lo, hi = self.bounds(f.binder.type)
         x = _fresh_int(f.binder.name)
         arr = z3.Const(f"ghostarr!{next(_fresh)}", self.sort(var.type))
@@ -329,6 +411,10 @@ class _Exec:
         self.alive: z3.BoolRef = z3.BoolVal(True)
         self.error: z3.BoolRef = z3.BoolVal(False)
         self.ranges: list[z3.BoolRef] = []  # binder ranges in scope (for error proofs)
+        self.counts = dict(s.counts)
+        self.rows: dict[int, object] = {}  # counted-range binders in scope: symbol id -> counters.Row
+        self.accums: list | None = None  # inside a loop over the counted range: its accumulations
+        self.row_errors: list[z3.BoolRef] = []  # and the error conditions of its rows
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -337,6 +423,8 @@ class _Exec:
         if z3.is_false(err):
             return
         e = z3.And(self.alive, guard, err)
+        if self.accums is not None:  # in a loop over counted rows: each error on its own (counters.loop)
+            self.row_errors.append(z3.And(guard, err))
         self.error = z3.Or(self.error, e)
         self.alive = z3.And(self.alive, z3.Not(z3.And(guard, err)))
 
@@ -373,6 +461,11 @@ class _Exec:
 
     def loop(self, st: ir.For, guard: z3.BoolRef) -> None:
         symbolic = self.pm.symbolic(st, "lo") or self.pm.symbolic(st, "hi")
+        if symbolic and self.enc._counted_range(st.binder.type):
+            from gpcheck.checker.param import counters
+
+            counters.loop(self, st, guard)
+            return
         saved = dict(self.locals)
         if not symbolic:
             for k in range(st.lo, st.hi + 1):
@@ -407,12 +500,24 @@ class _Exec:
             self.vals[vi] = _parallel(new, old, x, lo, hi, positions[vi], self.enc.model.vars[vi].type)
 
     def assign(self, tgt: ir.Expr, e: ir.Expr, guard: z3.BoolRef) -> None:
+        root, _ = _lvalue_path(tgt)
+        if self.accums is not None and not self.enc.counted(root):
+            from gpcheck.checker.param import counters
+
+            counters.accumulate(self, tgt, e, guard)  # type: ignore[arg-type]
+            return
         val, err = self.eval(e)
         self.fail_if(guard, err)
         if not ir.is_scalar(tgt.type):
             raise Unsupported("an aggregate assignment")
         self.fail_if(guard, z3.Not(self.enc.in_type(tgt.type, val)))
         root, path = _lvalue_path(tgt)
+        if self.enc.counted(root):
+            from gpcheck.checker.param import counters
+
+            var, idx = _index_chain(tgt)
+            counters.write(self, root, idx, val, guard)
+            return
         # indexes evaluated in the pre-assignment state
         steps: list[tuple[str, object]] = []
         for p in path:
@@ -449,16 +554,28 @@ class _Exec:
                 if isinstance(t, ir.BoolType):
                     return z3.BoolVal(bool(v)), F
                 return self.pm.num(e, "value", v), F
+            case ir.VarRef(var=vi, primed=primed) if self.enc.counted(vi):
+                raise Unsupported(f"{self.enc.model.vars[vi].name}: a counted array used whole")
             case ir.VarRef(var=vi, primed=primed):
                 if primed:
                     assert self.post is not None, "primed variable outside a transition property"
                     return self.post.vals[vi], F
                 return self.vals[vi], F
             case ir.LocalRef(sym=sym):
+                if sym.id in self.rows:
+                    raise Unsupported(f"{sym.name}, an index over the counted range, used other than to index "
+                                      "a counted array")
                 return self.locals[sym.id], F
             case ir.Field(base=b, name=name):
                 bv, err = self.eval(b)
                 return bv[name], err  # type: ignore[index]
+            case ir.Index() if self.enc.counters is not None and _counted_read(self.enc, e):
+                from gpcheck.checker.param import counters
+
+                var, idx = _index_chain(e)
+                if any(isinstance(x, ir.VarRef) and x.primed for x in ir.walk_expr(e)):
+                    raise Unsupported("a counted array in the next state")
+                return counters.read(self, var, idx)  # type: ignore[arg-type]
             case ir.Index(base=b, index=i):
                 bv, berr = self.eval(b)
                 iv, ierr = self.eval(i)
@@ -519,6 +636,10 @@ class _Exec:
         raise Unsupported(f"operator {op}")
 
     def fold(self, e: ir.Fold) -> tuple[Val, z3.BoolRef]:
+        if self.enc._counted_range(e.binder.type) and self.enc.constant_range(e.binder.type) is None:
+            from gpcheck.checker.param import counters
+
+            return counters.fold(self, e)
         if e.kind in (ir.FoldKind.SUM, ir.FoldKind.COUNT):
             values = self.enc.constant_range(e.binder.type)
             if values is not None:
@@ -684,6 +805,11 @@ class _Exec:
         s.set("rlimit", NEVER_STEPS)  # NOTE(step-limits): was 2 s, which made the encoding load-dependent
         s.add(*self.enc.facts, *self.ranges, f)
         return trusted(s.check()) == z3.unsat  # NOTE(stale-interrupt)
+
+
+def _counted_read(enc: ParamEncoder, e: ir.Expr) -> bool:
+    var, _ = _index_chain(e)
+    return var is not None and enc.counted(var)
 
 
 def _lvalue_path(tgt: ir.Expr) -> tuple[int, list[ir.Expr]]:

@@ -44,6 +44,8 @@ class Instantiator:
         self.keys: dict[str, list[str]] = {}
         for s in states:
             for v in enc.model.vars:
+                if v.index not in s.vals:
+                    continue  # counted rows (checker/param/counters.py): no array term
                 term = s.vals[v.index]
                 doms, _ = _chain(enc, v.type)
                 if doms and isinstance(term, z3.ExprRef):

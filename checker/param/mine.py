@@ -151,6 +151,10 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
             text = v.name + "".join(f"[{names[p]}]" for p in emb)
 
             def term(s: PState, xs: Sequence[z3.ArithRef], vi: int = v.index, emb: tuple[int, ...] = emb) -> z3.ExprRef:
+                if enc.counted(vi):  # a row's component (checker/param/counters.py row_formula)
+                    from gpcheck.checker.param.counters import element
+
+                    return element(enc, vi, [xs[p] for p in emb])
                 a = s.vals[vi]
                 for p in emb:
                     a = z3.Select(a, xs[p])  # type: ignore[arg-type]
@@ -317,7 +321,7 @@ def mine_view(view: View, rows: np.ndarray, limit: int) -> list[Atom]:
             continue
         if a.kind == "le" and abs(a.k) > 1 and any(cols[i].consts or cols[i].kind == "const" for i in body_cols):
             continue
-        if view.names and not any(cols[i].kind in ("elem", "index", "cmp") for i in body_cols + [i for i, _ in a.cond]):
+        if view.names and not any(cols[i].kind in ("elem", "index", "cmp", "aggv") for i in body_cols + [i for i, _ in a.cond]):
             continue  # a scalar fact: the scalar view has it
         out.append(a)
         if len(out) >= limit:

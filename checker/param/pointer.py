@@ -90,8 +90,10 @@ def _aggregates(enc: ParamEncoder, view: View) -> list[Column]:
     model = enc.model
     taken = {v.name for v in model.vars} | {c.name for c in model.constants} | set(view.names)
     binders = [b for b in (*_BINDERS, *(f"i{n}" for n in range(8))) if b not in taken]
-    out: list[Column] = []
+    out: list[Column] = _counted_aggregates(enc, view, binders)
     for p in model.vars:
+        if enc.counted(p.index):
+            continue  # counted rows: _counted_aggregates
         doms, leaf = _chain(enc, p.type)
         if not doms or not isinstance(leaf, ir.IntType) or not leaf.bounded or _constant(enc, leaf) is None:
             continue  # (a value range that grows with the sizes holds counters, not pointers)
@@ -186,3 +188,200 @@ def _elem(a: object, t: ir.Type, ix: tuple[int, ...], c: dict[str, int], enc: Pa
         t = t.elem
     assert isinstance(a, int)
     return a
+
+
+def _counted_aggregates(enc: ParamEncoder, view: View, binders: Sequence[str]) -> list[Column]:
+    """The aggregate columns of a pointer array over the range the counter abstraction counts
+    (checker/param/counters.py): `(count i in 0..S-1: p[i] == x)`, `(sum i ..: if p[i] == x
+    then q[i] else 0)` for a companion q whose rows are counted jointly with p's (the same
+    group), and `(count i ..: p[i] == x and q[i] == v)` for each value v of q; an array with
+    other, fixed, index positions (`sv[c][i]`) is summed over them. Their terms are sums of
+    counters, exact for every size."""
+    plan = enc.counters
+    if plan is None:
+        return []
+    out: list[Column] = []
+    model = enc.model
+    pointers = _pointers(enc, view.domains[0].key)
+    for p in model.vars:
+        if p.index not in plan.vars:
+            continue
+        pos, chain = plan.vars[p.index]
+        doms, leaf = _chain(enc, p.type)
+        if not isinstance(leaf, ir.IntType) or not _points_into(enc, leaf, view) or len(chain) > len(binders):
+            continue
+        if p.index not in pointers:
+            continue  # its values never name an item of the view (an index into its arrays)
+        pcomps = [k for k, c in enumerate(plan.comps) if c.var == p.index]
+        out.append(_counted(enc, view, p, None, None, pcomps, binders))
+        if len(pcomps) > 1:  # each save area on its own (`cur == 0 implies` none of x in sv[0])
+            out += [_counted(enc, view, p, None, None, [k], binders) for k in pcomps]
+        for q in model.vars:
+            if q is p or q.index not in plan.vars or plan.vars[q.index][0] != pos:
+                continue
+            qdoms, qleaf = _chain(enc, q.type)
+            if [d.key for d in qdoms] != [d.key for d in doms] or not isinstance(qleaf, ir.IntType):
+                continue
+            pairs = [(k, plan.index[(q.index, plan.comps[k].at)]) for k in pcomps]
+            if not all(plan.joint(a, b) for a, b in pairs):
+                continue  # counted apart: their joint values are not known
+            out.append(_counted(enc, view, p, q, None, pairs, binders))
+            for v in plan.comps[pairs[0][1]].values:
+                out.append(_counted(enc, view, p, q, v, pairs, binders))
+    return out
+
+
+def _counted(enc: ParamEncoder, view: View, p: ir.Var, q: ir.Var | None, value: int | None,
+             comps: list, binders: Sequence[str]) -> Column:  # type: ignore[type-arg]
+    """One column of `_counted_aggregates`: comps are p's components (q None) or (p, q) pairs."""
+    plan = enc.counters
+    assert plan is not None
+    pos, chain = plan.vars[p.index]
+    x = view.names[0]
+    bs = list(binders[:len(chain)])
+    single = len(comps) == 1 and len(chain) > 1  # one component: its fixed indices written out
+    if single:
+        at = list(plan.comps[comps[0] if q is None else comps[0][0]].at)
+        bs = [bs[pos] if d == pos else str(at.pop(0)) for d in range(len(chain))]
+    sub = "".join(f"[{b}]" for b in bs)
+    if q is None:
+        text, kind = f"{p.name}{sub} == {x}", "count"
+    elif value is None:
+        text, kind = f"if {p.name}{sub} == {x} then {q.name}{sub} else 0", "sum"
+    else:
+        text, kind = f"{p.name}{sub} == {x} and {q.name}{sub} == {value}", "count"
+    order = [pos] + [k for k in reversed(range(len(chain))) if k != pos]  # innermost binder first
+    for n, k in enumerate(sorted(range(len(chain)), reverse=True)):
+        if single and k != pos:
+            continue
+        fold = kind if n == 0 or single else "sum"
+        text = f"({fold} {bs[k]} in {_range_text(enc, chain[k])}: {text})"  # type: ignore[arg-type]
+    del order
+
+    def term(s: PState, xs: Sequence[z3.ExprRef]) -> z3.ExprRef:
+        parts = []
+        for c in comps:
+            if q is None:
+                parts.append(plan.comp_count(s.counts, c, lambda v: v == xs[0]))
+            else:
+                parts.append(plan.comp_sum(s.counts, c[0], lambda v: v == xs[0], c[1], value))
+        return z3.Sum(*parts) if len(parts) > 1 else parts[0]
+
+    def rows(dec: dict, cs: dict[str, int], k: int) -> list[int]:
+        """Component k's values over the rows, in index order."""
+        a: object = dec[model_vars[plan.comps[k].var].name]
+        at = list(plan.comps[k].at)
+        t: ir.Type = model_vars[plan.comps[k].var].type
+        for depth in range(len(chain)):
+            assert isinstance(t, ir.ArrayType) and isinstance(a, list)
+            if depth == pos:
+                rest = a
+                break
+            a = a[at.pop(0) - _lo_of(t.index, cs, enc)]
+            t = t.elem
+        out: list[int] = []
+        for elem in rest:  # the counted position, then the fixed ones after it
+            e, tt = elem, t.elem  # type: ignore[union-attr]
+            for j in at:
+                assert isinstance(tt, ir.ArrayType)
+                e = e[j - _lo_of(tt.index, cs, enc)]
+                tt = tt.elem
+            out.append(int(e))
+        return out
+
+    model_vars = enc.model.vars
+
+    def value_of(dec: dict, cs: dict[str, int], ix0: tuple[int, ...]) -> int:
+        total = 0
+        for c in comps:
+            if q is None:
+                total += sum(1 for v in rows(dec, cs, c) if v == ix0[0])
+            else:
+                for a, b in zip(rows(dec, cs, c[0]), rows(dec, cs, c[1])):
+                    if a == ix0[0]:
+                        total += (1 if b == value else 0) if value is not None else b
+        return total
+
+    def labels(cs: dict[str, int], k: int) -> list[str]:
+        comp = plan.comps[k]
+        lo = _lo_of(chain[pos], cs, enc)
+        hi = lo + len_of(cs) - 1
+        out = []
+        for i in range(lo, hi + 1):
+            at = list(comp.at)
+            idx = [i if d == pos else at.pop(0) for d in range(len(chain))]
+            out.append(model_vars[comp.var].name + "".join(f"[{v}]" for v in idx))
+        return out
+
+    sizes: dict[tuple[tuple[str, int], ...], int] = {}
+
+    def len_of(cs: dict[str, int]) -> int:
+        from gpcheck.checker.param.mine import _eval
+
+        key = tuple(sorted(cs.items()))
+        if key not in sizes:
+            sizes[key] = _eval(plan.hi, cs, enc) - _eval(plan.lo, cs, enc) + 1
+        return sizes[key]
+
+    def concrete(cs: dict[str, int], ix0: tuple[int, ...], slot: Callable[[str], z3.ExprRef]) -> z3.ExprRef:
+        parts = []
+        for c in comps:
+            if q is None:
+                parts += [z3.If(slot(lb) == ix0[0], 1, 0) for lb in labels(cs, c)]
+            else:
+                for la, lb in zip(labels(cs, c[0]), labels(cs, c[1])):
+                    then = (z3.If(slot(lb) == value, 1, 0) if value is not None else slot(lb))
+                    parts.append(z3.If(slot(la) == ix0[0], then, 0))
+        return z3.Sum(*parts) if parts else z3.IntVal(0)
+
+    grows = {n for n in _consts_in(plan.hi, enc.pm.names)}
+    # a count at one value of q, or of one component, is a refinement of the aggregate: it
+    # takes part in bounds and conditions ("aggv"), not in the linear equalities of
+    # checker/param/affine.py, which would only rediscover the sum over the values
+    kind = "aggv" if value is not None or single else "agg"
+    return Column(text, ir.IntType(None, None), kind, term, value_of, concrete=concrete,
+                  consts=frozenset(grows), uses=frozenset({0}))
+
+
+def _pointers(enc: ParamEncoder, key: str) -> set[int]:
+    """The variables whose values name items of the index range `key`: those read in the
+    index of an array over that range (`work[slot[i]]`), and, closed under copies, those a
+    value is copied into or out of (`sv[cur][i] = slot[i]`, `slot[i] = sv[1 - cur][i]`). A
+    counter such as `prog`, whose values merely happen to span the same range, is none."""
+    model = enc.model
+    exprs: list[ir.Expr] = [p.expr for p in (*model.invariants, *model.transitions)]
+    copies: list[tuple[int, int]] = []
+    for a in model.actions:
+        for st in ir.iter_stmts(a.body):
+            if isinstance(st, (ir.Require, ir.If)):
+                exprs.append(st.cond)
+            elif isinstance(st, ir.Let):
+                exprs.append(st.value)
+            elif isinstance(st, ir.Assign):
+                exprs += [st.target, st.value]
+                src, dst = _root(st.value), _root(st.target)
+                if src is not None and dst is not None:
+                    copies.append((src, dst))
+    out: set[int] = set()
+    for e in exprs:
+        for x in ir.walk_expr(e):
+            if isinstance(x, ir.Index) and isinstance(x.base.type, ir.ArrayType) and \
+                    isinstance(x.base.type.index, ir.IntType) and x.base.type.index.bounded:
+                if range_key(*enc.bounds(x.base.type.index)) != key:
+                    continue
+                out |= {y.var for y in ir.walk_expr(x.index) if isinstance(y, ir.VarRef)}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in copies:
+            if (a in out) != (b in out):
+                out |= {a, b}
+                grown = True
+    return out
+
+
+def _root(e: ir.Expr) -> int | None:
+    """The variable of `v`, `v[..]` or `v.f` (a plain copy), else None."""
+    while isinstance(e, (ir.Index, ir.Field)):
+        e = e.base
+    return e.var if isinstance(e, ir.VarRef) else None

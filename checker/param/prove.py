@@ -29,7 +29,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.param.encode import ParamEncoder, PState
-from gpcheck.checker.param.extract import Unsupported, extract
+from gpcheck.checker.param.extract import ParamModel, Unsupported, extract
 from gpcheck.checker.param.induct import Consecution
 from gpcheck.checker.param.mine import View, mine_view, view_rows, views
 from gpcheck.checker.smt.mining import Atom, AtomTable
@@ -70,6 +70,14 @@ class Candidate:
 
     def formula(self, enc: ParamEncoder, s: PState, xs: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
         """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
+        if enc.counters is not None and any(d.key == enc.counters.key for d in self.view.domains):
+            from gpcheck.checker.param.counters import row_formula
+
+            used = self.atom.slots()  # only the columns the atom reads (another may name the row's index)
+            return row_formula(enc, self.view.domains, self.view.distinct,
+                               lambda ys: self.atom.z3([c.term(s, ys) if k in used else None  # type: ignore[misc]
+                                                        for k, c in enumerate(self.view.columns)]),
+                               s.counts, violation=xs is not None)
         quantified = xs is None
         if xs is None:
             k = next(_QVARS)  # not id(self): names steer Z3's search, and runs must agree
@@ -241,7 +249,7 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
     todo = [n for n in wanted if n not in out]
     if todo:
         try:
-            enc = ParamEncoder(pm)
+            enc = _encoder(pm, todo)
             proofs = _prove(enc, load, samples, todo, deadline, started)
             left = [n for n in todo if proofs[n].verdict is Verdict.UNKNOWN]
             if left and not deadline.expired:
@@ -250,6 +258,24 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
     return model, [out[n] for n in wanted]
+
+
+def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
+    """The model over SMT arrays; where that is outside the fragment, with the arrays over the
+    symbolic index range encoded by counters per row value (checker/param/counters.py), which
+    is exact when the rows are interchangeable; Unsupported naming what neither encodes."""
+    try:
+        enc = ParamEncoder(pm)
+        enc.probe(todo)
+        return enc
+    except Unsupported as e:
+        first = e
+    try:
+        counted = ParamEncoder(pm, counters=True)
+        counted.probe(todo)
+        return counted
+    except Unsupported as e:
+        raise Unsupported(f"{first}; as counters of the rows: {e}") from None
 
 
 def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
@@ -416,7 +442,19 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
                 ok = AtomTable(got).holds_all(more, np.arange(len(got)))  # numpy: Atom.holds on every row
                 got = [a for a, keep in zip(got, ok.tolist()) if keep]
             out += [Candidate(v, a) for a in got]
+    if enc.counters is not None:  # over counted rows, only what the counters express (counters.row_formula)
+        probe = enc.state("cand.")
+        out = [c for c in out if not any(d.key == enc.counters.key for d in c.view.domains)
+               or _expressible(enc, c, probe)]
     return out
+
+
+def _expressible(enc: ParamEncoder, c: Candidate, s: PState) -> bool:
+    try:
+        c.formula(enc, s)
+        return True
+    except Unsupported:
+        return False
 
 
 def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list[Candidate],
