@@ -8,6 +8,9 @@
     affine.py   second round: linear equalities of three to five counters (circuits of the rows)
     guards.py   second round: the model's guard comparisons (`launched[0] < NB`) as conditions
     threshold.py  the second round's thresholds (`live < P`) and pointer-anchored facts (`x == kc and ...`)
+    refs.py     second round: nullable references (`held: 0..N`, N for none): "x is none of them" as a
+                condition, and equalities with `(if held != N then 1 else 0)` terms under "it holds an item"
+    triple.py   second round: facts under three enum conditions (`sched == Poll and task[x] == .. and rt == ..`)
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""

@@ -387,7 +387,7 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
     from gpcheck.checker.param.affine import affine_atoms
     from gpcheck.checker.param.guards import guard_columns, guarded_bounds
     from gpcheck.checker.param.pointer import enrich
-    from gpcheck.checker.param.refs import ref_atoms, ref_view
+    from gpcheck.checker.param.refs import ref_atoms, ref_fills, ref_view
     from gpcheck.checker.param.threshold import threshold_atoms, threshold_columns
     from gpcheck.checker.param.triple import triple_atoms
     from gpcheck.checker.param.widen import order_columns, wide_atoms
@@ -415,7 +415,7 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
             rv, valid = ref_view(enc, plain)  # nullable references (checker/param/refs.py)
             if rv.columns != plain.columns:
                 rrows = view_rows(enc, rv, samples, DEFAULT_SEED)
-                groups.append((rv, ref_atoms(rv, valid, rrows, REF_ATOMS_PER_VIEW)))
+                groups.append((rv, ref_atoms(rv, valid, ref_fills(enc, rv), rrows, REF_ATOMS_PER_VIEW)))
             groups.append((plain, triple_atoms(plain, view_rows(enc, plain, samples, DEFAULT_SEED),
                                                TRIPLE_ATOMS_PER_VIEW)))  # checker/param/triple.py
         else:

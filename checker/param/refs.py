@@ -13,9 +13,11 @@ need both:
   (`task[q] == Executing and x < hq_r[q] and <x is none of them> implies full[q][x]`: an item
   the pipeline has passed and no stage still holds was completed);
 - *pipeline positions*: the conditional term `(if r != N then 1 else 0)` for each reference
-  (1 when it holds an item) as a column, and in a view with a fixed-range index j, the
-  position `j < fill` as a condition; under "this reference holds an item" and up to two
-  phase conditions, the linear equalities of up to five columns through the reference
+  (1 when it holds an item) as a column, with bounds on sums of them and of the fill counts
+  (`win_n[q] + (if held[q] != N then 1 else 0) + (if run_k[q] != N then 1 else 0) <= 3`:
+  the items in flight at once), and in a view with a fixed-range index j, the
+  position `j < fill` as a condition; under "this reference holds an item" and at most one
+  phase condition, the linear equalities of up to five columns through the reference
   (`run_k[q] + 1 + win_n[q] + (if held[q] != N then 1 else 0) == hq_r[q]`: the items in
   flight are the ones just below the read pointer, in order).
 
@@ -85,13 +87,38 @@ def ref_view(enc: ParamEncoder, view: View) -> tuple[View, dict[int, int]]:
     return View(view.domains, view.names, cols, view.distinct), valid
 
 
-def ref_atoms(view: View, valid: dict[int, int], rows: np.ndarray, limit: int) -> list[Atom]:
-    """The exclusion-conditioned facts, then the pipeline equalities (module doc), at most
-    `limit` atoms."""
+def ref_fills(enc: ParamEncoder, view: View) -> list[int]:
+    """The view's columns that count a reference array's valid slots (`win_n[x]`)."""
+    names = {_elem_text(a.fill, view, a.prefix) for a in _arrays(enc, view, view.domains) if a.fill is not None}
+    return [k for k, c in enumerate(view.columns) if c.kind in ("scalar", "elem") and c.name in names]
+
+
+def ref_atoms(view: View, valid: dict[int, int], fills: list[int], rows: np.ndarray, limit: int) -> list[Atom]:
+    """The capacity bounds, the exclusion-conditioned facts, then the pipeline equalities
+    (module doc), at most `limit` atoms; `fills` are the view's fill-count columns (`_fills`)."""
     if len(rows) == 0:
         return []
-    out = _excluded(view, rows) + _positions(view, valid, rows)
+    out = _capacity(view, valid, fills, rows) + _excluded(view, rows) + _positions(view, valid, rows)
     return out[:limit]
+
+
+def _capacity(view: View, valid: dict[int, int], fills: list[int], rows: np.ndarray) -> list[Atom]:
+    """`sum of counts <= k` over two or more of the references' indicators and the fill
+    counts, where k is below the sum of their maxima (`win_n[q] + (if held[q] != N then 1
+    else 0) + (if run_k[q] != N then 1 else 0) <= CAP + 1`: the items in flight at once)."""
+    cols = view.columns
+    counts = [k for k in valid if cols[k].kind == "ind"] + fills
+    everywhere = frozenset(range(len(view.names)))
+    out: list[Atom] = []
+    for size in range(2, min(len(counts), 4) + 1):
+        for sub in itertools.combinations(counts, size):
+            if frozenset().union(*[cols[i].uses for i in sub]) != everywhere:
+                continue
+            total = rows[:, list(sub)].sum(axis=1)
+            k = int(total.max())
+            if k < int(rows[:, list(sub)].max(axis=0).sum()):
+                out.append(Atom((), "le", tuple((1, i) for i in sub), k))
+    return out
 
 
 # ------------------------------------------------------------------------------ references
@@ -407,9 +434,7 @@ def _positions(view: View, valid: dict[int, int], rows: np.ndarray) -> list[Atom
     out: list[Atom] = []
     seen: set[tuple] = set()
     examined = 0
-    phase_sets: list[tuple[tuple[int, int], ...]] = [()] + [(c,) for c in conds] + \
-        [p for p in itertools.combinations(conds, 2) if p[0][0] != p[1][0]
-         and isinstance(cols[p[0][0]].type, ir.EnumType)]  # pairs with a control-state value
+    phase_sets: list[tuple[tuple[int, int], ...]] = [()] + [(c,) for c in conds]
     for vcol, ref in valid.items():
         vmask = rows[:, vcol] == (1 if cols[vcol].kind == "ind" else -1)
         for ps in phase_sets:
@@ -440,8 +465,6 @@ def _positions(view: View, valid: dict[int, int], rows: np.ndarray) -> list[Atom
                     base &= masks[c]
                 if (lhs[base] == k).all():
                     continue  # the validity condition adds nothing: not this template's
-                if len(ps) == 2 and any((lhs[vmask & masks[c]] == k).all() for c in ps):
-                    continue  # one phase condition is enough: that atom is there
                 seen.add(key)
                 cond = ((vcol, 1 if cols[vcol].kind == "ind" else -1),) + ps
                 out.append(Atom(cond, "le", tset, k))
