@@ -382,9 +382,9 @@ def _conditions(view: View, rows: np.ndarray, skip: set[int]) -> list[tuple[int,
 
 
 def _excluded(view: View, rows: np.ndarray) -> list[Atom]:
-    """`excl(x) and c1 [and c2] implies b != v` for a bool or enum column b at x's own
-    element, where some row under c1 [and c2] with x referenced has b == v (the exclusion is
-    what makes it true)."""
+    """`excl(x) and x < p [and phase] implies b != v` for a bool or enum column b at x's own
+    element and a pointer p, where some row under the same conditions with x referenced has
+    b == v (the exclusion is what makes it true)."""
     cols = view.columns
     ex = next((k for k, c in enumerate(cols) if c.kind == "excl"), None)
     if ex is None:
@@ -392,11 +392,17 @@ def _excluded(view: View, rows: np.ndarray) -> list[Atom]:
     last = len(view.names) - 1
     bodies = [i for i, c in enumerate(cols) if c.kind == "elem" and last in c.uses
               and isinstance(c.type, (ir.BoolType, ir.EnumType))]
-    conds = [c for c in _conditions(view, rows, {ex}) if c[0] not in bodies]
+    # a position below a pointer (`x < hq_r[q]`: an element the pipeline has passed), alone or
+    # with one phase of the control state (an enum or bool column)
+    below = [(i, -1) for i, c in enumerate(cols) if c.kind == "cmp" and c.pair is None
+             and c.name.startswith(f"cmp({view.names[last]}, ") and (rows[:, i] == -1).any()]
+    phases = [c for c in _conditions(view, rows, {ex}) if c[0] not in bodies
+              and isinstance(cols[c[0]].type, (ir.EnumType, ir.BoolType))]
+    conds = below + phases
     masks = {c: rows[:, c[0]] == c[1] for c in conds}
     free = rows[:, ex] == 1
     out: list[Atom] = []
-    sets = [(c,) for c in conds] + [p for p in itertools.combinations(conds, 2) if p[0][0] != p[1][0]]
+    sets = [(b,) for b in below] + [(b, p) for b in below for p in phases]
     for cs in sets:
         m = np.ones(len(rows), dtype=bool)
         for c in cs:
