@@ -104,3 +104,20 @@ def test_pipes_holding_small_failing_large_are_never_proved(tmp_path, bug, small
     r = verify_for_all(path, ["N"], {"N": 1}, timeout=240).result("no_loss")
     assert r.verdict is not Verdict.PROVED, r
     assert r.detail["for_all"] == ["N"]
+
+
+@pytest.mark.slow  # minutes: the second round at N=4 (deterministic: step limits)
+def test_reef_rewind_no_loss_for_all_n_and_invariant_rechecked():
+    """reef_rewind: a BE task finishes only with every kernel complete, for every number of
+    kernels N (one BE queue, CAP=2, one RT task, as declared). The proof needs the exclusion
+    (a kernel below the host queue's read position that no stage of the dispatch pipeline
+    holds is complete) and the pipeline's positions (`(if held[x] != N then 1 else 0)`); the
+    printed lemmas hold in small instances (the explicit engine)."""
+    from gpcheck.spec.load import resolve_spec_path
+
+    r = verify_for_all("reef_rewind", ["N"], {"N": 1}, properties=["no_loss"], timeout=1500).result("no_loss")
+    assert r.verdict is Verdict.PROVED, r
+    assert r.detail["for_all"] == ["N"] and r.detail["round"] == 2
+    inv = r.detail["invariant"]
+    assert "y != held[x] and y != run_k[x] and (all j in 0..1: j >= win_n[x] or win[x][j] != y)" in inv, inv
+    recheck_lemmas(resolve_spec_path("reef_rewind").read_text(), inv, [{"N": 1}, {"N": 2}, {"N": 5}, {"N": 6}])
