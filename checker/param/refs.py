@@ -76,8 +76,9 @@ def ref_view(enc: ParamEncoder, view: View) -> tuple[View, dict[int, int]]:
     if len(view.names) == 2:  # a fixed-range reference array's own view: `j < fill`
         arr = _own_array(enc, view)
         if arr is not None and arr.fill is not None:
-            fill = next((k for k, c in enumerate(cols) if c.kind == "elem" and c.name == _elem_text(arr.fill, view, arr.prefix)), None)
-            elem = next((k for k, c in enumerate(cols) if c.kind == "elem" and c.name == _elem_text(arr.var, view, arr.prefix + (1,))), None)
+            by_name = {c.name: k for k, c in enumerate(cols) if c.kind == "elem"}
+            fill = by_name.get(_elem_text(arr.fill, view, arr.prefix))
+            elem = by_name.get(_elem_text(arr.var, view, arr.prefix + (1,)))
             if fill is not None and elem is not None:
                 valid[len(cols)] = elem
                 cols.append(_cmp_column(view.names[1], 1, 0, cols[fill]))
@@ -287,7 +288,8 @@ def _exclusion(enc: ParamEncoder, view: View) -> Column | None:
         lo, hi = enc.bounds(a.index)
         dom = f"{affine_text(z3.simplify(lo))}..{affine_text(z3.simplify(hi))}"
         if a.fill is not None:
-            parts.append(f"(all {binder} in {dom}: {binder} >= {a.fill.name}{pre} or {a.var.name}{pre}[{binder}] != {x})")
+            parts.append(f"(all {binder} in {dom}: {binder} >= {a.fill.name}{pre} "
+                         f"or {a.var.name}{pre}[{binder}] != {x})")
         else:
             parts.append(f"(all {binder} in {dom}: {a.var.name}{pre}[{binder}] != {x})")
         arr_info.append(a)
@@ -303,7 +305,8 @@ def _exclusion(enc: ParamEncoder, view: View) -> Column | None:
         conds = [xs[xi] != c.term(s, xs) for c in ref_cols]
         for a in arr_info:
             base = sel(s.vals[pstate_index[a.var.name]], xs, a.prefix)  # type: ignore[arg-type]
-            fill = None if a.fill is None else sel(s.vals[pstate_index[a.fill.name]], xs, a.prefix)  # type: ignore[arg-type]
+            fill = (None if a.fill is None
+                    else sel(s.vals[pstate_index[a.fill.name]], xs, a.prefix))  # type: ignore[arg-type]
             for j in a.values:
                 ne = z3.Select(base, j) != xs[xi]  # type: ignore[arg-type]
                 conds.append(ne if fill is None else z3.Or(j >= fill, ne))  # type: ignore[operator]
@@ -338,7 +341,8 @@ def _exclusion(enc: ParamEncoder, view: View) -> Column | None:
             pre = "".join(f"[{ix[p]}]" for p in a.prefix)
             for j in a.values:
                 ne = slot(f"{a.var.name}{pre}[{j}]") != item
-                conds.append(ne if a.fill is None else z3.Or(slot(f"{a.fill.name}{pre}") <= j, ne))  # type: ignore[operator]
+                ok = ne if a.fill is None else z3.Or(slot(f"{a.fill.name}{pre}") <= j, ne)  # type: ignore[operator]
+                conds.append(ok)
         return z3.And(*conds) if conds else z3.BoolVal(True)
 
     def eq_text(v: int, positive: bool) -> str:
@@ -430,9 +434,9 @@ def _positions(view: View, valid: dict[int, int], rows: np.ndarray) -> list[Atom
     cols = view.columns
     if not valid:
         return []
-    terms = [i for i, c in enumerate(cols) if isinstance(c.type, ir.IntType) and c.kind in ("scalar", "elem", "ind", "index")
-             and (c.kind != "index" or not c.consts) and (c.consts or c.kind in ("ind", "index") or i in valid.values()
-                                                           or _fill_like(c))]
+    terms = [i for i, c in enumerate(cols)
+             if isinstance(c.type, ir.IntType) and c.kind in ("scalar", "elem", "ind", "index")
+             and (c.consts or c.kind in ("ind", "index") or i in valid.values() or _fill_like(c))]
     conds = [c for c in _conditions(view, rows, set(valid) | set(valid.values())) if cols[c[0]].kind != "cmp"]
     conds.sort(key=lambda c: (not isinstance(cols[c[0]].type, ir.EnumType), c))  # control state first
     masks = {c: rows[:, c[0]] == c[1] for c in conds}
