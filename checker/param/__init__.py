@@ -10,6 +10,9 @@
     threshold.py  the second round's thresholds (`live < P`) and pointer-anchored facts (`x == kc and ...`)
     counters.py the arrays over a symbolic index range as counters of rows per value (`for i in 0..S-1`
                 loops that accumulate into other arrays), where the array encoding is outside the fragment
+    refs.py     second round: nullable references (`held: 0..N`, N for none): "x is none of them" as a
+                condition, and equalities with `(if held != N then 1 else 0)` terms under "it holds an item"
+    triple.py   second round: facts under three enum conditions (`sched == Poll and task[x] == .. and rt == ..`)
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""

@@ -60,6 +60,8 @@ WIDE_FILTER_STEPS = 960_000_000  # the second round's fixed-size Houdini (more c
 AFFINE_ATOMS_PER_VIEW = 200  # the second round's linear equalities of 3+ counters (checker/param/affine.py)
 GUARDED_ATOMS_PER_VIEW = 400  # the second round's bounds under a model guard (checker/param/guards.py)
 THRESHOLD_ATOMS_PER_VIEW = 600  # the second round's threshold and anchored templates (checker/param/threshold.py), per view
+REF_ATOMS_PER_VIEW = 600  # the second round's nullable-reference templates (checker/param/refs.py), per view
+TRIPLE_ATOMS_PER_VIEW = 200  # the second round's facts under three enum conditions (checker/param/triple.py)
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
 
 
@@ -411,7 +413,9 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
     from gpcheck.checker.param.affine import affine_atoms
     from gpcheck.checker.param.guards import guard_columns, guarded_bounds
     from gpcheck.checker.param.pointer import enrich
+    from gpcheck.checker.param.refs import ref_atoms, ref_fills, ref_view
     from gpcheck.checker.param.threshold import threshold_atoms, threshold_columns
+    from gpcheck.checker.param.triple import triple_atoms
     from gpcheck.checker.param.widen import order_columns, wide_atoms
 
     out: list[Candidate] = []
@@ -434,6 +438,12 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
             if tv is not plain:
                 groups.append((tv, threshold_atoms(tv, view_rows(enc, tv, samples, DEFAULT_SEED),
                                                    THRESHOLD_ATOMS_PER_VIEW)))
+            rv, valid = ref_view(enc, plain)  # nullable references (checker/param/refs.py)
+            if rv.columns != plain.columns:
+                rrows = view_rows(enc, rv, samples, DEFAULT_SEED)
+                groups.append((rv, ref_atoms(rv, valid, ref_fills(enc, rv), rrows, REF_ATOMS_PER_VIEW)))
+            groups.append((plain, triple_atoms(plain, view_rows(enc, plain, samples, DEFAULT_SEED),
+                                               TRIPLE_ATOMS_PER_VIEW)))  # checker/param/triple.py
         else:
             groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
         for v, got in groups:
