@@ -42,6 +42,13 @@ FINITE_FOLD = 64  # an all/any over a constant range of at most this many values
 Val = object  # z3.ExprRef | dict[str, Val]
 
 
+def reset_names() -> None:
+    """Number fresh names from zero again: at the start of a run in a fresh Z3 context, so that
+    it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context))."""
+    global _fresh
+    _fresh = itertools.count()
+
+
 def _fresh_int(name: str) -> z3.ArithRef:
     return z3.Int(f"{name}!{next(_fresh)}")
 
