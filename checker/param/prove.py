@@ -481,9 +481,10 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
     pool = list(range(len(cands)))
     note, why = "", ""
     for round_ in range(1, MAX_ROUNDS + 1):
-        core = fixed.core(pool, prop, _cap(deadline, FILTER_STEPS))
-        if core is None:
-            note += f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates left"
+        core, why_not = fixed.core(pool, prop, _cap(deadline, FILTER_STEPS))
+        if core is None:  # FixedSize.core says which: not inductive there, or out of steps / time
+            note += (f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates "
+                     f"left: {why_not}")
             return None, why, note
         small = sorted(core)
         kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_STEPS))
@@ -516,10 +517,10 @@ class _Sub:
         return None if got is None else [back[k] for k in got]
 
     def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
-             deadline: Deadline) -> list[int] | None:
-        got = self.fixed.core([self.index[k] for k in active], prop, deadline)
+             deadline: Deadline) -> tuple[list[int] | None, str]:
+        got, why = self.fixed.core([self.index[k] for k in active], prop, deadline)
         back = {v: k for k, v in enumerate(self.index)}
-        return None if got is None else [back[k] for k in got]
+        return (None, why) if got is None else ([back[k] for k in got], "")
 
 
 def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
