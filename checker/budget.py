@@ -133,6 +133,11 @@ def remaining() -> float | None:
 # (checker/engines.py `run_smt`). Outside every such region `poll` does nothing: the same
 # encoder serves trace replay (checker/smt/tracefill.py, deadend.py), whose own loops decide
 # how a stop ends it. Per thread, so that API calls in several threads keep their own limits.
+# What no poll reaches: one Z3 check that ignores its own timeout. bmc on a 1,000-element fold
+# of 16-bit values (`a: [0..999] -> 0..30000`, `sum` in an invariant) with timeout=5 returned
+# after 9.1 s, inside one Solver.check at depth 0; interrupting the context every 50 ms from
+# 5 s on did not end that check sooner either (2026-11-24, load 6). Only a check in another
+# process that can be killed would bound it; not done.
 _local = threading.local()
 LIMIT_TEXT = "timeout"  # a `time_limit` passed: the reason a report gives, as a Z3 timeout's
 

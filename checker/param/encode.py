@@ -42,6 +42,13 @@ FINITE_FOLD = 64  # an all/any over a constant range of at most this many values
 Val = object  # z3.ExprRef | dict[str, Val]
 
 
+def reset_names() -> None:
+    """Number fresh names from zero again: at the start of a run in a fresh Z3 context, so that
+    it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context))."""
+    global _fresh
+    _fresh = itertools.count()
+
+
 def _fresh_int(name: str) -> z3.ArithRef:
     return z3.Int(f"{name}!{next(_fresh)}")
 
@@ -759,22 +766,30 @@ class _Exec:
             n = z3.If(z3.And(*guards), n, 0)  # type: ignore[assignment]
         return n, z3.And(lo <= hi, first)
 
+    def _instances(self, e: ir.Fold, values: range) -> list[tuple[Val, z3.BoolRef]]:
+        """The fold's body and its evaluation error at each of `values`, the binder bound to
+        the value (the binder's local from outside, if any, is back afterwards): what
+        `_finite_sum` and `_finite_fold` combine."""
+        saved = self.locals.get(e.binder.id)
+        out: list[tuple[Val, z3.BoolRef]] = []
+        try:
+            for k in values:
+                self.locals[e.binder.id] = z3.IntVal(k)
+                out.append(self.eval(e.body))
+        finally:
+            if saved is None:
+                self.locals.pop(e.binder.id, None)
+            else:
+                self.locals[e.binder.id] = saved
+        return out
+
     def _finite_sum(self, e: ir.Fold, values: range) -> tuple[Val, z3.BoolRef]:
         """`sum`/`count` over a range that does not depend on the symbolic constants: the
         sum of its instances, exact for every size (`--for-all NB` with the slots fixed);
         an instance's evaluation error is the fold's (every instance is evaluated)."""
-        saved = self.locals.get(e.binder.id)
-        terms: list[z3.ArithRef] = []
-        errs: list[z3.BoolRef] = []
-        for k in values:
-            self.locals[e.binder.id] = z3.IntVal(k)
-            v, err = self.eval(e.body)
-            terms.append(_as_int(v) if e.kind is ir.FoldKind.COUNT else v)  # type: ignore[arg-type]
-            errs.append(err)
-        if saved is None:
-            self.locals.pop(e.binder.id, None)
-        else:
-            self.locals[e.binder.id] = saved
+        got = self._instances(e, values)
+        terms = [_as_int(v) if e.kind is ir.FoldKind.COUNT else v for v, _ in got]  # type: ignore[arg-type]
+        errs = [err for _, err in got]
         total = z3.Sum(*terms) if terms else z3.IntVal(0)
         return total, z3.simplify(z3.Or(*errs)) if errs else z3.BoolVal(False)
 
@@ -782,20 +797,13 @@ class _Exec:
         """`all`/`any` over a range that does not depend on the symbolic constants: the
         conjunction / disjunction of its instances (no quantifier for Z3), with the
         evaluation order's errors (an error in an instance the result does not reach yet)."""
-        saved = self.locals.get(e.binder.id)
         vals: list[z3.BoolRef] = []
         errs: list[z3.BoolRef] = []
-        for k in values:
-            self.locals[e.binder.id] = z3.IntVal(k)
-            v, err = self.eval(e.body)
+        for v, err in self._instances(e, values):
             # an instance's error counts only while the fold is still undecided before it
             undecided = z3.And(*vals) if e.kind is ir.FoldKind.ALL else z3.Not(z3.Or(*vals)) if vals else z3.BoolVal(True)
             errs.append(z3.And(undecided, err) if vals else err)
             vals.append(v)  # type: ignore[arg-type]
-        if saved is None:
-            self.locals.pop(e.binder.id, None)
-        else:
-            self.locals[e.binder.id] = saved
         val = z3.And(*vals) if e.kind is ir.FoldKind.ALL else z3.Or(*vals)
         return val, z3.simplify(z3.Or(*errs)) if errs else z3.BoolVal(False)
 

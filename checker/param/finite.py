@@ -143,9 +143,11 @@ class FixedSize:
                        table=self.ck.table)  # type: ignore[attr-defined]
 
     def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
-             deadline: Deadline) -> list[int] | None:
+             deadline: Deadline) -> tuple[list[int] | None, str]:
         """The candidates of `active` (all inductive here) a proof of `prop` at this instance
-        uses, closed under induction; None when there is no proof relative to them."""
+        uses, closed under induction, and ""; or None and why there is none: the property is
+        not inductive relative to them here, or Z3 gave no answer within the step budget or
+        the time (`Deadline.why`: `step limit`, `timeout`)."""
         from gpcheck.checker.smt.lemmas import TRIM_ROUNDS, closed_core, small_core
 
         ck, system = self.ck, self.system
@@ -156,6 +158,15 @@ class FixedSize:
         if isinstance(prop, ir.Invariant):
             hs, ht = system.enc.holds(prop.expr, s), system.enc.holds(prop.expr, t)
             seed = small_core(ck, deadline, [hs, ck.trans, z3.Not(ht)], active)
-            return None if seed is None else closed_core(ck, active, seed, [hs], deadline, TRIM_ROUNDS)
-        seed = small_core(ck, deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active)
-        return None if seed is None else closed_core(ck, active, seed, [], deadline, TRIM_ROUNDS)
+            got = None if seed is None else closed_core(ck, active, seed, [hs], deadline, TRIM_ROUNDS)
+        else:
+            seed = small_core(ck, deadline, [ck.trans, z3.Not(system.enc.holds(prop.expr, s, t))], active)
+            got = None if seed is None else closed_core(ck, active, seed, [], deadline, TRIM_ROUNDS)
+        if got is not None:
+            return got, ""
+        # a check without `unsat` is `sat` (a counterexample to induction: these queries are
+        # quantifier-free) unless the budget ran out during it (then it says `unknown`)
+        if deadline.expired:
+            return None, f"Z3 gave no answer ({deadline.why()})"
+        return None, ("not inductive relative to them" if seed is None
+                      else "no closed core: the candidates are not inductive together here")

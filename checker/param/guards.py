@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import weakref
 from typing import Callable, Sequence
 
 import numpy as np
@@ -28,7 +29,9 @@ from gpcheck.checker.param.encode import ParamEncoder, PState, _Exec
 from gpcheck.checker.param.mine import Column, View, _lo_of
 from gpcheck.checker.smt.mining import SMALL_DOMAIN, Atom
 
-_LIT_CACHE: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}  # a literal's value at some constants
+# a literal's value at some constants, per encoder (keys are ids of its model's nodes: mine.py's _LO_CACHE)
+_LIT_CACHE: "weakref.WeakKeyDictionary[ParamEncoder, dict[tuple[int, tuple[tuple[str, int], ...]], int]]" = \
+    weakref.WeakKeyDictionary()
 MAX_GUARDS = 12  # guard columns per view
 _CMP: dict[ir.BinOp, Callable[[int, int], bool]] = {
     ir.BinOp.LT: operator.lt, ir.BinOp.LE: operator.le, ir.BinOp.GT: operator.gt, ir.BinOp.GE: operator.ge}
@@ -103,12 +106,13 @@ def _value(e: ir.Expr, dec: dict, model: ir.Model, consts: dict[str, int], enc: 
     match e:
         case ir.Lit(value=v):
             key = (id(e), tuple(sorted(consts.items())))
-            hit = _LIT_CACHE.get(key)
+            cache = _LIT_CACHE.setdefault(enc, {})
+            hit = cache.get(key)
             if hit is None:
                 num = enc.pm.num(e, "value", v)
                 sub = [(enc.pm.consts[n], z3.IntVal(consts[n])) for n in enc.pm.names]
-                hit = _LIT_CACHE[key] = (v if z3.is_int_value(num) else
-                                         z3.simplify(z3.substitute(num, *sub)).as_long())  # type: ignore[attr-defined]
+                hit = cache[key] = (v if z3.is_int_value(num) else
+                                    z3.simplify(z3.substitute(num, *sub)).as_long())  # type: ignore[attr-defined]
             return hit
         case ir.VarRef(var=vi):
             return _num(dec[model.vars[vi].name], e.type)

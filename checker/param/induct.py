@@ -39,9 +39,14 @@ class Answer:
 class Consecution:
     def __init__(self, enc: ParamEncoder, s: PState, t: PState, hyps: Sequence[z3.BoolRef],
                  goal: z3.BoolRef, fixed: Sequence[z3.BoolRef] = (), mbqi: bool = False,
-                 seed: int = DEFAULT_SEED, tag: str = "sk", lits: Sequence[z3.BoolRef] | None = None) -> None:
+                 seed: int = DEFAULT_SEED, tag: str = "sk", lits: Sequence[z3.BoolRef] | None = None,
+                 retry_steps: int | None = None) -> None:
         """`hyps` over `s` (behind `lits`, fresh ones unless given: the goal may use them
-        too), `fixed` over `s` (always assumed), `goal` over `s` and `t` (skolemized here)."""
+        too), `fixed` over `s` (always assumed), `goal` over `s` and `t` (skolemized here).
+        With `retry_steps` (and `mbqi` off), an action's check that E-matching leaves
+        `unknown` (incomplete quantifiers) is asked once more with model-based
+        instantiation on, within that many Z3 steps: sound, since only its `unsat` counts."""
+        self.mbqi, self.retry_steps = mbqi, retry_steps
         self.lits = list(lits) if lits is not None else [z3.Bool(f"{tag}!h{k}") for k in range(len(hyps))]
         inst = Instantiator(enc, [s, t])
         goal = skolemize(goal, tag)
@@ -71,6 +76,11 @@ class Consecution:
         for name, sol, subst in self.solvers:
             deadline.apply(sol)  # NOTE(step-limits)
             r = deadline.trusted(sol.check(*assume))  # NOTE(stale-interrupt)
+            first = ""  # E-matching's reason, when MBQI was asked again
+            if r == z3.unknown and self.retry_steps and not self.mbqi and not deadline.expired \
+                    and "incomplete quantifiers" in sol.reason_unknown():
+                first = sol.reason_unknown()
+                r = self._retry(sol, assume, deadline)
             if r == z3.unsat:
                 ids = {c.get_id() for c in sol.unsat_core()}
                 core |= {k for k, lit in enumerate(self.lits) if lit.get_id() in ids}
@@ -78,6 +88,8 @@ class Consecution:
             if r == z3.sat:
                 return Answer("sat", set(), sol.model(), name, subst)
             why = deadline.why() if deadline.expired else sol.reason_unknown()
+            if first:
+                why = f"{first}; with MBQI: {why or 'unknown'}"
             model = None
             if "incomplete" in why:
                 try:
@@ -86,3 +98,13 @@ class Consecution:
                     model = None
             return Answer("unknown", set(), model, f"{name}: {why}", subst)
         return Answer("unsat", core)
+
+    def _retry(self, sol: z3.Solver, assume: list[z3.BoolRef], deadline: Deadline) -> z3.CheckSatResult:
+        """One check again with MBQI on, within `retry_steps` more Z3 steps (NOTE(step-limits))."""
+        capped = deadline.limited(self.retry_steps or 0)
+        sol.set("mbqi", True)
+        try:
+            capped.apply(sol)
+            return capped.trusted(sol.check(*assume))  # NOTE(stale-interrupt)
+        finally:
+            sol.set("mbqi", False)

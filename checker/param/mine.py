@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -245,15 +246,19 @@ def _num(v: object, t: ir.Type) -> int:
     raise Unsupported(f"a state value {v!r} the miner cannot read")
 
 
-_LO_CACHE: dict[tuple[int, tuple[tuple[str, int], ...]], int] = {}
+# per encoder, dropped with it: the keys are ids of its model's types, which a later run's
+# objects may reuse once this model is gone (NOTE(fresh-context): a run in-process is a fresh one)
+_LO_CACHE: "weakref.WeakKeyDictionary[ParamEncoder, dict[tuple[int, tuple[tuple[str, int], ...]], int]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def _lo_of(t: ir.Type, consts: dict[str, int], enc: ParamEncoder) -> int:
+    cache = _LO_CACHE.setdefault(enc, {})
     key = (id(t), tuple(sorted(consts.items())))
-    hit = _LO_CACHE.get(key)
+    hit = cache.get(key)
     if hit is None:
         lo, _ = enc.bounds(t)
-        hit = _LO_CACHE[key] = _eval(lo, consts, enc)
+        hit = cache[key] = _eval(lo, consts, enc)
     return hit
 
 

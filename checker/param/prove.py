@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
@@ -44,6 +44,7 @@ _QVARS = itertools.count()
 SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
+MBQI_RETRY_STEPS = 40_000_000  # a property's final check that E-matching leaves unknown: once more with MBQI
 SIZES_ABOVE = 2
 # Z3 step budgets (rlimit, NOTE(step-limits) in checker/smt/session.py): deterministic, so the
 # same command proves the same properties with the same lemmas under any load (they were wall
@@ -211,34 +212,83 @@ def _candidate_model(sol: z3.Solver) -> bool:
 
 def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
                    properties: Sequence[str] | None, timeout: float | None) -> tuple[ir.Model, list[Result]]:
-    """Results for the model's invariants and transition properties (or those named)."""
+    """Results for the model's invariants and transition properties (or those named).
+
+    The run has a Z3 context of its own, its term names start from zero and Python's cyclic
+    garbage collector runs only where the run says, so it proves and prints what the same run
+    in a fresh process does, whatever ran before in this process (NOTE(fresh-context) in
+    checker/smt/session.py). `timeout` bounds the whole run, its
+    phases outside Z3 included (NOTE(time-limit) in checker/budget.py): what it cuts short is
+    `unknown` with reason `timeout`."""
+    from gpcheck.checker import budget
+    from gpcheck.checker.param.encode import reset_names
+    from gpcheck.checker.smt.session import fresh_context, no_automatic_gc
+
+    global _QVARS
+    run = _Run()
+    with fresh_context(), no_automatic_gc(), budget.time_limit(timeout):
+        _QVARS = itertools.count()
+        reset_names()
+        deadline = Deadline(timeout)
+        t0 = time.monotonic()
+        try:
+            _verify(run, load, names, fixed, lower, properties, deadline)
+        except budget.Stop as stop:  # a phase outside Z3 polled past the time limit, or the budget stopped
+            why = budget.stopped() or stop.text
+            if run.model is None:  # stopped before the model was loaded: load it outside the limit
+                run.model = load(dict(fixed))
+                run.wanted = _wanted(run.model, properties)
+            for n in run.wanted:
+                if n not in run.out:
+                    run.out[n] = _unknown(n, run.model, names, f"{why} (the run was cut short)")
+        if timeout is not None and time.monotonic() - t0 >= timeout and not budget.stopped():
+            # the user's wall clock ran out: say so on what it left undecided
+            for n, r in run.out.items():
+                if r.verdict is Verdict.UNKNOWN and not r.reason.startswith("timeout"):
+                    run.out[n] = replace(r, reason=f"timeout after {timeout:g} s; {r.reason}")
+    assert run.model is not None
+    return run.model, [run.out[n] for n in run.wanted]
+
+
+@dataclass
+class _Run:
+    """What a for-all run has so far: a stop (the time limit) answers the rest `unknown`."""
+
+    model: ir.Model | None = None
+    wanted: list[str] = field(default_factory=list)
+    out: dict[str, Result] = field(default_factory=dict)
+
+
+def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
+            properties: Sequence[str] | None, deadline: Deadline) -> None:
+    """`verify_for_all`'s work, its results put in `run` as they are decided."""
+    from gpcheck.checker import budget
     from gpcheck.checker.api import verify as verify_instance
     from gpcheck.checker.smt.mining import sample_states
     from gpcheck.gpmodel import compile_model
 
     from gpcheck.spec.errors import GpcheckError
 
-    from gpcheck.checker.param.instantiate import clear_interrupt
-
-    clear_interrupt()
-    deadline = Deadline(timeout)
     started = time.monotonic()
     try:
         pm = extract(load, names, fixed, lower)
+        budget.poll()  # NOTE(time-limit): the phases before mining, each seconds on a large model
     except (Unsupported, GpcheckError) as e:
-        model = load(dict(fixed))
-        wanted = _wanted(model, properties)
+        run.model = model = load(dict(fixed))
+        run.wanted = _wanted(model, properties)
         why = f"the constants cannot be made symbolic: {e}"
-        return model, [_unknown(n, model, names, why) for n in wanted]
-    model = pm.model
-    wanted = _wanted(model, properties)
-    out: dict[str, Result] = {}
+        run.out.update({n: _unknown(n, model, names, why) for n in run.wanted})
+        return
+    run.model = model = pm.model
+    run.wanted = wanted = _wanted(model, properties)
+    out = run.out
     # small instances: counterexamples, and the states that propose candidates
     samples: list[tuple[dict[str, int], list[dict]]] = []
     for point in small_points(names, pm.lower, fixed):
         inst = load(point)
+        budget.poll()
         rep = verify_instance(inst, properties=[n for n in wanted if n not in out], engine="explicit",
-                              max_states=SAMPLE_STATES)
+                              max_states=SAMPLE_STATES, timeout=deadline.remaining())  # only its violations count
         for r in rep.results:
             if r.verdict is Verdict.VIOLATED and r.property not in out:
                 at = ", ".join(f"{n}={point[n]}" for n in names)
@@ -247,6 +297,7 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
                                                       for_all=list(names)))
         cm = compile_model(inst)
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
+        budget.poll()
         samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
     todo = [n for n in wanted if n not in out]
     if todo:
@@ -259,7 +310,6 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
-    return model, [out[n] for n in wanted]
 
 
 def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
@@ -479,9 +529,10 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
     pool = list(range(len(cands)))
     note, why = "", ""
     for round_ in range(1, MAX_ROUNDS + 1):
-        core = fixed.core(pool, prop, _cap(deadline, FILTER_STEPS))
-        if core is None:
-            note += f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates left"
+        core, why_not = fixed.core(pool, prop, _cap(deadline, FILTER_STEPS))
+        if core is None:  # FixedSize.core says which: not inductive there, or out of steps / time
+            note += (f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates "
+                     f"left: {why_not}")
             return None, why, note
         small = sorted(core)
         kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_STEPS))
@@ -514,10 +565,10 @@ class _Sub:
         return None if got is None else [back[k] for k in got]
 
     def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
-             deadline: Deadline) -> list[int] | None:
-        got = self.fixed.core([self.index[k] for k in active], prop, deadline)
+             deadline: Deadline) -> tuple[list[int] | None, str]:
+        got, why = self.fixed.core([self.index[k] for k in active], prop, deadline)
         back = {v: k for k, v in enumerate(self.index)}
-        return None if got is None else [back[k] for k in got]
+        return (None, why) if got is None else ([back[k] for k in got], "")
 
 
 def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
@@ -542,7 +593,8 @@ def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | i
         fixed, goal = [enc.holds(inv.expr, s)], z3.Not(enc.holds(inv.expr, t))
     else:
         fixed, goal = [], z3.Not(enc.holds(prop.expr, s, t))
-    cons = Consecution(enc, s, t, [c.formula(enc, s) for c in lemmas], goal, fixed=fixed, mbqi=MBQI, tag="rel")
+    cons = Consecution(enc, s, t, [c.formula(enc, s) for c in lemmas], goal, fixed=fixed, mbqi=MBQI, tag="rel",
+                       retry_steps=MBQI_RETRY_STEPS)
     ans = cons.check(range(len(lemmas)), deadline)
     if ans.verdict != "unsat":
         return None, ("not inductive relative to them" if ans.verdict == "sat"

@@ -25,15 +25,15 @@ from gpcheck.spec import ir
 from gpcheck.checker import budget
 from gpcheck.checker.smt.terms import (
     Agg,
-    FALSE,
-    TRUE,
     Value,
     all_of,
     const_int,
     domain_lits,
+    false,
     INT,
     Num,
     in_type,
+    is_false,
     mk_and,
     mk_eq,
     mk_ite,
@@ -41,6 +41,7 @@ from gpcheck.checker.smt.terms import (
     mk_or,
     scalar_lit,
     scalar_sort,
+    true,
 )
 
 State = tuple[z3.ExprRef, ...]
@@ -223,7 +224,7 @@ class Encoder:
         ex = _Exec(self, list(s))
         for p, v in zip(a.params, args):
             ex.locals[p.id] = v
-        ex.block(a.body, TRUE)
+        ex.block(a.body, true())
         return StepEnc(ex.alive, ex.error, tuple(ex.state), tuple(ex.errors))
 
     def param_domain(self, action: int, args: Sequence[z3.ExprRef]) -> z3.BoolRef:
@@ -299,7 +300,7 @@ class Encoder:
         """No instance is enabled, none fails, `s` is not terminal, and it is expanded (inside
         the constraints); false under `allow deadlock`."""
         if self.model.allow_deadlock:
-            return FALSE
+            return false()
         return self._instantiate(("deadlock",), lambda ts, _: self._deadlock(ts), s)
 
     def _deadlock(self, s: State) -> z3.BoolRef:
@@ -370,7 +371,7 @@ def step_paths(enc: Encoder, action: int, s: State, args: Sequence[z3.ExprRef], 
         ex = _Exec(enc, list(s), oracle=oracle)
         for p, v in zip(a.params, args):
             ex.locals[p.id] = v
-        ex.block(a.body, TRUE)
+        ex.block(a.body, true())
         if not z3.is_false(ex.pc):
             out.append(PathEnc(ex.pc, mk_and(ex.pc, ex.alive), mk_and(ex.pc, ex.error), tuple(ex.state)))
         if len(out) > limit:
@@ -394,7 +395,7 @@ def _scalar(t: ir.Type) -> ir.ScalarType:
 
 def _in_domain(t: ir.Type, e: z3.ExprRef) -> z3.BoolRef:
     if isinstance(t, ir.BoolType):
-        return TRUE
+        return true()
     return in_type(_scalar(t), e)
 
 
@@ -407,11 +408,11 @@ class _Exec:
     state: list[z3.ExprRef]
     post: State | None = None
     locals: dict[int, Value] = field(default_factory=dict)
-    alive: z3.BoolRef = TRUE
-    error: z3.BoolRef = FALSE
+    alive: z3.BoolRef = field(default_factory=true)
+    error: z3.BoolRef = field(default_factory=false)
     errors: list[tuple[z3.BoolRef, str]] = field(default_factory=list)
     oracle: "_Oracle | None" = None  # path mode: decides branches and dynamic indexes
-    pc: z3.BoolRef = TRUE  # path mode: the condition of the path taken so far
+    pc: z3.BoolRef = field(default_factory=true)  # path mode: the condition of the path taken so far
     decided: dict[int, tuple[z3.ExprRef, z3.ExprRef, z3.BoolRef]] = field(default_factory=dict)  # path mode: index term id -> (term, choice, outside)
 
     def split_index(self, iv: z3.ExprRef, t: ir.Type) -> tuple[z3.ExprRef, z3.BoolRef]:
@@ -428,10 +429,10 @@ class _Exec:
             c = self.oracle.choose(len(lits) + 1)
             if c < len(lits):
                 self.pc = mk_and(self.pc, mk_eq(iv, lits[c][1]))
-                hit = (iv, lits[c][1], FALSE)
+                hit = (iv, lits[c][1], false())
             else:
                 self.pc = mk_and(self.pc, mk_not(_in_domain(t, iv)))
-                hit = (iv, iv, TRUE)
+                hit = (iv, iv, true())
             self.decided[key] = hit
         return hit[1], hit[2]
 
@@ -440,7 +441,7 @@ class _Exec:
     def fail_if(self, guard: z3.BoolRef, err: z3.BoolRef, what: str) -> None:
         """A modelling error happens under `guard ∧ err` if execution got here."""
         e = mk_and(self.alive, guard, err)
-        if e is FALSE or z3.is_false(e):
+        if is_false(e):
             return
         self.error = mk_or(self.error, e)
         self.errors.append((e, what))
@@ -517,7 +518,7 @@ class _Exec:
         condition under which an index in it is out of range."""
         match tgt:
             case ir.VarRef(var=vi, primed=False):
-                return [(TRUE, self.enc.offsets[vi])], FALSE
+                return [(true(), self.enc.offsets[vi])], false()
             case ir.Field(base=b, name=name):
                 cands, err = self.lvalue(b)
                 off, _ = ir.slot_offset(b.type, name)
@@ -555,14 +556,14 @@ class _Exec:
         """(value, condition under which evaluating `e` fails with a modelling error)."""
         match e:
             case ir.Lit(value=v, type=t):
-                return scalar_lit(t, v, self.enc.num), FALSE
+                return scalar_lit(t, v, self.enc.num), false()
             case ir.VarRef(var=vi, primed=primed):
                 if primed:
                     assert self.post is not None, "primed variable outside a transition property"
-                    return self.var_value(vi, self.post), FALSE
-                return self.var_value(vi, self.state), FALSE
+                    return self.var_value(vi, self.post), false()
+                return self.var_value(vi, self.state), false()
             case ir.LocalRef(sym=sym):
-                return self.locals[sym.id], FALSE
+                return self.locals[sym.id], false()
             case ir.Field(base=b, name=name):
                 bv, err = self.eval(b)
                 assert isinstance(bv, Agg) and isinstance(bv.type, ir.StructType)
@@ -661,7 +662,7 @@ class _Exec:
         match e.kind:
             case ir.FoldKind.ALL | ir.FoldKind.ANY:
                 # short-circuit: element i is evaluated only while the result is undecided
-                going = TRUE
+                going = true()
                 err_terms: list[z3.BoolRef] = []
                 for v, err in zip(vals, errs):
                     err_terms.append(mk_and(going, err))

@@ -53,7 +53,7 @@ from gpcheck.checker.smt.encode import Encoder, PathLimit, State, bv_encoder, st
 from gpcheck.checker.smt.props import SafetyProp, bad, conjuncts
 from gpcheck.checker.smt.render import render_invariant
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown
-from gpcheck.checker.smt.terms import TRUE, in_type, mk_and, mk_not, mk_or
+from gpcheck.checker.smt.terms import in_type, mk_and, mk_not, mk_or, true
 from gpcheck.checker.verdict import Result
 
 ENGINE = "pdr"
@@ -158,7 +158,7 @@ class _System:
 
     def query(
         self, kept: list[int], bad_bodies: list[z3.BoolRef], deadline: Deadline, seed: int,
-        strengthen: z3.BoolRef = TRUE,
+        strengthen: z3.BoolRef | None = None,
     ) -> tuple[str, str | None]:
         """Is some `bad_bodies` formula reachable in the abstraction keeping slots `kept`?
         (PROVED, rendered invariant) | (REFUTED, None) | (UNKNOWN, reason). `strengthen` is an
@@ -178,7 +178,7 @@ class _System:
         reach = z3.Function("Reach", *[x.sort() for x in ks], z3.BoolSort())
         fail = z3.Function("Bad", z3.BoolSort())
         fp.register_relation(reach, fail)
-        rng = mk_and(*(self.slot_rng[i] for i in kept), strengthen)  # free slots are left unconstrained
+        rng = mk_and(*(self.slot_rng[i] for i in kept), true() if strengthen is None else strengthen)  # free slots are left unconstrained
         kset = set(kept)
         # clauses with the same effect on the kept slots become one (their guards disjoined):
         # under the abstraction, e.g. `wave` on every kernel but the conjunct's is `pc += 1`
@@ -337,7 +337,7 @@ def run_pdr(
                     r = _by_certificate(system, cert, p, deadline)
             if r is None:
                 meter.note(engine=ENGINE, phase="spacer", prop=p.name)
-                r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else TRUE)
+                r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else true())
         except budget.Stop as stop:  # its encoding cut short by the budget or the time limit (NOTE(time-limit))
             r = unknown_result(p, ENGINE, stop.text, None)
         r.detail.setdefault("seconds", round(own[i] + time.monotonic() - started, 4))
@@ -429,7 +429,7 @@ def _split_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
 
 
 def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, split: bool,
-             strengthen: z3.BoolRef = TRUE) -> Result:
+             strengthen: z3.BoolRef | None = None) -> Result:
     model = system.enc.model
     everything = list(range(len(system.s)))
     if split and p.kind != "deadlock":
@@ -445,7 +445,7 @@ def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, spli
 
 
 def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, seed: int,
-                 strengthen: z3.BoolRef = TRUE) -> list[str] | None:
+                 strengthen: z3.BoolRef | None = None) -> list[str] | None:
     """Each part's invariant over its localisation abstraction, or None as soon as some part
     is not proved that way (its abstraction is exact and still fails, or it runs out of its
     share of time: the monolithic query then gets the rest)."""

@@ -16,7 +16,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.smt.encode import Bindings, Encoder, State, error_free
-from gpcheck.checker.smt.terms import FALSE, TRUE, mk_and, mk_not, mk_or
+from gpcheck.checker.smt.terms import false, mk_and, mk_not, mk_or, true
 
 RANGE_PROPERTY = "range"
 DEADLOCK_PROPERTY = "deadlock"
@@ -57,7 +57,7 @@ def bad(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRe
         return mk_not(enc.holds(p.expr, path[j]))
     if p.kind == "transition":
         assert p.expr is not None
-        return mk_not(enc.holds(p.expr, path[j - 1], path[j])) if j >= 1 else FALSE
+        return mk_not(enc.holds(p.expr, path[j - 1], path[j])) if j >= 1 else false()
     if p.kind == "range":
         return mk_or(action_error(enc, path, j), predicate_errors(enc, path, j))
     if p.kind == "deadlock":
@@ -83,7 +83,7 @@ def ok(enc: Encoder, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef
     if p.kind == "range":
         return mk_and(error_free(enc, path[j]), mk_not(predicate_errors(enc, path, j)))
     if p.kind == "transition" and j == 0:
-        return TRUE
+        return true()
     return mk_not(bad(enc, p, path, j))
 
 

@@ -19,7 +19,7 @@ import z3
 from gpcheck.checker import budget
 from gpcheck.checker.smt.encode import Slot
 from gpcheck.checker.smt.session import Deadline
-from gpcheck.checker.smt.terms import INT, TRUE, Num, mk_and, mk_eq, mk_not, mk_or, scalar_lit
+from gpcheck.checker.smt.terms import INT, Num, mk_and, mk_eq, mk_not, mk_or, scalar_lit, true
 
 if TYPE_CHECKING:
     from gpcheck.checker.smt.pdr import _System
@@ -42,11 +42,11 @@ def state_set_formula(slots: Sequence[Slot], terms: Sequence[z3.ExprRef],
         return [(v, frozenset(rest)) for v, rest in sorted(by_value.items())]
 
     def below(i: int, rest: frozenset[tuple[int, ...]]) -> z3.BoolRef:
-        return TRUE if i == n else memo[(i, rest)]
+        return true() if i == n else memo[(i, rest)]
 
     root = (0, frozenset(states))
     if n == 0:
-        return TRUE, 0
+        return true(), 0
     pending: dict[tuple[int, frozenset[tuple[int, ...]]], list[tuple[int, frozenset[tuple[int, ...]]]]] = {}
     stack = [root]
     while stack:

@@ -26,17 +26,37 @@ class Agg:
 
 Value = Union[z3.ExprRef, Agg]
 
-TRUE = z3.BoolVal(True)
-FALSE = z3.BoolVal(False)
+# the literals true and false of the context last asked about (NOTE(fresh-context) in
+# checker/smt/session.py: a term of one context must never meet one of another, so there are no
+# module-level TRUE/FALSE made at import in the process's first context)
+_LITS: list[object] = [None, None, None]
+
+
+def _lits(ctx: z3.Context | None) -> list[object]:
+    if ctx is None:
+        ctx = z3.main_ctx()
+    if _LITS[0] is not ctx:
+        _LITS[:] = [ctx, z3.BoolVal(True, ctx), z3.BoolVal(False, ctx)]
+    return _LITS
+
+
+def true(ctx: z3.Context | None = None) -> z3.BoolRef:
+    """The literal true of `ctx` (None: the current context, `z3.main_ctx()`)."""
+    return _lits(ctx)[1]  # type: ignore[return-value]
+
+
+def false(ctx: z3.Context | None = None) -> z3.BoolRef:
+    """The literal false of `ctx` (None: the current context, `z3.main_ctx()`)."""
+    return _lits(ctx)[2]  # type: ignore[return-value]
 
 
 def is_true(e: z3.ExprRef) -> bool:
     """`e` is the literal true (one C call: terms are hash-consed)."""
-    return e.eq(TRUE)
+    return e.eq(_lits(e.ctx)[1])
 
 
 def is_false(e: z3.ExprRef) -> bool:
-    return e.eq(FALSE)
+    return e.eq(_lits(e.ctx)[2])
 
 
 def _nary(mk: object, out: list[z3.BoolRef]) -> z3.BoolRef:
@@ -52,11 +72,11 @@ def mk_and(*args: z3.BoolRef) -> z3.BoolRef:
     out: list[z3.BoolRef] = []
     for a in args:
         if is_false(a):
-            return FALSE
+            return a
         if not is_true(a):
             out.append(a)
     if not out:
-        return TRUE
+        return true(args[0].ctx if args else None)
     return out[0] if len(out) == 1 else _nary(z3.Z3_mk_and, out)
 
 
@@ -65,19 +85,19 @@ def mk_or(*args: z3.BoolRef) -> z3.BoolRef:
     out: list[z3.BoolRef] = []
     for a in args:
         if is_true(a):
-            return TRUE
+            return a
         if not is_false(a):
             out.append(a)
     if not out:
-        return FALSE
+        return false(args[0].ctx if args else None)
     return out[0] if len(out) == 1 else _nary(z3.Z3_mk_or, out)
 
 
 def mk_not(a: z3.BoolRef) -> z3.BoolRef:
     if is_true(a):
-        return FALSE
+        return false(a.ctx)
     if is_false(a):
-        return TRUE
+        return true(a.ctx)
     if z3.is_not(a):
         return a.arg(0)  # type: ignore[return-value]
     return z3.Not(a)
@@ -93,10 +113,10 @@ def mk_ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
 
 def mk_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
     if a.eq(b):
-        return TRUE
+        return true(a.ctx)
     ka, kb = const_int(a), const_int(b)
     if ka is not None and kb is not None:
-        return z3.BoolVal(ka == kb)
+        return z3.BoolVal(ka == kb, a.ctx)
     if (is_true(a) or is_false(a)) and (is_true(b) or is_false(b)):
         return z3.BoolVal(is_true(a) == is_true(b))
     return a == b
@@ -188,7 +208,7 @@ def domain_lits(t: ir.Type, num: Num) -> list[tuple[int, z3.ExprRef]]:
 def in_type(t: ir.ScalarType, e: z3.ExprRef) -> z3.BoolRef:
     """The range constraint of a slot of type `t` (true for bools and unbounded ints)."""
     if isinstance(t, ir.BoolType):
-        return TRUE
+        return true(e.ctx)
     v = const_int(e)
     if isinstance(t, ir.EnumType):
         if v is not None:

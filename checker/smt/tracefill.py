@@ -53,7 +53,7 @@ import z3
 
 from gpcheck.checker.smt.encode import BV_LOGIC, EncodingError, Encoder, State, bv_encoder
 from gpcheck.checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
-from gpcheck.checker.smt.terms import FALSE, TRUE, all_of, mk_and, mk_eq, mk_not, mk_or, scalar_lit, scalar_sort, slot_value
+from gpcheck.checker.smt.terms import all_of, false, mk_and, mk_eq, mk_not, mk_or, scalar_lit, scalar_sort, slot_value, true
 from gpcheck.checker.verdict import Counterexample, Step
 from gpcheck.gpmodel import CompiledModel, ModelError, compile_model
 from gpcheck.spec import ir
@@ -190,12 +190,12 @@ class _Templates:
             dom = self.enc.param_domain(ai, ps)
         else:
             se = self.enc.step(ai, self.pre, self.enc.instance_args(ai, args))
-            dom = TRUE
+            dom = true()
         return mk_and(dom, se.enabled, self.enc.equal_states(self.post, se.next))
 
     def _choice(self, n: int) -> Callable[[int], z3.BoolRef]:
         lits = [self.num.lit(j) for j in range(n)]
-        return (lambda j: TRUE) if n == 1 else (lambda j: self.sel == lits[j])
+        return (lambda j: true()) if n == 1 else (lambda j: self.sel == lits[j])
 
     def hidden(self) -> _Template:
         """One hidden slot: off (post = pre) or one internal action; off after off."""
@@ -295,7 +295,7 @@ def _trie(s: Sequence[z3.ExprRef], rest: list[int], tuples: list[tuple[int, ...]
 
     def build(depth: int, lo: int, hi: int) -> z3.BoolRef:
         if depth == len(rest):
-            return TRUE
+            return true()
         branches: list[z3.BoolRef] = []
         i = lo
         while i < hi:
@@ -481,7 +481,7 @@ class _Filler:
     def _observed(self, s: State, slot: int, v: int) -> z3.BoolRef:
         st = self.enc.slots[slot].type
         if not ir.scalar_in_range(st, v):
-            return FALSE  # no state of the model has it (docs/trace-format.md)
+            return false()  # no state of the model has it (docs/trace-format.md)
         return mk_eq(s[slot], scalar_lit(st, v, self.num))
 
     # -- gaps and events -----------------------------------------------------------------------
@@ -505,7 +505,7 @@ class _Filler:
             sel = self._selector(len(self.internal), "h")
             nxt = self._fresh_state("h")
             params = {ai: self._fresh_params(ai, "h") for ai in self.internal}
-            extra: list[tuple[z3.ExprRef, z3.ExprRef]] = [(self.tpl.on, on), (self.tpl.prev_on, prev.on if prev else TRUE)]
+            extra: list[tuple[z3.ExprRef, z3.ExprRef]] = [(self.tpl.on, on), (self.tpl.prev_on, prev.on if prev else true())]
             if sel is not None:
                 extra.append((self.tpl.sel, sel))
             seg.sess.add(self.tpl.instantiate(tpl, cur, nxt, params, extra))

@@ -166,10 +166,10 @@ def test_cwsr_no_reexecution_no_loss_for_all_sizes_and_invariants_rechecked():
     instances (the explicit engine, each lemma added to the model as an invariant)."""
     from gpcheck.spec.load import resolve_spec_path
 
-    # in a fresh process, as a user runs it: Z3 numbers terms in the order a process creates
-    # them, and after the suite's earlier for-all tests one consecution check of this proof came
-    # out `unknown` (incomplete quantifiers) once in a CI run (NOTE(step-limits): runs of a
-    # command are alike between processes, not within one)
+    # in a fresh process, as a user runs it. (After the suite's earlier for-all tests one
+    # consecution check of this proof once came out `unknown`, incomplete quantifiers, in this
+    # process; since NOTE(fresh-context) a run in one process prints what a fresh process
+    # does, cwsr after ring, streams and blp included: tests/unit/test_forall_process.py.)
     out = subprocess.run([sys.executable, "-m", "gpcheck", "verify", "cwsr", "--for-all", "Q,N,W,L",
                           "--property", "no_reexecution", "--property", "no_loss", "--json", "--timeout", "900"],
                          capture_output=True, text=True, check=False).stdout

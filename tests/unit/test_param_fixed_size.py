@@ -50,3 +50,32 @@ def test_bulk_evaluation_agrees_with_each_candidate(examples, wide):
     assert not all(want) and any(want)  # the check tells the two apart
     sat = ck.table.rows_satisfying(posts[:10], which[:40])
     assert sat.tolist() == [all(ck.atoms[k].holds(tuple(int(x) for x in p)) for k in which[:40]) for p in posts[:10]]
+
+
+def test_core_says_whether_the_property_is_not_inductive_or_out_of_steps(examples):
+    """`FixedSize.core` tells "not inductive relative to these candidates" apart from "Z3 ran
+    out of its step budget" (both used to read "no proof at N=..."), and finds a core when
+    there is one."""
+    from gpcheck.checker.param.finite import FixedSize
+    from gpcheck.gpmodel import compile_model
+
+    path = examples / "ring.gpspec"
+    load = lambda c: load_spec(path, c)  # noqa: E731
+    pm = extract(load, ["N", "B"], {}, {"N": 1, "B": 1})
+    enc = ParamEncoder(pm)
+    samples = []
+    for point in ({"N": 2, "B": 1}, {"N": 3, "B": 2}):
+        cm = compile_model(load(point))
+        states, _ = sample_states(cm, 2_000, Deadline(None))
+        samples.append((point, [cm.layout.decode(s) for s in states]))
+    cands = mine(enc, samples)
+    fixed = FixedSize(enc, load, {"N": 2, "B": 2}, cands)
+    pool = fixed.survivors(range(len(cands)), Deadline(None))
+    assert pool
+    prop = next(p for p in pm.model.invariants if p.name == "no_reexecution")
+    core, why = fixed.core(pool, prop, Deadline(None))
+    assert core and set(core) <= set(pool) and why == ""
+    none, why = fixed.core([], prop, Deadline(None))  # no_reexecution alone is not inductive
+    assert none is None and why == "not inductive relative to them"
+    none, why = fixed.core(pool, prop, Deadline(None, steps=1))
+    assert none is None and why == "Z3 gave no answer (step limit)"

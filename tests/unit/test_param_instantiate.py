@@ -76,3 +76,23 @@ def test_skolemized_goal_is_equisatisfiable():
         b.add(*enc.facts, sk, *extra)
         assert a.check() == b.check()
     assert "g!" in str(sk) and not z3.is_quantifier(sk)
+
+
+def test_consecution_asks_mbqi_once_more_where_e_matching_gives_up():
+    """`Consecution(retry_steps=)`: a check E-matching leaves `unknown` (incomplete
+    quantifiers) is asked again with MBQI, and its `unsat` (with the core) counts; without
+    it the answer stays `unknown`."""
+    from gpcheck.checker.param.induct import Consecution
+    from gpcheck.checker.smt.session import Deadline
+
+    enc, s, t, _ = _setup()
+    x = z3.Int("x")
+    f = z3.Function("f", z3.IntSort(), z3.IntSort())
+    # contradictory, but no ground term of f for E-matching to instantiate with
+    hyp = z3.And(z3.ForAll([x], z3.Implies(x > 0, f(x) > 0)), z3.ForAll([x], f(x) < 0))
+    goal = z3.BoolVal(True)
+    plain = Consecution(enc, s, t, [hyp], goal).check([0], Deadline(None))
+    assert plain.verdict == "unknown" and "incomplete quantifiers" in plain.reason
+    again = Consecution(enc, s, t, [hyp], goal, retry_steps=10_000_000).check([0], Deadline(None))
+    assert again.verdict == "unsat" and again.core == {0}
+    assert Consecution(enc, s, t, [hyp], goal, retry_steps=10_000_000).check([], Deadline(None)).verdict == "sat"
