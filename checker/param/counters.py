@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import z3
 
@@ -263,8 +263,8 @@ def settle(enc: "ParamEncoder") -> None:
 # -- splitting a row computation into cases and groups ------------------------------------
 
 
-def _deps(terms: Sequence[z3.ExprRef], row: Row) -> set[int]:
-    out: set[int] = set()
+def _subterms(terms: Sequence[z3.ExprRef]) -> Iterator[z3.ExprRef]:
+    """Each distinct subterm of `terms` once (the terms are DAGs: a shared subterm is visited once)."""
     seen: set[int] = set()
     todo = list(terms)
     while todo:
@@ -273,29 +273,23 @@ def _deps(terms: Sequence[z3.ExprRef], row: Row) -> set[int]:
         if i in seen:
             continue
         seen.add(i)
-        k = row.ids.get(i)
-        if k is not None:
-            out.add(k)
+        yield e
         todo.extend(e.children())
-    return out
+
+
+def _deps(terms: Sequence[z3.ExprRef], row: Row) -> set[int]:
+    """The row components that `terms` read."""
+    return {row.ids[e.get_id()] for e in _subterms(terms) if e.get_id() in row.ids}
 
 
 def _case_consts(enc: "ParamEncoder", terms: Sequence[z3.ExprRef]) -> list[tuple[z3.ExprRef, list[z3.ExprRef]]]:
     """The state scalars with a small fixed domain that `terms` read, with their values."""
     out: dict[int, tuple[z3.ExprRef, list[z3.ExprRef]]] = {}
-    seen: set[int] = set()
-    todo = list(terms)
-    while todo:
-        e = todo.pop()
-        i = e.get_id()
-        if i in seen:
-            continue
-        seen.add(i)
+    for e in _subterms(terms):
         if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             dom = enc.case_domain(e.decl().name())
             if dom is not None:
-                out[i] = (e, dom)
-        todo.extend(e.children())
+                out[e.get_id()] = (e, dom)
     return [out[i] for i in sorted(out)]
 
 
