@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.param.extract import Unsupported
+from gpcheck.checker.smt.terms import subterms
 
 if TYPE_CHECKING:
     from gpcheck.checker.param.encode import ParamEncoder, PState, _Exec
@@ -263,29 +264,15 @@ def settle(enc: "ParamEncoder") -> None:
 # -- splitting a row computation into cases and groups ------------------------------------
 
 
-def _subterms(terms: Sequence[z3.ExprRef]) -> Iterator[z3.ExprRef]:
-    """Each distinct subterm of `terms` once (the terms are DAGs: a shared subterm is visited once)."""
-    seen: set[int] = set()
-    todo = list(terms)
-    while todo:
-        e = todo.pop()
-        i = e.get_id()
-        if i in seen:
-            continue
-        seen.add(i)
-        yield e
-        todo.extend(e.children())
-
-
 def _deps(terms: Sequence[z3.ExprRef], row: Row) -> set[int]:
     """The row components that `terms` read."""
-    return {row.ids[e.get_id()] for e in _subterms(terms) if e.get_id() in row.ids}
+    return {row.ids[e.get_id()] for e in subterms(terms) if e.get_id() in row.ids}
 
 
 def _case_consts(enc: "ParamEncoder", terms: Sequence[z3.ExprRef]) -> list[tuple[z3.ExprRef, list[z3.ExprRef]]]:
     """The state scalars with a small fixed domain that `terms` read, with their values."""
     out: dict[int, tuple[z3.ExprRef, list[z3.ExprRef]]] = {}
-    for e in _subterms(terms):
+    for e in subterms(terms):
         if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             dom = enc.case_domain(e.decl().name())
             if dom is not None:

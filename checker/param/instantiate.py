@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 import z3
 
 from gpcheck.checker.param.encode import ParamEncoder, PState
+from gpcheck.checker.smt.terms import subterms
 
 MAX_INSTANCES = 4096  # per quantifier; beyond that the quantifier stays for E-matching
 
@@ -73,22 +74,11 @@ class Instantiator:
     def index_terms(self, formulas: Sequence[z3.ExprRef]) -> dict[str, list[z3.ExprRef]]:
         """The ground terms at Select and Store index positions, by index range."""
         out: dict[str, dict[int, z3.ExprRef]] = {}
-        seen: set[int] = set()
-        todo = list(formulas)
-        while todo:
-            e = todo.pop()
-            eid = e.get_id()
-            if eid in seen:
-                continue
-            seen.add(eid)
-            if z3.is_quantifier(e):
-                todo.append(e.body())
-                continue
+        for e in subterms(formulas):
             if (z3.is_select(e) or z3.is_store(e)) and _ground(e.arg(1)):
                 k = self.key_of(e.arg(0))
                 if k is not None:
                     out.setdefault(k, {})[e.arg(1).get_id()] = e.arg(1)
-            todo.extend(e.children())
         return {k: list(v.values()) for k, v in out.items()}
 
     def _binder_keys(self, q: z3.QuantifierRef) -> list[str | None]:

@@ -8,7 +8,7 @@ ite-chain over slot positions and an assignment rewrites slots one by one."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import Iterable, Iterator, Union
 
 import z3
 from z3 import z3types
@@ -48,6 +48,21 @@ def true(ctx: z3.Context | None = None) -> z3.BoolRef:
 def false(ctx: z3.Context | None = None) -> z3.BoolRef:
     """The literal false of `ctx` (None: the current context, `z3.main_ctx()`)."""
     return _lits(ctx)[2]  # type: ignore[return-value]
+
+
+def subterms(terms: Iterable[z3.ExprRef]) -> Iterator[z3.ExprRef]:
+    """Each distinct subterm of `terms` once, depth first (terms are DAGs: a shared subterm is
+    visited once; a quantifier's child is its body)."""
+    seen: set[int] = set()
+    todo = list(terms)
+    while todo:
+        e = todo.pop()
+        i = e.get_id()
+        if i in seen:
+            continue
+        seen.add(i)
+        yield e
+        todo.extend(e.children())
 
 
 def is_true(e: z3.ExprRef) -> bool:
