@@ -16,19 +16,28 @@ from gpcheck.checker.smt.session import Deadline
 from gpcheck.spec import load_spec
 
 
-@pytest.mark.parametrize("wide", [False, True])
-def test_bulk_evaluation_agrees_with_each_candidate(examples, wide):
+def _ring(examples):
+    """The ring example with N and B symbolic: its loader, extraction, encoder, and the states
+    sampled at two small instances that mining reads."""
+    from gpcheck.gpmodel import compile_model
+
     path = examples / "ring.gpspec"
     load = lambda c: load_spec(path, c)  # noqa: E731
     pm = extract(load, ["N", "B"], {}, {"N": 1, "B": 1})
     enc = ParamEncoder(pm)
-    from gpcheck.gpmodel import compile_model
-
     samples = []
     for point in ({"N": 2, "B": 1}, {"N": 3, "B": 2}):
         cm = compile_model(load(point))
         states, _ = sample_states(cm, 2_000, Deadline(None))
         samples.append((point, [cm.layout.decode(s) for s in states]))
+    return load, pm, enc, samples
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_bulk_evaluation_agrees_with_each_candidate(examples, wide):
+    from gpcheck.gpmodel import compile_model
+
+    load, _, enc, samples = _ring(examples)
     cands = mine(enc, samples, wide)
     if wide:  # a three-counter atom, true or false, in every view that has three columns
         cands += [Candidate(c.view, Atom((), "le", ((1, 0), (1, 1), (-1, 2)), 0)) for c in cands
@@ -57,17 +66,8 @@ def test_core_says_whether_the_property_is_not_inductive_or_out_of_steps(example
     out of its step budget" (both used to read "no proof at N=..."), and finds a core when
     there is one."""
     from gpcheck.checker.param.finite import FixedSize
-    from gpcheck.gpmodel import compile_model
 
-    path = examples / "ring.gpspec"
-    load = lambda c: load_spec(path, c)  # noqa: E731
-    pm = extract(load, ["N", "B"], {}, {"N": 1, "B": 1})
-    enc = ParamEncoder(pm)
-    samples = []
-    for point in ({"N": 2, "B": 1}, {"N": 3, "B": 2}):
-        cm = compile_model(load(point))
-        states, _ = sample_states(cm, 2_000, Deadline(None))
-        samples.append((point, [cm.layout.decode(s) for s in states]))
+    load, pm, enc, samples = _ring(examples)
     cands = mine(enc, samples)
     fixed = FixedSize(enc, load, {"N": 2, "B": 2}, cands)
     pool = fixed.survivors(range(len(cands)), Deadline(None))
