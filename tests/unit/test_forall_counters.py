@@ -80,35 +80,32 @@ def test_slot_accounting_for_all_s_and_nb_and_what_fails_beyond_the_samples_is_n
         assert report.result(name).verdict is not Verdict.PROVED, report.result(name)
 
 
-def test_a_loop_reading_what_it_accumulates_into_is_outside_the_fragment(tmp_path):
-    """`work` read in the loop's condition: the iterations' order would matter, so the loop
-    is no map on the counters; the verdict is unknown and names the construct."""
-    src = SATURATING.replace("if slot[i] != 2 {", "if slot[i] != 2 and work[0] < 2 * NB + 1 {", 1)
+OUTSIDE = [
+    # `work` read in the loop's condition: the iterations' order would matter, so the loop is
+    # no map on the counters
+    pytest.param(SATURATING, "if slot[i] != 2 {", "if slot[i] != 2 and work[0] < 2 * NB + 1 {",
+                 "reading work, which it accumulates into", id="loop-reads-its-accumulator"),
+    # an iteration that asks about every row sees the rows before it already updated: no map
+    # on the counters of the state before the loop
+    pytest.param(SATURATING, "if prog[i] == 1 {", "if prog[i] == 1 or (all j in 0..S-1: slot[j] != 0) {",
+                 "inside a loop over it", id="fold-inside-the-loop"),
+    # `+1` for one stream and `-1` for the other into one array: whether an intermediate value
+    # leaves its range depends on the rows' order
+    pytest.param(PLAIN, "work[slot[i]] = work[slot[i]] + 1",
+                 "work[slot[i]] = work[slot[i]] + (if slot[i] == 0 then 1 else 0 - 1)",
+                 "addends of both signs", id="addends-of-both-signs"),
+]
+
+
+@pytest.mark.parametrize("base, old, new, construct", OUTSIDE)
+def test_loops_outside_the_fragment_are_unknown_and_name_the_construct(tmp_path, base, old, new, construct):
+    """A loop the counters cannot encode exactly: the verdict is unknown and names why."""
+    assert old in base
+    src = base.replace(old, new, 1)
     report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
     r = report.result("no_reexecution")
     assert r.verdict is Verdict.UNKNOWN, r
-    assert "reading work, which it accumulates into" in r.reason
-
-
-def test_a_fold_over_the_rows_inside_the_loop_is_outside_the_fragment(tmp_path):
-    """An iteration that asks about every row sees the rows before it already updated: no map
-    on the counters of the state before the loop."""
-    src = SATURATING.replace("if prog[i] == 1 {", "if prog[i] == 1 or (all j in 0..S-1: slot[j] != 0) {", 1)
-    report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
-    r = report.result("no_reexecution")
-    assert r.verdict is Verdict.UNKNOWN, r
-    assert "inside a loop over it" in r.reason
-
-
-def test_accumulations_of_both_signs_are_outside_the_fragment(tmp_path):
-    """`+1` for one stream and `-1` for the other into one array: whether an intermediate
-    value leaves its range depends on the rows' order."""
-    src = PLAIN.replace("work[slot[i]] = work[slot[i]] + 1",
-                        "work[slot[i]] = work[slot[i]] + (if slot[i] == 0 then 1 else 0 - 1)")
-    report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
-    r = report.result("no_reexecution")
-    assert r.verdict is Verdict.UNKNOWN, r
-    assert "addends of both signs" in r.reason
+    assert construct in r.reason
 
 
 @pytest.mark.slow
