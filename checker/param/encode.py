@@ -44,9 +44,13 @@ Val = object  # z3.ExprRef | dict[str, Val]
 
 def reset_names() -> None:
     """Number fresh names from zero again: at the start of a run in a fresh Z3 context, so that
-    it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context))."""
+    it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context)); the
+    counters' names too (checker/param/counters.py)."""
+    from gpcheck.checker.param import counters
+
     global _fresh
     _fresh = itertools.count()
+    counters.reset_names()
 
 
 def _fresh_int(name: str) -> z3.ArithRef:
