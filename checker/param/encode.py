@@ -187,8 +187,8 @@ class ParamEncoder:
                 dom = self._small_domain(v.type)
                 if dom is not None:
                     self._cases[f"{tag}{v.name}"] = dom
-        # NOTE(term-names): a ghost's Z3 name is its position, never its key (the Fold node's
-        # id(), a memory address that differs between processes)
+        # a ghost's Z3 name is its position, never its key (the Fold node's id(), a memory
+        # address that differs between processes: NOTE(term-names) in checker/smt/session.py)
         ghosts = {k: z3.Int(f"{tag}ghost{n}") for n, k in enumerate(self.ghosts)}
         counts = self.counters.state(tag) if self.counters is not None else {}
         return PState(vals, ghosts, counts)

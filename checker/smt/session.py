@@ -125,7 +125,8 @@ def fresh_context() -> Iterator[z3.Context]:
 # at a point the run's own code fixes, or, inside a reference cycle, by Python's cyclic garbage
 # collector, whose passes come after some number of allocations counted over the whole
 # process. So whatever ran before (even an allocation of plain Python objects) moved the
-# collections, the frees and the numbering, and streams' slots_conserved printed 3 lemmas or 6.
+# collections, the frees and the numbering. (streams' slots_conserved printing 3 lemmas or 6,
+# first put down to this, came from a name that followed a memory address: NOTE(term-names).)
 # `no_automatic_gc` switches the cyclic collector off for a run: what cycles hold is given back
 # after it (reef_rewind --for-all N: 306 MiB peak against 302 MiB with the collector on). Full
 # collections at fixed points of the run instead were tried: 15 % less CPU on cwsr, but runs in
@@ -145,6 +146,22 @@ def no_automatic_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+# NOTE(term-names): a run's Z3 queries are a function of its inputs, the names of its constants
+# included: Z3's search follows the names (they enter the hashes Z3 keeps its terms by), so a
+# name that follows a memory address changes what a run finds. A ghost counter named
+# `s.ghost<id() of its Fold node>` (checker/param/encode.py) made fresh processes of
+# `verify nvidia_streams --for-all S,SLOTS,Q` print slots_conserved with 3, 6 or 7 lemmas and
+# no_eviction with 3 or 4 (2026-11-24): the queries' SMT text differed only in that name, and
+# Z3's step counts from there on. The address differs between processes by address-space
+# randomisation and, with that off (`setarch -R`), still by the allocation history, which the
+# budget's watchdog and the progress meter's threads change at times the scheduler picks (four
+# runs, four addresses; two addresses without those threads): so the variation looked like a
+# dependence on load. Fresh names are counters reset per run
+# (param/encode.reset_names) or positions; never id(), the hash() of a str (PYTHONHASHSEED), or
+# the order of a set of objects. tests/unit/test_forall_determinism.py compares every query of
+# two runs (tests/querylog.py), in one process with the IR at other addresses, and in two.
 
 
 class Deadline:
