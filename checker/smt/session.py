@@ -7,6 +7,7 @@ deadline so that an engine's `timeout` bounds its whole run."""
 from __future__ import annotations
 
 import gc
+import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -164,6 +165,16 @@ def no_automatic_gc() -> Iterator[None]:
 # two runs (tests/querylog.py), in one process with the IR at other addresses, and in two.
 
 
+# NOTE(wall-clock-cut): the wall clock only ever cuts a run short, to `unknown` (reason
+# `timeout`): it never chooses what is printed. A check cut by the clock answers `unknown`, and
+# the code around it may fall back on something valid but different (for-all's and pdr's
+# closing of an unsat core keeps the whole lemma set when a check gives no answer, meant for a
+# step limit): so a proof that finishes after the clock ran out (`Deadline.out_of_time`) is
+# reported `unknown` (param/prove.py `_prove`, smt/pdr.py `_by_lemmas`) and one that finished
+# before depended on no clock. Step limits (NOTE(step-limits)) are deterministic and may
+# choose.
+
+
 class Deadline:
     """Wall-clock budget shared by every check of one engine run (None = unlimited), never
     beyond the command's budget (checker/budget.py): a stopped budget has no time left. With
@@ -197,14 +208,21 @@ class Deadline:
         return left is not None and left <= 0
 
     @property
-    def expired(self) -> bool:
+    def out_of_time(self) -> bool:
+        """The wall clock (the user's limit, the command's budget) ran out: from then on what a
+        run finds may depend on the timing, so it reports `unknown` (NOTE(wall-clock-cut))."""
         r = self.remaining()
-        return (r is not None and r <= 0.0) or self.out_of_steps
+        return r is not None and r <= 0.0
+
+    @property
+    def expired(self) -> bool:
+        return self.out_of_time or self.out_of_steps
 
     def ms(self) -> int | None:
-        """Remaining milliseconds for a Z3 `timeout` parameter (at least 1)."""
+        """Remaining milliseconds for a Z3 `timeout` parameter (at least 1), rounded up: a
+        check Z3 cuts for time ends after `out_of_time` holds, never before."""
         r = self.remaining()
-        return None if r is None else max(1, int(r * 1000))
+        return None if r is None else max(1, math.ceil(r * 1000))
 
     def apply(self, solver: "z3.Solver | z3.Fixedpoint") -> None:
         """Set the solver's `timeout` (wall) and `rlimit` (steps; 0: none) for its next check."""
