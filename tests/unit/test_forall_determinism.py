@@ -31,6 +31,7 @@ def _run(spec: object, names: list[str], props: list[str] | None) -> tuple[list[
                  for r in rep.results}
 
 
+@pytest.mark.slow  # two for-all runs with every query's SMT text hashed: 10-40 s
 @pytest.mark.parametrize("which", ["ghosts", "counters"])
 def test_the_queries_do_not_depend_on_where_the_model_lies_in_memory(tmp_path, monkeypatch, which):
     """The same run twice in this process, the first run's models kept alive, so every IR node
@@ -68,6 +69,7 @@ def _fresh(out: Path) -> subprocess.Popen:
     return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow  # two fresh processes: 10-25 s
 def test_fresh_processes_print_the_same_invariants_and_ask_the_same_queries(tmp_path):
     """Two fresh processes at once (so they compete for the CPU, as the runs that varied did):
     the same queries and the same printed invariants. Before, the queries differed in every
