@@ -50,6 +50,13 @@ MAX_CASES = 64  # assignments of the finite scalars a row computation is split o
 _serial = itertools.count()
 
 
+def reset_names() -> None:
+    """Number the counters' fresh names (`cc!n!k`, `row!n`) from zero again, as
+    encode.reset_names does the encoder's (NOTE(fresh-context))."""
+    global _serial
+    _serial = itertools.count()
+
+
 class Regroup(Unsupported):
     """Components read jointly: their groups must be merged (the encoder settles the groups
     before use; one escaping later is `unknown`, never a wrong answer)."""

@@ -44,9 +44,13 @@ Val = object  # z3.ExprRef | dict[str, Val]
 
 def reset_names() -> None:
     """Number fresh names from zero again: at the start of a run in a fresh Z3 context, so that
-    it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context))."""
+    it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context)); the
+    counters' names too (checker/param/counters.py)."""
+    from gpcheck.checker.param import counters
+
     global _fresh
     _fresh = itertools.count()
+    counters.reset_names()
 
 
 def _fresh_int(name: str) -> z3.ArithRef:
@@ -183,7 +187,9 @@ class ParamEncoder:
                 dom = self._small_domain(v.type)
                 if dom is not None:
                     self._cases[f"{tag}{v.name}"] = dom
-        ghosts = {k: z3.Int(f"{tag}ghost{k}") for k in self.ghosts}
+        # a ghost's Z3 name is its position, never its key (the Fold node's id(), a memory
+        # address that differs between processes: NOTE(term-names) in checker/smt/session.py)
+        ghosts = {k: z3.Int(f"{tag}ghost{n}") for n, k in enumerate(self.ghosts)}
         counts = self.counters.state(tag) if self.counters is not None else {}
         return PState(vals, ghosts, counts)
 

@@ -444,6 +444,10 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         if used is None:
             out[name] = _unknown(name, model, names, f"{note}; the property is {why}")
             continue
+        if deadline.out_of_time:  # NOTE(wall-clock-cut): which lemmas it kept may depend on the clock
+            out[name] = _unknown(name, model, names, "timeout: the time limit ran out before its proof was "
+                                 f"complete ({note})")
+            continue
         text = render_lemmas(enc, used)
         out[name] = Result(name, _kind(model, name), Verdict.PROVED, ENGINE,
                            reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({note})",

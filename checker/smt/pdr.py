@@ -386,8 +386,8 @@ def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: De
         texts = [prover.prove_step(bad_now, share, with_trans=step) for bad_now, step in _obligations(system, p, t)]
         parts = [x for x in dict.fromkeys(texts) if x not in (None, "true")]
         text = None if None in texts else ("\nand ".join(parts) or "true")
-    if text is None:
-        return None
+    if text is None or share.out_of_time:  # NOTE(wall-clock-cut): the lemmas kept may depend on the clock
+        return None  # (the caller reports `timeout` once the clock ran out)
     n = prover.stats["lemmas"]
     return proved_result(enc.model, p, ENGINE, f"inductive relative to {n} lemmas mined from the explicit "
                          "states and proved inductive by Z3 (Houdini)", invariant=text)

@@ -7,6 +7,7 @@ deadline so that an engine's `timeout` bounds its whole run."""
 from __future__ import annotations
 
 import gc
+import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -125,7 +126,8 @@ def fresh_context() -> Iterator[z3.Context]:
 # at a point the run's own code fixes, or, inside a reference cycle, by Python's cyclic garbage
 # collector, whose passes come after some number of allocations counted over the whole
 # process. So whatever ran before (even an allocation of plain Python objects) moved the
-# collections, the frees and the numbering, and streams' slots_conserved printed 3 lemmas or 6.
+# collections, the frees and the numbering. (streams' slots_conserved printing 3 lemmas or 6,
+# first put down to this, came from a name that followed a memory address: NOTE(term-names).)
 # `no_automatic_gc` switches the cyclic collector off for a run: what cycles hold is given back
 # after it (reef_rewind --for-all N: 306 MiB peak against 302 MiB with the collector on). Full
 # collections at fixed points of the run instead were tried: 15 % less CPU on cwsr, but runs in
@@ -145,6 +147,32 @@ def no_automatic_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+# NOTE(term-names): a run's Z3 queries are a function of its inputs, the names of its constants
+# included: Z3's search follows the names (they enter the hashes Z3 keeps its terms by), so a
+# name that follows a memory address changes what a run finds. A ghost counter named
+# `s.ghost<id() of its Fold node>` (checker/param/encode.py) made fresh processes of
+# `verify nvidia_streams --for-all S,SLOTS,Q` print slots_conserved with 3, 6 or 7 lemmas and
+# no_eviction with 3 or 4 (2026-11-24): the queries' SMT text differed only in that name, and
+# Z3's step counts from there on. The address differs between processes by address-space
+# randomisation and, with that off (`setarch -R`), still by the allocation history, which the
+# budget's watchdog and the progress meter's threads change at times the scheduler picks (four
+# runs, four addresses; two addresses without those threads): so the variation looked like a
+# dependence on load. Fresh names are counters reset per run
+# (param/encode.reset_names) or positions; never id(), the hash() of a str (PYTHONHASHSEED), or
+# the order of a set of objects. tests/unit/test_forall_determinism.py compares every query of
+# two runs (tests/querylog.py), in one process with the IR at other addresses, and in two.
+
+
+# NOTE(wall-clock-cut): the wall clock only ever cuts a run short, to `unknown` (reason
+# `timeout`): it never chooses what is printed. A check cut by the clock answers `unknown`, and
+# the code around it may fall back on something valid but different (for-all's and pdr's
+# closing of an unsat core keeps the whole lemma set when a check gives no answer, meant for a
+# step limit): so a proof that finishes after the clock ran out (`Deadline.out_of_time`) is
+# reported `unknown` (param/prove.py `_prove`, smt/pdr.py `_by_lemmas`) and one that finished
+# before depended on no clock. Step limits (NOTE(step-limits)) are deterministic and may
+# choose.
 
 
 class Deadline:
@@ -180,14 +208,21 @@ class Deadline:
         return left is not None and left <= 0
 
     @property
-    def expired(self) -> bool:
+    def out_of_time(self) -> bool:
+        """The wall clock (the user's limit, the command's budget) ran out: from then on what a
+        run finds may depend on the timing, so it reports `unknown` (NOTE(wall-clock-cut))."""
         r = self.remaining()
-        return (r is not None and r <= 0.0) or self.out_of_steps
+        return r is not None and r <= 0.0
+
+    @property
+    def expired(self) -> bool:
+        return self.out_of_time or self.out_of_steps
 
     def ms(self) -> int | None:
-        """Remaining milliseconds for a Z3 `timeout` parameter (at least 1)."""
+        """Remaining milliseconds for a Z3 `timeout` parameter (at least 1), rounded up: a
+        check Z3 cuts for time ends after `out_of_time` holds, never before."""
         r = self.remaining()
-        return None if r is None else max(1, int(r * 1000))
+        return None if r is None else max(1, math.ceil(r * 1000))
 
     def apply(self, solver: "z3.Solver | z3.Fixedpoint") -> None:
         """Set the solver's `timeout` (wall) and `rlimit` (steps; 0: none) for its next check."""

@@ -48,8 +48,9 @@ def test_runs_in_one_process_print_what_fresh_processes_print(examples):
     blp = ("blp", ["N", "LB", "P"], ["bounded_inversion"])
     fresh = [_fresh(*run) for run in (ring, streams, blp)]
     # this process ran other tests before; and garbage with reference cycles between the runs
-    # (before, a plain allocation like this one moved Python's collections, Z3's term numbers,
-    # and streams' slots_conserved proof used 3 lemmas in one process and 6 in another)
+    # (before, a plain allocation like this one moved Python's collections and Z3's term
+    # numbers; streams' slots_conserved using 3 lemmas in one process and 6 in another came from
+    # a Z3 name that followed a memory address: NOTE(term-names))
     junk = [[i, str(i)] for i in range(100_000)]
     for row in junk[::100]:
         row.append(row)
