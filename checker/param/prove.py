@@ -263,7 +263,6 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
             properties: Sequence[str] | None, deadline: Deadline) -> None:
     """`verify_for_all`'s work, its results put in `run` as they are decided."""
     from gpcheck.checker import budget
-    from gpcheck.checker.api import verify as verify_instance
     from gpcheck.checker.smt.mining import sample_states
     from gpcheck.gpmodel import compile_model
 
@@ -287,14 +286,8 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
     for point in small_points(names, pm.lower, fixed):
         inst = load(point)
         budget.poll()
-        rep = verify_instance(inst, properties=[n for n in wanted if n not in out], engine="explicit",
-                              max_states=SAMPLE_STATES, timeout=deadline.remaining())  # only its violations count
-        for r in rep.results:
-            if r.verdict is Verdict.VIOLATED and r.property not in out:
-                at = ", ".join(f"{n}={point[n]}" for n in names)
-                out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
-                                          detail=dict(r.detail, instance={n: point[n] for n in names},
-                                                      for_all=list(names)))
+        for name, r in _violations(inst, point, names, [n for n in wanted if n not in out], deadline).items():
+            out.setdefault(name, r)
         cm = compile_model(inst)
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
         budget.poll()
@@ -310,6 +303,27 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
         out.update(proofs)
+
+
+def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], props: Sequence[str],
+                deadline: Deadline) -> dict[str, Result]:
+    """The properties among `props` the explicit engine finds violated in the instance `inst`
+    (the constants `point`), each with the instance and its counterexample; only violations
+    count (a bounded exploration proves nothing)."""
+    from gpcheck.checker.api import verify as verify_instance
+
+    if not props:
+        return {}
+    rep = verify_instance(inst, properties=list(props), engine="explicit", max_states=SAMPLE_STATES,
+                          timeout=deadline.remaining())
+    out: dict[str, Result] = {}
+    for r in rep.results:
+        if r.verdict is Verdict.VIOLATED and r.property not in out:
+            at = ", ".join(f"{n}={point[n]}" for n in names)
+            out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
+                                      detail=dict(r.detail, instance={n: point[n] for n in names},
+                                                  for_all=list(names)))
+    return out
 
 
 def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
@@ -341,6 +355,7 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     where the first round looks. Candidates false in the instances up to CHECK_ABOVE beyond
     are dropped before the fixed-size Houdini. Its verdicts replace the first round's only when proved;
     otherwise the reason says what both rounds tried."""
+    from gpcheck.checker import budget
     from gpcheck.checker.smt.mining import sample_states
     from gpcheck.gpmodel import compile_model
 
@@ -364,10 +379,21 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         return {n: replace(first[n], reason=f"{first[n].reason}; no second round ({e})") for n in left}
     second = _prove(enc, load, more, left, deadline, started, wide=wide, checks=checks,
                        keep=mine(enc, more, False, checks))
+    # the larger instances of this round may show a violation the small ones could not (a
+    # bound that fails only beyond each constant's lower bound + SIZES_ABOVE, one at a time)
+    found: dict[str, Result] = {}
+    for point in [wide] + [{n: wide[n] + k for n in names} for k in range(1, CHECK_ABOVE + 1)]:
+        unsettled = [n for n in left if second[n].verdict is not Verdict.PROVED and n not in found]
+        if not unsettled or deadline.expired:
+            break
+        budget.poll()
+        found.update(_violations(load(dict(fixed, **point)), point, names, unsettled, deadline))
     out: dict[str, Result] = {}
     for n in left:
         r = second[n]
-        if r.verdict is Verdict.PROVED:
+        if n in found:
+            out[n] = found[n]
+        elif r.verdict is Verdict.PROVED:
             out[n] = replace(r, reason=f"{r.reason}; second round at {_at(wide, names)}, richer templates",
                              detail=dict(r.detail, round=2))
         else:
