@@ -711,20 +711,29 @@ def _linear_text(a: Atom, cols: Sequence[object]) -> str:
 
 
 def affine_text(e: z3.ExprRef) -> str:
-    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`)."""
+    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`), products of
+    constants included (`N * L - 1`, NOTE(product-fit))."""
     e = z3.simplify(e)
     terms = list(e.children()) if z3.is_add(e) else [e]
     const = 0
     parts: list[tuple[int, str]] = []
+
+    def monomial(x: z3.ExprRef) -> str:
+        if z3.is_const(x) and not z3.is_int_value(x):
+            return x.decl().name()
+        if z3.is_mul(x) and all(z3.is_const(y) and not z3.is_int_value(y) for y in x.children()):
+            return " * ".join(y.decl().name() for y in x.children())
+        raise Unsupported(f"a range bound {e} that is not affine")
+
     for x in terms:
         if z3.is_int_value(x):
             const += x.as_long()  # type: ignore[attr-defined]
         elif z3.is_mul(x) and z3.is_int_value(x.arg(0)):
-            parts.append((x.arg(0).as_long(), x.arg(1).decl().name()))  # type: ignore[attr-defined]
-        elif z3.is_const(x):
-            parts.append((1, x.decl().name()))
+            rest = x.children()[1:]
+            parts.append((x.arg(0).as_long(),  # type: ignore[attr-defined]
+                          monomial(rest[0] if len(rest) == 1 else z3.Product(*rest))))
         else:
-            raise Unsupported(f"a range bound {e} that is not affine")
+            parts.append((1, monomial(x)))
     text = ""
     for c, n in parts:
         piece = n if abs(c) == 1 else f"{abs(c)} * {n}"
