@@ -302,6 +302,9 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
                 proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started))
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
+            # no proof can come, but the second round's larger instances may still refute
+            wide = _wide_point(load, fixed, names, pm.lower)
+            proofs.update(_larger_violations(load, fixed, names, wide, todo, deadline))
         out.update(proofs)
 
 
@@ -324,6 +327,38 @@ def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], 
                                       detail=dict(r.detail, instance={n: point[n] for n in names},
                                                   for_all=list(names)))
     return out
+
+
+def _wide_point(load: "callable", fixed: Mapping[str, int], names: Sequence[str], lower: Mapping[str, int]
+                ) -> dict[str, int]:
+    """The second round's instance: each named constant at its declared value, at least its
+    lower bound + 1 and at most WIDE_ABOVE above it."""
+    declared = load(dict(fixed)).const_values
+    return {n: min(max(declared[n], lower[n] + 1), lower[n] + WIDE_ABOVE) for n in names}
+
+
+def _larger_violations(load: "callable", fixed: Mapping[str, int], names: Sequence[str], wide: Mapping[str, int],
+                       props: Sequence[str], deadline: Deadline) -> dict[str, Result]:
+    """The properties among `props` violated at the second round's instance `wide` or the
+    CHECK_ABOVE instances above it (every named constant moved at once): a bound that fails
+    only where two constants are both beyond the small instances' (nvidia_tsg's
+    bounded_inversion needs NB >= 2 and BLEN >= 3 together). Instances the model does not
+    allow are skipped."""
+    from gpcheck.checker import budget
+    from gpcheck.spec.errors import GpcheckError
+
+    found: dict[str, Result] = {}
+    for point in [dict(wide)] + [{n: wide[n] + k for n in names} for k in range(1, CHECK_ABOVE + 1)]:
+        unsettled = [n for n in props if n not in found]
+        if not unsettled or deadline.expired:
+            break
+        budget.poll()
+        try:
+            inst = load(dict(fixed, **point))
+        except GpcheckError:
+            break
+        found.update(_violations(inst, point, names, unsettled, deadline))
+    return found
 
 
 def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
@@ -355,13 +390,11 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     where the first round looks. Candidates false in the instances up to CHECK_ABOVE beyond
     are dropped before the fixed-size Houdini. Its verdicts replace the first round's only when proved;
     otherwise the reason says what both rounds tried."""
-    from gpcheck.checker import budget
     from gpcheck.checker.smt.mining import sample_states
     from gpcheck.gpmodel import compile_model
 
     names, lower = enc.pm.names, enc.pm.lower
-    declared = load(dict(fixed)).const_values
-    wide = {n: min(max(declared[n], lower[n] + 1), lower[n] + WIDE_ABOVE) for n in names}
+    wide = _wide_point(load, fixed, names, lower)
 
     def sample(point: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
         cm = compile_model(load(dict(fixed, **point)))
@@ -381,13 +414,8 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
                        keep=mine(enc, more, False, checks))
     # the larger instances of this round may show a violation the small ones could not (a
     # bound that fails only beyond each constant's lower bound + SIZES_ABOVE, one at a time)
-    found: dict[str, Result] = {}
-    for point in [wide] + [{n: wide[n] + k for n in names} for k in range(1, CHECK_ABOVE + 1)]:
-        unsettled = [n for n in left if second[n].verdict is not Verdict.PROVED and n not in found]
-        if not unsettled or deadline.expired:
-            break
-        budget.poll()
-        found.update(_violations(load(dict(fixed, **point)), point, names, unsettled, deadline))
+    found = _larger_violations(load, fixed, names, wide, [n for n in left if second[n].verdict is not Verdict.PROVED],
+                               deadline)
     out: dict[str, Result] = {}
     for n in left:
         r = second[n]
