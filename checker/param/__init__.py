@@ -1,8 +1,10 @@
 """`--for-all`: properties proved for every value of some constants (parameterised verification).
 
-    extract.py  symbolic constants recovered by aligning a few instances' IRs (affine fits)
+    extract.py  symbolic constants recovered by aligning a few instances' IRs (affine fits, or degree
+                two: `NB * BLEN + 1`, NOTE(product-fit))
     encode.py   the model over SMT arrays with the sizes symbolic; ghost counters for sum/count
-    mine.py     quantified candidates (`all x in 0..N-1: ...`) from small instances' states
+    mine.py     quantified candidates (`all x in 0..N-1: ...`) from small instances' states; product
+                columns (`BLEN * done[x]`) where the model multiplies two constants
     widen.py    richer templates for a second round on what the first left unknown
     pointer.py  second round: counts/sums of containers holding an item by value (`slot[i] == x`)
     affine.py   second round: linear equalities of three to five counters (circuits of the rows)
@@ -13,7 +15,8 @@
     refs.py     second round: nullable references (`held: 0..N`, N for none): "x is none of them" as a
                 condition, and equalities with `(if held != N then 1 else 0)` terms under "it holds an item"
     triple.py   second round: facts under three enum conditions (`sched == Poll and task[x] == .. and rt == ..`)
-    prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes
+    prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes (and at
+                the second round's larger ones)
 
 Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""
 

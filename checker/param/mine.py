@@ -23,7 +23,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.param.encode import ParamEncoder, PState, range_key
-from gpcheck.checker.param.extract import Unsupported
+from gpcheck.checker.param.extract import ParamModel, Unsupported
 from gpcheck.checker.smt.mining import Atom, mine_atoms
 
 MAX_ROWS = 6_000  # rows per view given to the miner (a seeded sample beyond that: only weakens the filter)
@@ -197,7 +197,43 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
                 continue
             for c in (0, 1):
                 cols.append(_cmp_column(name, k, c, col))
+    cols += _product_columns(enc, base)
     return View(doms, names, cols)
+
+
+def _product_columns(enc: ParamEncoder, base: Sequence[Column]) -> list[Column]:
+    """NOTE(product-fit): for each pair (n, m) of named constants the model multiplies
+    (`NB * BLEN`), the constant column `n * m`, and `n * c` for each int column c whose range
+    grows with m but not with n (`BLEN * done[x]`, done: 0..NB), and the same with n and m
+    swapped: the scale an accounting relation needs when one of its coefficients is itself a
+    constant (`work[x] == BLEN * done[x] + ...`: a fixed coefficient fits only one BLEN). Each
+    term is a product of two Z3 integers (nonlinear: only Z3's `unsat` counts, as always)."""
+    pm = enc.pm
+    out: list[Column] = []
+    unbounded = ir.IntType(None, None)
+    for n, m in pm.products:
+        out.append(Column(f"{n} * {m}", unbounded, "const", lambda s, xs, n=n, m=m: pm.consts[n] * pm.consts[m],
+                          lambda d, c, ix, n=n, m=m: c[n] * c[m],
+                          concrete=lambda c, ix, slot, n=n, m=m: z3.IntVal(c[n] * c[m])))
+        for a, b in ((n, m), (m, n)) if n != m else ((n, n),):
+            for col in base:
+                if col.kind not in ("scalar", "elem") or not isinstance(col.type, ir.IntType):
+                    continue
+                if b not in col.consts or (a != b and a in col.consts):
+                    continue
+                out.append(_scaled_column(pm, a, col))
+    return out
+
+
+def _scaled_column(pm: ParamModel, n: str, col: Column) -> Column:
+    """`n * col` (a named constant times a column)."""
+    assert col.concrete is not None
+    inner = col.concrete
+    return Column(f"{n} * {col.name}", col.type, col.kind,
+                  lambda s, xs: pm.consts[n] * col.term(s, xs),  # type: ignore[operator]
+                  lambda d, c, ix: c[n] * col.value(d, c, ix),
+                  consts=col.consts | {n}, uses=col.uses,
+                  concrete=lambda c, ix, slot: z3.IntVal(c[n]) * inner(c, ix, slot))
 
 
 def _cmp_column(name: str, k: int, c: int, col: Column) -> Column:

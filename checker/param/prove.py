@@ -263,7 +263,6 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
             properties: Sequence[str] | None, deadline: Deadline) -> None:
     """`verify_for_all`'s work, its results put in `run` as they are decided."""
     from gpcheck.checker import budget
-    from gpcheck.checker.api import verify as verify_instance
     from gpcheck.checker.smt.mining import sample_states
     from gpcheck.gpmodel import compile_model
 
@@ -287,14 +286,8 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
     for point in small_points(names, pm.lower, fixed):
         inst = load(point)
         budget.poll()
-        rep = verify_instance(inst, properties=[n for n in wanted if n not in out], engine="explicit",
-                              max_states=SAMPLE_STATES, timeout=deadline.remaining())  # only its violations count
-        for r in rep.results:
-            if r.verdict is Verdict.VIOLATED and r.property not in out:
-                at = ", ".join(f"{n}={point[n]}" for n in names)
-                out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
-                                          detail=dict(r.detail, instance={n: point[n] for n in names},
-                                                      for_all=list(names)))
+        for name, r in _violations(inst, point, names, [n for n in wanted if n not in out], deadline).items():
+            out.setdefault(name, r)
         cm = compile_model(inst)
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
         budget.poll()
@@ -309,7 +302,63 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
                 proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started))
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
+            # no proof can come, but the second round's larger instances may still refute
+            wide = _wide_point(load, fixed, names, pm.lower)
+            proofs.update(_larger_violations(load, fixed, names, wide, todo, deadline))
         out.update(proofs)
+
+
+def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], props: Sequence[str],
+                deadline: Deadline) -> dict[str, Result]:
+    """The properties among `props` the explicit engine finds violated in the instance `inst`
+    (the constants `point`), each with the instance and its counterexample; only violations
+    count (a bounded exploration proves nothing)."""
+    from gpcheck.checker.api import verify as verify_instance
+
+    if not props:
+        return {}
+    rep = verify_instance(inst, properties=list(props), engine="explicit", max_states=SAMPLE_STATES,
+                          timeout=deadline.remaining())
+    out: dict[str, Result] = {}
+    for r in rep.results:
+        if r.verdict is Verdict.VIOLATED and r.property not in out:
+            at = ", ".join(f"{n}={point[n]}" for n in names)
+            out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
+                                      detail=dict(r.detail, instance={n: point[n] for n in names},
+                                                  for_all=list(names)))
+    return out
+
+
+def _wide_point(load: "callable", fixed: Mapping[str, int], names: Sequence[str], lower: Mapping[str, int]
+                ) -> dict[str, int]:
+    """The second round's instance: each named constant at its declared value, at least its
+    lower bound + 1 and at most WIDE_ABOVE above it."""
+    declared = load(dict(fixed)).const_values
+    return {n: min(max(declared[n], lower[n] + 1), lower[n] + WIDE_ABOVE) for n in names}
+
+
+def _larger_violations(load: "callable", fixed: Mapping[str, int], names: Sequence[str], wide: Mapping[str, int],
+                       props: Sequence[str], deadline: Deadline) -> dict[str, Result]:
+    """The properties among `props` violated at the second round's instance `wide` or the
+    CHECK_ABOVE instances above it (every named constant moved at once): a bound that fails
+    only where two constants are both beyond the small instances' (nvidia_tsg's
+    bounded_inversion needs NB >= 2 and BLEN >= 3 together). Instances the model does not
+    allow are skipped."""
+    from gpcheck.checker import budget
+    from gpcheck.spec.errors import GpcheckError
+
+    found: dict[str, Result] = {}
+    for point in [dict(wide)] + [{n: wide[n] + k for n in names} for k in range(1, CHECK_ABOVE + 1)]:
+        unsettled = [n for n in props if n not in found]
+        if not unsettled or deadline.expired:
+            break
+        budget.poll()
+        try:
+            inst = load(dict(fixed, **point))
+        except GpcheckError:
+            break
+        found.update(_violations(inst, point, names, unsettled, deadline))
+    return found
 
 
 def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
@@ -345,8 +394,7 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     from gpcheck.gpmodel import compile_model
 
     names, lower = enc.pm.names, enc.pm.lower
-    declared = load(dict(fixed)).const_values
-    wide = {n: min(max(declared[n], lower[n] + 1), lower[n] + WIDE_ABOVE) for n in names}
+    wide = _wide_point(load, fixed, names, lower)
 
     def sample(point: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
         cm = compile_model(load(dict(fixed, **point)))
@@ -364,10 +412,16 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         return {n: replace(first[n], reason=f"{first[n].reason}; no second round ({e})") for n in left}
     second = _prove(enc, load, more, left, deadline, started, wide=wide, checks=checks,
                        keep=mine(enc, more, False, checks))
+    # the larger instances of this round may show a violation the small ones could not (a
+    # bound that fails only beyond each constant's lower bound + SIZES_ABOVE, one at a time)
+    found = _larger_violations(load, fixed, names, wide, [n for n in left if second[n].verdict is not Verdict.PROVED],
+                               deadline)
     out: dict[str, Result] = {}
     for n in left:
         r = second[n]
-        if r.verdict is Verdict.PROVED:
+        if n in found:
+            out[n] = found[n]
+        elif r.verdict is Verdict.PROVED:
             out[n] = replace(r, reason=f"{r.reason}; second round at {_at(wide, names)}, richer templates",
                              detail=dict(r.detail, round=2))
         else:
@@ -689,20 +743,29 @@ def _linear_text(a: Atom, cols: Sequence[object]) -> str:
 
 
 def affine_text(e: z3.ExprRef) -> str:
-    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`)."""
+    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`), products of
+    constants included (`N * L - 1`, NOTE(product-fit))."""
     e = z3.simplify(e)
     terms = list(e.children()) if z3.is_add(e) else [e]
     const = 0
     parts: list[tuple[int, str]] = []
+
+    def monomial(x: z3.ExprRef) -> str:
+        if z3.is_const(x) and not z3.is_int_value(x):
+            return x.decl().name()
+        if z3.is_mul(x) and all(z3.is_const(y) and not z3.is_int_value(y) for y in x.children()):
+            return " * ".join(y.decl().name() for y in x.children())
+        raise Unsupported(f"a range bound {e} that is not affine")
+
     for x in terms:
         if z3.is_int_value(x):
             const += x.as_long()  # type: ignore[attr-defined]
         elif z3.is_mul(x) and z3.is_int_value(x.arg(0)):
-            parts.append((x.arg(0).as_long(), x.arg(1).decl().name()))  # type: ignore[attr-defined]
-        elif z3.is_const(x):
-            parts.append((1, x.decl().name()))
+            rest = x.children()[1:]
+            parts.append((x.arg(0).as_long(),  # type: ignore[attr-defined]
+                          monomial(rest[0] if len(rest) == 1 else z3.Product(*rest))))
         else:
-            raise Unsupported(f"a range bound {e} that is not affine")
+            parts.append((1, monomial(x)))
     text = ""
     for c, n in parts:
         piece = n if abs(c) == 1 else f"{abs(c)} * {n}"

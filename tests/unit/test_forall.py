@@ -42,14 +42,21 @@ def _write(tmp_path, text: str, name: str = "m.gpspec"):
     return p
 
 
-@pytest.mark.parametrize("src, prop", [(GROWS, "small"), (NEVER_FOUR, "no_four")])
-def test_holds_small_fails_large_is_never_proved(tmp_path, src, prop):
+@pytest.mark.parametrize("src, prop, fails_from", [(GROWS, "small", 4), (NEVER_FOUR, "no_four", 5)])
+def test_holds_small_fails_large_is_never_proved(tmp_path, src, prop, fails_from):
+    """Never proved; `unknown`, or `violated` at an instance where it really fails (the second
+    round's larger instances, N = 4 and 5 here, are searched for violations too), with a
+    counterexample the explicit engine confirms."""
     path = _write(tmp_path, src)
-    for n in (1, 2, 3):  # it really holds at the sizes the miner samples
+    for n in range(1, fails_from):  # it really holds at the sizes the miner samples
         assert verify(path, consts={"N": n}).result(prop).verdict is Verdict.PROVED
     r = verify_for_all(path, ["N"], {"N": 1}, timeout=60).result(prop)
-    assert r.verdict is Verdict.UNKNOWN, r
+    assert r.verdict in (Verdict.UNKNOWN, Verdict.VIOLATED), r
     assert r.detail["for_all"] == ["N"]
+    if r.verdict is Verdict.VIOLATED:
+        n = r.detail["instance"]["N"]
+        assert n >= fails_from and r.counterexample is not None
+        assert verify(path, consts={"N": n}).result(prop).verdict is Verdict.VIOLATED
 
 
 def test_failure_at_a_sampled_size_is_violated_with_the_instance(tmp_path):
