@@ -1,0 +1,517 @@
+"""Soundness fuzzer for `--for-all` (checker/param/): random parameterised specs, each run through
+`verify_for_all` and judged against the explicit engine at sizes well beyond those the for-all
+engine samples.
+
+A spec is a few *pieces* over one to three named constants (`N`, `M`, `K`), each piece a
+fragment the engine reaches: counters bounded by a constant, saturating increments, arrays
+`[0..N-1]` with parameterised actions `i: 0..N-1`, `for i in 0..N-1` loops, `all/any/count/sum`
+folds over symbolic ranges, pointers into arrays, nullable references (`0..N` with N for none),
+differences that grow with N, derived constants (`const D = N / 5`, `if N > 4 then ...`). Each
+piece offers properties of three sorts: true at every size, true only up to some size beyond
+the sampled ones (a counter reaching 5 only when N >= 5, `count(...) <= 3`, `D == 0`), and false
+already at small sizes. The generator is seeded (`random.Random`), so a seed and an index name
+one spec on any machine.
+
+Judging (`judge`), for each invariant and transition property:
+- `proved` while the explicit engine finds a violation at some checked size: SOUNDNESS;
+- every lemma a `proved` prints, added to the model as an invariant, holds at the checked sizes
+  (tests/recheck.py's check, here reporting instead of asserting): otherwise LEMMA;
+- `violated` names an instance at which the explicit engine also finds the property violated,
+  and its counterexample replays through the reference semantics (tests/reference/): otherwise
+  VIOLATION;
+- an exception anywhere in `verify_for_all`: CRASH (a for-all run never raises on a well-formed
+  spec).
+The sizes checked: each named constant from 1 to MAX_SIZE alone (the others at 2), all of them
+equal from 1 to MAX_SIZE, each alone at FAR, and a few mixed points; an instance past MAX_STATES states counts only
+for the violations it finds.
+
+Findings are shrunk (whole declarations dropped while the same finding stays) and written to
+`--findings` as `seed-S-I.gpspec` with a comment saying what was found. Usage:
+
+    python tests/quality/forall_fuzz.py --seed S --count N [--jobs J] [--timeout T] [--findings DIR]
+
+It prints one line per finding as it is found and a summary line
+(`specs=... results=... proved=... findings=...`); exit 1 when there is a finding."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import multiprocessing
+import os
+import random
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: the checkout root on the path for `tests.`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+MAX_SIZE = 7  # each named constant checked explicitly up to this (the engine samples up to lower bound + 4)
+FAR = (9, 10)  # and alone at these (a derived constant such as `N / 9` changes there)
+MAX_STATES = 100_000  # an explicit instance past this proves nothing (its violations still count)
+FORALL_TIMEOUT = 60.0  # seconds per for-all run
+CONSTS = ("N", "M", "K")
+
+
+# ----------------------------------------------------------------------------------------- specs
+
+
+@dataclass
+class Piece:
+    """Declarations over one constant, with its properties (text, kind: 'all' true at every
+    size, 'upto' true only up to some size, 'small' false at a small size; informative only:
+    the explicit engine is the judge)."""
+
+    consts: list[str] = field(default_factory=list)  # extra `const` lines (derived constants)
+    vars: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    props: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _counter(r: random.Random, c: str, u: str) -> Piece:
+    """A counter up to the constant, maybe reset; thresholds on it."""
+    v = f"c{u}"
+    top = r.choice([c, f"{c} + 1"])
+    p = Piece(vars=[f"var {v}: 0..{top} = 0"],
+              actions=[f"action inc{u} {{\n    require {v} < {top}\n    {v} = {v} + 1\n}}"])
+    if r.random() < 0.5:
+        p.actions.append(f"action reset{u} {{\n    require {v} == {top}\n    {v} = 0\n}}")
+    t = r.randint(3, 6)
+    p.props += [(f"{v} <= {top}", "all"), (f"{v} <= {t}", "upto"), (f"{v} < 1", "small"),
+                (f"{v} != {t} or {c} >= {t}", "all"), (f"{v} + 1 <= 2 * {c} + 1", "all")]
+    p.props.append((f"{v}' <= {v} + 1", "all"))
+    return p
+
+
+def _saturating(r: random.Random, c: str, u: str) -> Piece:
+    """`s = if s <= C then s + 1 else s`: it stops at C + 1."""
+    v = f"s{u}"
+    k = r.choice(["", " - 1"])
+    p = Piece(vars=[f"var {v}: 0..{c} + 1 = 0"],
+              actions=[f"action sat{u} {{\n    {v} = if {v} <= {c}{k} then {v} + 1 else {v}\n}}"])
+    t = r.randint(4, 7)
+    p.props += [(f"{v} <= {c} + 1", "all"), (f"{v} <= {c}", "small"), (f"{v} <= {t}", "upto"),
+                (f"{v}' >= {v}", "all"), (f"{v}' == {v} + 1 or {v}' == {v}", "all")]
+    return p
+
+
+def _flags(r: random.Random, c: str, u: str) -> Piece:
+    """Bool flags per index, set one at a time, cleared by a loop."""
+    v = f"f{u}"
+    p = Piece(vars=[f"var {v}: [0..{c}-1] -> bool = false"],
+              actions=[f"action set{u}(i: 0..{c}-1) {{\n    require not {v}[i]\n    {v}[i] = true\n}}"])
+    if r.random() < 0.6:
+        p.actions.append(f"action clear{u} {{\n    for i in 0..{c}-1 {{\n        {v}[i] = false\n    }}\n}}")
+    t = r.randint(3, 5)
+    cnt = f"(count i in 0..{c}-1: {v}[i])"
+    p.props += [(f"{cnt} <= {c}", "all"), (f"{cnt} <= {t}", "upto"),
+                (f"all i in 0..{c}-1: {v}[i] implies i < {t + 1}", "upto"),
+                (f"not (any i in 0..{c}-1: {v}[i])", "small"), (f"{cnt} >= 0", "all"),
+                (f"{cnt}' <= {cnt} + 1", "all")]
+    return p
+
+
+def _values(r: random.Random, c: str, u: str) -> Piece:
+    """Small counters per index, bumped one at a time, maybe decremented by a loop; sums."""
+    v = f"a{u}"
+    cap = r.randint(1, 3)
+    p = Piece(vars=[f"var {v}: [0..{c}-1] -> 0..{cap} = 0"],
+              actions=[f"action bump{u}(i: 0..{c}-1) {{\n    require {v}[i] < {cap}\n    {v}[i] = {v}[i] + 1\n}}"])
+    if r.random() < 0.5:
+        p.actions.append(f"action drain{u} {{\n    for i in 0..{c}-1 {{\n        if {v}[i] > 0 {{\n"
+                         f"            {v}[i] = {v}[i] - 1\n        }}\n    }}\n}}")
+    t = r.randint(cap + 2, 3 * cap + 3)
+    s = f"(sum i in 0..{c}-1: {v}[i])"
+    p.props += [(f"{s} <= {cap} * {c}", "all"), (f"{s} <= {t}", "upto"),
+                (f"all i in 0..{c}-1: {v}[i] <= {cap}", "all"),
+                (f"(count i in 0..{c}-1: {v}[i] == {cap}) <= {r.randint(2, 4)}", "upto"),
+                (f"{s} == 0", "small"), (f"{s}' <= {s} + 1", "all")]
+    return p
+
+
+def _pointer(r: random.Random, c: str, u: str) -> Piece:
+    """A pointer that marks the elements it passes; facts about the elements below it."""
+    p_, d = f"p{u}", f"d{u}"
+    p = Piece(vars=[f"var {p_}: 0..{c} = 0", f"var {d}: [0..{c}-1] -> bool = false"],
+              actions=[f"action adv{u} {{\n    require {p_} < {c}\n    {d}[{p_}] = true\n    {p_} = {p_} + 1\n}}"])
+    if r.random() < 0.4:
+        p.actions.append(f"action rew{u} {{\n    require {p_} == {c}\n    {p_} = 0\n"
+                         f"    for i in 0..{c}-1 {{\n        {d}[i] = false\n    }}\n}}")
+    t = r.randint(3, 6)
+    p.props += [(f"all i in 0..{c}-1: i < {p_} implies {d}[i]", "all"),
+                (f"all i in 0..{c}-1: {d}[i] implies i < {p_}", "all"),
+                (f"{p_} <= {t}", "upto"), (f"all i in 0..{c}-1: {d}[i] implies i != {t}", "upto"),
+                (f"(count i in 0..{c}-1: {d}[i]) == {p_}", "all"), (f"not {d}[0]", "small"),
+                (f"{p_}' <= {p_} + 1", "all")]
+    return p
+
+
+def _reference(r: random.Random, c: str, u: str) -> Piece:
+    """A nullable reference: `held: 0..C` with C for none."""
+    h, busy = f"h{u}", f"b{u}"
+    p = Piece(vars=[f"var {h}: 0..{c} = {c}", f"var {busy}: [0..{c}-1] -> bool = false"],
+              actions=[f"action take{u}(i: 0..{c}-1) {{\n    require {h} == {c} and not {busy}[i]\n"
+                       f"    {h} = i\n    {busy}[i] = true\n}}",
+                       f"action give{u} {{\n    require {h} != {c}\n    {busy}[{h}] = false\n    {h} = {c}\n}}"])
+    t = r.randint(3, 6)
+    p.props += [(f"all i in 0..{c}-1: {busy}[i] implies i == {h}", "all"),
+                (f"(count i in 0..{c}-1: {busy}[i]) <= 1", "all"),
+                (f"{h} == {c} or {busy}[{h}]", "all"), (f"{h} != {t}", "upto"),
+                (f"{h} == {c}", "small")]
+    return p
+
+
+def _difference(r: random.Random, c: str, u: str) -> Piece:
+    """Two counters, one chasing the other: their difference grows with the constant."""
+    x, y = f"x{u}", f"y{u}"
+    p = Piece(vars=[f"var {x}: 0..{c} = 0", f"var {y}: 0..{c} = 0"],
+              actions=[f"action lead{u} {{\n    require {x} < {c}\n    {x} = {x} + 1\n}}",
+                       f"action chase{u} {{\n    require {y} < {x}\n    {y} = {y} + 1\n}}"])
+    t = r.randint(3, 6)
+    p.props += [(f"{y} <= {x}", "all"), (f"{x} - {y} <= {c}", "all"), (f"{x} - {y} <= {t}", "upto"),
+                (f"{x} - {y} <= 0", "small"), (f"{x}' - {y}' <= {x} - {y} + 1", "all")]
+    return p
+
+
+def _derived(r: random.Random, c: str, u: str) -> Piece:
+    """A derived constant; affine ones the engine may use, others it must not take for affine."""
+    dname = f"D{u}"
+    # the engine fits constants at a few sizes (checker/param/extract.py): a form that is not
+    # affine but agrees with an affine one there (`if C == 4 ...`, `C / 9`) must not fool it
+    form, kind = r.choice([(f"{c} + 1", "all"), (f"2 * {c}", "all"), (f"{c} / 5", "upto"),
+                           (f"if {c} > 4 then 1 else 0", "upto"), (f"{c} % 6", "upto"),
+                           (f"if {c} >= 6 then {c} else 0", "upto"), (f"if {c} == 4 then 1 else 0", "upto"),
+                           (f"if {c} == 7 then 1 else 0", "upto"), (f"{c} / 9", "upto"),
+                           (f"({c} / 5) * 2", "upto"), (f"if {c} < 4 then 0 else 1", "upto")])
+    v = f"g{u}"
+    p = Piece(consts=[f"const {dname} = {form}"], vars=[f"var {v}: 0..{c} + 1 = 0"],
+              actions=[f"action grow{u} {{\n    require {v} < {c}\n    {v} = {v} + 1\n}}"])
+    p.props += [(f"{dname} <= {c} + 1" if kind == "all" else f"{dname} == 0", kind),
+                (f"{v} + {dname} <= 2 * {c} + 1" if kind == "all" else f"{v} + {dname} <= {c}", kind)]
+    if r.random() < 0.5:  # the derived constant in a type
+        w = f"z{u}"
+        p.vars.append(f"var {w}: 0..{dname} + 1 = 0")
+        p.actions.append(f"action zet{u} {{\n    require {w} <= {dname}\n    {w} = {w} + 1\n}}")
+        p.props.append((f"{w} <= 1", "upto" if kind == "upto" else "small"))
+    return p
+
+
+PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated spec: its text, the constants named in `--for-all`, the fixed ones."""
+
+    seed: int
+    index: int
+    text: str
+    names: tuple[str, ...]
+    props: tuple[tuple[str, str], ...]  # (property name, generator's hint)
+
+
+def generate(seed: int, index: int) -> Case:
+    """The spec `index` of `seed` (deterministic on any machine: `random.Random` of a string)."""
+    r = random.Random(f"forall-fuzz:{seed}:{index}")
+    consts = list(CONSTS[:r.choice([1, 1, 2, 2, 3])])
+    pieces = [r.choice(PIECES)(r, r.choice(consts), str(k)) for k in range(r.randint(1, 3))]
+    props: list[tuple[str, str, str]] = []  # (name, text, hint)
+    for k, p in enumerate(pieces):
+        picked = r.sample(p.props, min(len(p.props), r.randint(1, 3)))
+        for j, (text, hint) in enumerate(picked):
+            props.append((f"p{k}_{j}", text, hint))
+    if len(pieces) > 1 and r.random() < 0.3:  # one property across two pieces' constants
+        a, b = r.sample(range(len(pieces)), 2)
+        ta, tb = r.choice(pieces[a].props)[0], r.choice(pieces[b].props)[0]
+        if "'" not in ta + tb:
+            props.append(("cross", f"({ta}) or ({tb})", "mixed"))
+    lines = [f"model fz{seed}_{index}", ""]
+    lines += [f"const {c} = 2" for c in consts]
+    for p in pieces:
+        lines += p.consts
+    for p in pieces:
+        lines += p.vars
+    lines.append("")
+    for p in pieces:
+        lines += p.actions
+    lines += ["", "allow deadlock"]
+    for name, text, _ in props:
+        lines.append(f"{'transition' if chr(39) in text else 'invariant'} {name}: {text}")
+    used = [c for c in consts if any(c in line for line in lines if not line.startswith("const"))] or consts[:1]
+    names = tuple(c for c in used if r.random() < 0.85) or tuple(used[:1])
+    return Case(seed, index, "\n".join(lines) + "\n", names, tuple((n, h) for n, _, h in props))
+
+
+# --------------------------------------------------------------------------------------- judging
+
+
+def sizes(names: tuple[str, ...], others: tuple[str, ...]) -> list[dict[str, int]]:
+    """The instances the explicit engine checks: each named constant 1..MAX_SIZE alone (the rest
+    at 2), all equal 1..MAX_SIZE, and mixed points; constants not named stay at 2."""
+    base = {c: 2 for c in names + others}
+    out: list[dict[str, int]] = []
+    for n in names:
+        out += [dict(base, **{n: v}) for v in list(range(1, MAX_SIZE + 1)) + list(FAR)]
+    out += [dict(base, **{n: v for n in names}) for v in range(1, MAX_SIZE + 1)]
+    if len(names) > 1:
+        out += [dict(base, **{n: (MAX_SIZE if i % 2 else 1) for i, n in enumerate(names)}),
+                dict(base, **{n: (1 if i % 2 else MAX_SIZE) for i, n in enumerate(names)})]
+    seen: list[dict[str, int]] = []
+    for p in out:
+        if p not in seen:
+            seen.append(p)
+    return seen
+
+
+@dataclass
+class Truth:
+    """The explicit engine's word on each property: the first size violating it, and the sizes
+    where the search completed (a property holds at those)."""
+
+    violated: dict[str, dict[str, int]] = field(default_factory=dict)
+    complete: list[dict[str, int]] = field(default_factory=list)
+
+
+def explicit_truth(text: str, points: list[dict[str, int]]) -> Truth:
+    from gpcheck.checker import GpcheckError, Verdict, verify
+    from gpcheck.spec import load_source
+
+    truth = Truth()
+    for consts in points:
+        try:
+            model = load_source(text, "fz.gpspec", consts)
+        except GpcheckError:  # a size the spec does not allow (an empty range): not a size at all
+            continue
+        rep = verify(model, max_states=MAX_STATES, core="python")
+        complete = True
+        for r in rep.results:
+            if r.kind not in ("invariant", "transition"):
+                continue
+            if r.verdict is Verdict.VIOLATED:
+                truth.violated.setdefault(r.property, consts)
+            elif r.verdict is not Verdict.PROVED:
+                complete = False
+        if complete:
+            truth.complete.append(consts)
+    return truth
+
+
+def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = None) -> tuple[list[str], dict[str, str]]:
+    """The findings on `case` (empty: none) and each property's for-all verdict."""
+    from gpcheck.checker import GpcheckError, Verdict, verify
+    from gpcheck.checker.param import verify_for_all
+    from gpcheck.spec import load_source
+
+    others = tuple(c for c in CONSTS if c not in case.names and f"const {c} " in case.text)
+    findings: list[str] = []
+    verdicts: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="fzall") as tmp:
+        path = Path(tmp) / "fz.gpspec"
+        path.write_text(case.text)
+        try:
+            report = verify_for_all(path, list(case.names), {n: 1 for n in case.names}, timeout=timeout)
+        except Exception as err:  # noqa: BLE001 - any exception is a finding on a well-formed spec
+            tb = traceback.format_exception(type(err), err, err.__traceback__)
+            return [f"CRASH {type(err).__name__}: {err} | {''.join(tb[-3:]).strip()[-400:]}"], verdicts
+        if path.read_text() != case.text:
+            findings.append("MODIFIED the spec file")
+    truth = truth if truth is not None else explicit_truth(case.text, sizes(case.names, others))
+    for r in report.results:
+        verdicts[r.property] = r.verdict.value
+        bad = truth.violated.get(r.property)
+        if r.verdict is Verdict.PROVED:
+            if bad is not None:
+                findings.append(f"SOUNDNESS {r.property}: proved for all {','.join(case.names)} "
+                                f"but violated at {bad}")
+                continue
+            inv = r.detail.get("invariant")
+            if inv:
+                findings += _recheck(case.text, r.property, inv, truth.complete[:6])
+        elif r.verdict is Verdict.VIOLATED:
+            findings += _check_violation(case, r, others)
+        elif not r.reason:
+            findings.append(f"UNKNOWN {r.property} without a reason")
+    missing = {n for n, _ in case.props} - set(verdicts)
+    if missing:
+        findings.append(f"MISSING results for {sorted(missing)}")
+    return findings, verdicts
+
+
+def _recheck(text: str, prop: str, invariant: str, points: list[dict[str, int]]) -> list[str]:
+    """Each printed lemma, added as an invariant, holds at `points` (tests/recheck.py's check)."""
+    from gpcheck.checker import GpcheckError, Verdict, verify
+    from gpcheck.spec import load_source
+
+    lemmas = [line.removeprefix("and ").strip() for line in invariant.split("\n")]
+    extra = "".join(f"\ninvariant mined_{i}: {t}" for i, t in enumerate(lemmas))
+    out = []
+    for consts in points:
+        try:
+            rep = verify(load_source(text + extra, "mined.gpspec", consts), max_states=MAX_STATES, core="python")
+        except GpcheckError as e:
+            return [f"LEMMA {prop}: a printed lemma does not load: {str(e).splitlines()[0]}"]
+        for i, lemma in enumerate(lemmas):
+            if rep.result(f"mined_{i}").verdict is Verdict.VIOLATED:
+                out.append(f"LEMMA {prop}: printed lemma false at {consts}: {lemma}")
+        if out:
+            return out
+    return out
+
+
+def _check_violation(case: Case, r: Any, others: tuple[str, ...]) -> list[str]:
+    """A for-all violation: an instance where the explicit engine agrees, a counterexample that
+    replays through the reference semantics."""
+    from gpcheck.checker import GpcheckError, Verdict, verify
+    from gpcheck.spec import load_source
+    from tests.reference.replay import check_counterexample
+    from tests.reference.semantics import load as ref_load
+
+    inst = r.detail.get("instance")
+    if not isinstance(inst, dict) or set(inst) != set(case.names):
+        return [f"VIOLATION {r.property}: no instance of {case.names} ({inst})"]
+    consts = dict({c: 2 for c in others}, **inst)
+    try:
+        rep = verify(load_source(case.text, "fz.gpspec", consts), properties=[r.property], core="python")
+    except GpcheckError as e:
+        return [f"VIOLATION {r.property}: instance {consts} does not load: {str(e).splitlines()[0]}"]
+    if rep.result(r.property).verdict is not Verdict.VIOLATED:
+        return [f"VIOLATION {r.property}: violated at {consts} by for-all, "
+                f"{rep.result(r.property).verdict.value} by the explicit engine there"]
+    cex = r.counterexample.to_json() if r.counterexample is not None else None
+    why = check_counterexample(ref_load(case.text, consts), r.kind, r.property, cex)
+    return [f"VIOLATION {r.property}: counterexample at {consts} does not replay: {why}"] if why else []
+
+
+# -------------------------------------------------------------------------------------- shrinking
+
+
+def _blocks(text: str) -> list[str]:
+    """Top-level declarations (an action with its body is one block)."""
+    out: list[str] = []
+    depth = 0
+    for line in text.splitlines():
+        if depth == 0:
+            out.append(line)
+        else:
+            out[-1] += "\n" + line
+        depth += line.count("{") - line.count("}")
+    return out
+
+
+def _kind_of(finding: str) -> str:
+    return " ".join(finding.split()[:2])  # e.g. "SOUNDNESS p0_1"
+
+
+def shrink(case: Case, finding: str, timeout: float, budget: float = 600.0) -> Case:
+    """Drop whole declarations while the same kind of finding on the same property stays."""
+    from gpcheck.checker import GpcheckError
+    from gpcheck.spec import load_source
+
+    want = _kind_of(finding)
+    prop = want.split()[1] if len(want.split()) > 1 else ""
+    t0 = time.monotonic()
+    cur = case
+    changed = True
+    while changed and time.monotonic() - t0 < budget:
+        changed = False
+        blocks = _blocks(cur.text)
+        for k in range(len(blocks) - 1, 0, -1):
+            b = blocks[k].strip()
+            if not b or b.startswith("model") or b == "allow deadlock" or b.split(":")[0].endswith(" " + prop):
+                continue
+            text = "\n".join(blocks[:k] + blocks[k + 1:]) + "\n"
+            try:
+                load_source(text, "fz.gpspec")
+            except GpcheckError:
+                continue
+            props = tuple(p for p in cur.props if f" {p[0]}:" in text)
+            cand = Case(cur.seed, cur.index, text, cur.names, props)
+            got, _ = judge(cand, timeout)
+            if any(_kind_of(f) == want for f in got):
+                cur, changed = cand, True
+                break
+            if time.monotonic() - t0 > budget:
+                break
+    return cur
+
+
+# ---------------------------------------------------------------------------------------- driving
+
+
+def run_one(args: tuple[int, int, float, str | None, bool]) -> dict[str, Any]:
+    """Generate, judge, and on a finding shrink and write spec `index` of `seed`."""
+    seed, index, timeout, findings_dir, do_shrink = args
+    os.environ.setdefault("GPCHECK_NATIVE", "off")
+    case = generate(seed, index)
+    t0 = time.monotonic()
+    try:
+        found, verdicts = judge(case, timeout)
+    except Exception as err:  # noqa: BLE001 - a crash of the judge itself (the explicit engine): a finding
+        found, verdicts = [f"CRASH in judging {type(err).__name__}: {err}"], {}
+    out: dict[str, Any] = {"seed": seed, "index": index, "findings": found, "verdicts": verdicts,
+                           "seconds": round(time.monotonic() - t0, 2), "names": list(case.names)}
+    if found and findings_dir:
+        small = shrink(case, found[0], timeout) if do_shrink else case
+        d = Path(findings_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        head = "".join(f"# {f}\n" for f in found)
+        (d / f"seed-{seed}-{index}.gpspec").write_text(
+            f"# forall_fuzz --seed {seed}: spec {index}; --for-all {','.join(case.names)}\n{head}{small.text}")
+        out["file"] = str(d / f"seed-{seed}-{index}.gpspec")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=20, help="specs to generate (indices 0..count-1)")
+    ap.add_argument("--start", type=int, default=0, help="first index")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=FORALL_TIMEOUT, help="seconds per for-all run")
+    ap.add_argument("--minutes", type=float, default=None, help="stop starting specs after this long")
+    ap.add_argument("--findings", default=None, help="folder for shrunk finding specs")
+    ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--json", default=None, help="write every spec's verdicts and findings here (JSON lines)")
+    a = ap.parse_args(argv)
+    tasks = [(a.seed, i, a.timeout, a.findings, not a.no_shrink) for i in range(a.start, a.start + a.count)]
+    t0 = time.monotonic()
+    tally: collections.Counter = collections.Counter()
+    findings = 0
+    log = open(a.json, "w") if a.json else None
+    ctx = multiprocessing.get_context("spawn")
+    pool = ctx.Pool(a.jobs, maxtasksperchild=20) if a.jobs > 1 else None
+    results = pool.imap(run_one, tasks) if pool else map(run_one, tasks)
+    try:
+        for res in results:
+            tally["specs"] += 1
+            for v in res["verdicts"].values():
+                tally[v] += 1
+                tally["results"] += 1
+            if log:
+                log.write(json.dumps(res) + "\n")
+                log.flush()
+            for f in res["findings"]:
+                findings += 1
+                print(f"seed {res['seed']} spec {res['index']} (--for-all {','.join(res['names'])}): {f}"
+                      + (f" -> {res['file']}" if res.get("file") else ""), flush=True)
+            if a.minutes is not None and time.monotonic() - t0 > 60 * a.minutes:
+                break
+    finally:
+        if pool:
+            pool.terminate()
+        if log:
+            log.close()
+    v = " ".join(f"{k}={tally[k]}" for k in ("proved", "violated", "unknown"))
+    print(f"specs={tally['specs']} results={tally['results']} {v} findings={findings} "
+          f"seconds={time.monotonic() - t0:.0f}", flush=True)
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
