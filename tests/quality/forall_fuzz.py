@@ -202,7 +202,64 @@ def _derived(r: random.Random, c: str, u: str) -> Piece:
     return p
 
 
-PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived)
+def _slots(r: random.Random, c: str, u: str) -> Piece:
+    """Two streams' jobs in C slots (value 2: free), a `tick` loop over the slots that
+    accumulates work per stream, maybe saturating (the counter abstraction's fragment,
+    checker/param/counters.py); job counts bounded by the literal NB."""
+    nb = r.randint(1, 3)
+    sl, pr, la, dn, wk = (f"{x}{u}" for x in ("slot", "prog", "launched", "done", "work"))
+    add = (f"if {wk}[{sl}[i]] <= {2 * nb} then {wk}[{sl}[i]] + 1 else {wk}[{sl}[i]]" if r.random() < 0.5
+           else f"{wk}[{sl}[i]] + 1")
+    p = Piece(vars=[f"var {sl}: [0..{c}-1] -> 0..2 = 2", f"var {pr}: [0..{c}-1] -> 0..1 = 0",
+                    f"var {la}: [0..1] -> 0..{nb} = 0", f"var {dn}: [0..1] -> 0..{nb} = 0",
+                    f"var {wk}: [0..1] -> 0..{2 * nb + 1} = 0"],
+              actions=[f"action launch{u}(i: 0..{c}-1, s: 0..1) {{\n    require {sl}[i] == 2 and {la}[s] < {nb}\n"
+                       f"    {sl}[i] = s\n    {pr}[i] = 0\n    {la}[s] = {la}[s] + 1\n}}",
+                       f"action tick{u} {{\n    require any i in 0..{c}-1: {sl}[i] != 2\n    for i in 0..{c}-1 {{\n"
+                       f"        if {sl}[i] != 2 {{\n            {wk}[{sl}[i]] = {add}\n"
+                       f"            if {pr}[i] == 1 {{\n                {dn}[{sl}[i]] = {dn}[{sl}[i]] + 1\n"
+                       f"                {sl}[i] = 2\n                {pr}[i] = 0\n            }} else {{\n"
+                       f"                {pr}[i] = 1\n            }}\n        }}\n    }}\n}}"])
+    t = r.randint(3, 5)
+    busy = f"(count i in 0..{c}-1: {sl}[i] != 2)"
+    p.props += [(f"all s in 0..1: {wk}[s] <= {2 * nb} and {dn}[s] <= {la}[s]", "all"),
+                (f"{busy} <= {t}", "upto" if t < 2 * nb else "all"), (f"{busy} <= {2 * nb}", "all"),
+                (f"all s in 0..1: {dn}[s] == {la}[s]", "small"),
+                (f"all s in 0..1: {wk}[s]' <= {wk}[s] + {t}", "upto")]
+    return p
+
+
+def _bounded_queue(r: random.Random, c: str, u: str, d: str) -> Piece:
+    """A queue of capacity `d` fed from `c` items: facts over two constants."""
+    q, sv = f"q{u}", f"sv{u}"
+    p = Piece(vars=[f"var {q}: 0..{d} = 0", f"var {sv}: 0..{c} = 0"],
+              actions=[f"action enq{u} {{\n    require {q} < {d} and {sv} + {q} < {c}\n    {q} = {q} + 1\n}}",
+                       f"action deq{u} {{\n    require {q} > 0\n    {q} = {q} - 1\n    {sv} = {sv} + 1\n}}"])
+    t = r.randint(3, 6)
+    p.props += [(f"{q} + {sv} <= {c}", "all"), (f"{q} <= {d}", "all"), (f"{q} <= {t}", "upto"),
+                (f"{q} + {sv} <= {t}", "upto"), (f"{q} <= {c}", "all"), (f"{sv} == 0", "small"),
+                (f"{q}' + {sv}' >= {q} + {sv}", "all")]
+    return p
+
+
+def _pipeline(r: random.Random, c: str, u: str) -> Piece:
+    """Items taken in order, held one at a time (a nullable reference), then completed: an
+    item below the read position that no stage holds is done (checker/param/refs.py)."""
+    rd, h, dn = f"rd{u}", f"hd{u}", f"fin{u}"
+    p = Piece(vars=[f"var {rd}: 0..{c} = 0", f"var {h}: 0..{c} = {c}", f"var {dn}: [0..{c}-1] -> bool = false"],
+              actions=[f"action pick{u} {{\n    require {h} == {c} and {rd} < {c}\n    {h} = {rd}\n"
+                       f"    {rd} = {rd} + 1\n}}",
+                       f"action finish{u} {{\n    require {h} != {c}\n    {dn}[{h}] = true\n    {h} = {c}\n}}"])
+    t = r.randint(3, 6)
+    p.props += [(f"all y in 0..{c}-1: y < {rd} and y != {h} implies {dn}[y]", "all"),
+                (f"all y in 0..{c}-1: {dn}[y] implies y < {rd}", "all"),
+                (f"{h} == {c} or {h} < {rd}", "all"), (f"(count y in 0..{c}-1: {dn}[y]) <= {t}", "upto"),
+                (f"{h} == {c} or {h} + 1 == {rd}", "all"), (f"{rd} <= 1", "small")]
+    return p
+
+
+PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived, _slots,
+          _pipeline)
 
 
 @dataclass(frozen=True)
@@ -214,13 +271,20 @@ class Case:
     text: str
     names: tuple[str, ...]
     props: tuple[tuple[str, str], ...]  # (property name, generator's hint)
+    lower: int = 1  # every named constant's lower bound (`--for-all N>=2`)
 
 
 def generate(seed: int, index: int) -> Case:
     """The spec `index` of `seed` (deterministic on any machine: `random.Random` of a string)."""
     r = random.Random(f"forall-fuzz:{seed}:{index}")
     consts = list(CONSTS[:r.choice([1, 1, 2, 2, 3])])
-    pieces = [r.choice(PIECES)(r, r.choice(consts), str(k)) for k in range(r.randint(1, 3))]
+    pieces = []
+    for k in range(r.randint(1, 3)):
+        if len(consts) > 1 and r.random() < 0.25:
+            c, d = r.sample(consts, 2)
+            pieces.append(_bounded_queue(r, c, str(k), d))
+        else:
+            pieces.append(r.choice(PIECES)(r, r.choice(consts), str(k)))
     props: list[tuple[str, str, str]] = []  # (name, text, hint)
     for k, p in enumerate(pieces):
         picked = r.sample(p.props, min(len(p.props), r.randint(1, 3)))
@@ -241,17 +305,21 @@ def generate(seed: int, index: int) -> Case:
     for p in pieces:
         lines += p.actions
     lines += ["", "allow deadlock"]
+    scalars = [v.split()[1].rstrip(":") for p in pieces for v in p.vars if ": 0.." in v]
+    if scalars and r.random() < 0.1:  # a constraint: every proof is then only inside it
+        lines.append(f"constraint cut: {r.choice(scalars)} <= {r.randint(1, 4)}")
     for name, text, _ in props:
         lines.append(f"{'transition' if chr(39) in text else 'invariant'} {name}: {text}")
     used = [c for c in consts if any(c in line for line in lines if not line.startswith("const"))] or consts[:1]
     names = tuple(c for c in used if r.random() < 0.85) or tuple(used[:1])
-    return Case(seed, index, "\n".join(lines) + "\n", names, tuple((n, h) for n, _, h in props))
+    lower = 2 if r.random() < 0.15 else 1
+    return Case(seed, index, "\n".join(lines) + "\n", names, tuple((n, h) for n, _, h in props), lower)
 
 
 # --------------------------------------------------------------------------------------- judging
 
 
-def sizes(names: tuple[str, ...], others: tuple[str, ...]) -> list[dict[str, int]]:
+def sizes(names: tuple[str, ...], others: tuple[str, ...], lower: int = 1) -> list[dict[str, int]]:
     """The instances the explicit engine checks: each named constant 1..MAX_SIZE alone (the rest
     at 2), all equal 1..MAX_SIZE, and mixed points; constants not named stay at 2."""
     base = {c: 2 for c in names + others}
@@ -264,7 +332,7 @@ def sizes(names: tuple[str, ...], others: tuple[str, ...]) -> list[dict[str, int
                 dict(base, **{n: (1 if i % 2 else MAX_SIZE) for i, n in enumerate(names)})]
     seen: list[dict[str, int]] = []
     for p in out:
-        if p not in seen:
+        if p not in seen and all(p[n] >= lower for n in names):
             seen.append(p)
     return seen
 
@@ -315,19 +383,22 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
         path = Path(tmp) / "fz.gpspec"
         path.write_text(case.text)
         try:
-            report = verify_for_all(path, list(case.names), {n: 1 for n in case.names}, timeout=timeout)
+            report = verify_for_all(path, list(case.names), {n: case.lower for n in case.names}, timeout=timeout)
         except Exception as err:  # noqa: BLE001 - any exception is a finding on a well-formed spec
             tb = traceback.format_exception(type(err), err, err.__traceback__)
             return [f"CRASH {type(err).__name__}: {err} | {''.join(tb[-3:]).strip()[-400:]}"], verdicts
         if path.read_text() != case.text:
             findings.append("MODIFIED the spec file")
-    truth = truth if truth is not None else explicit_truth(case.text, sizes(case.names, others))
+    truth = truth if truth is not None else explicit_truth(case.text, sizes(case.names, others, case.lower))
     for r in report.results:
         verdicts[r.property] = r.verdict.value
         bad = truth.violated.get(r.property)
-        if r.verdict is Verdict.PROVED:
+        if r.verdict is Verdict.PROVED and "\nconstraint " in case.text:
+            findings.append(f"HONESTY {r.property}: proved although a constraint cuts the states "
+                            f"(NOTE(honest-verdicts): holds_to_bound)")
+        if r.verdict in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND) and r.detail.get("for_all"):
             if bad is not None:
-                findings.append(f"SOUNDNESS {r.property}: proved for all {','.join(case.names)} "
+                findings.append(f"SOUNDNESS {r.property}: {r.verdict.value} for all {','.join(case.names)} "
                                 f"but violated at {bad}")
                 continue
             inv = r.detail.get("invariant")
@@ -431,7 +502,7 @@ def shrink(case: Case, finding: str, timeout: float, budget: float = 600.0) -> C
             except GpcheckError:
                 continue
             props = tuple(p for p in cur.props if f" {p[0]}:" in text)
-            cand = Case(cur.seed, cur.index, text, cur.names, props)
+            cand = Case(cur.seed, cur.index, text, cur.names, props, cur.lower)
             got, _ = judge(cand, timeout)
             if any(_kind_of(f) == want for f in got):
                 cur, changed = cand, True
@@ -462,7 +533,8 @@ def run_one(args: tuple[int, int, float, str | None, bool]) -> dict[str, Any]:
         d.mkdir(parents=True, exist_ok=True)
         head = "".join(f"# {f}\n" for f in found)
         (d / f"seed-{seed}-{index}.gpspec").write_text(
-            f"# forall_fuzz --seed {seed}: spec {index}; --for-all {','.join(case.names)}\n{head}{small.text}")
+            f"# --for-all {','.join(f'{n}>={case.lower}' if case.lower > 1 else n for n in case.names)}\n"
+            f"# forall_fuzz --seed {seed}: spec {index}\n{head}{small.text}")
         out["file"] = str(d / f"seed-{seed}-{index}.gpspec")
     return out
 

@@ -63,10 +63,12 @@ def test_the_judge_reports_a_wrong_proof(monkeypatch):
 
 def _finding(path: Path) -> tuple[Case, list[str]]:
     text = path.read_text()
-    names = tuple(re.search(r"^# --for-all (\S+)", text, re.M).group(1).split(","))
+    spec = re.search(r"^# --for-all (\S+)", text, re.M).group(1).split(",")
+    names = tuple(n.partition(">=")[0] for n in spec)
+    lower = max([int(n.partition(">=")[2] or 1) for n in spec])
     never = re.search(r"^# never proved: (.*)$", text, re.M)
     props = tuple((m, "") for m in re.findall(r"^(?:invariant|transition) (\w+):", text, re.M))
-    return Case(0, 0, text, names, props), (never.group(1).replace(" ", "").split(",") if never else [])
+    return Case(0, 0, text, names, props, lower), (never.group(1).replace(" ", "").split(",") if never else [])
 
 
 @pytest.mark.parametrize("path", sorted(FINDINGS.glob("*.gpspec")), ids=lambda p: p.stem)
