@@ -258,8 +258,69 @@ def _pipeline(r: random.Random, c: str, u: str) -> Piece:
     return p
 
 
+def _mutex(r: random.Random, c: str, u: str) -> Piece:
+    """A lock and its owner flags: facts over two indices (`all i, j: i != j implies ...`)."""
+    own, lk = f"own{u}", f"lk{u}"
+    p = Piece(vars=[f"var {own}: [0..{c}-1] -> bool = false", f"var {lk}: bool = false"],
+              actions=[f"action acq{u}(i: 0..{c}-1) {{\n    require not {lk}\n    {lk} = true\n    {own}[i] = true\n}}",
+                       f"action rel{u}(i: 0..{c}-1) {{\n    require {own}[i]\n    {own}[i] = false\n    {lk} = false\n}}"])
+    t = r.randint(3, 6)
+    p.props += [(f"all i in 0..{c}-1: all j in 0..{c}-1: i != j implies not ({own}[i] and {own}[j])", "all"),
+                (f"(count i in 0..{c}-1: {own}[i]) <= 1", "all"), (f"{lk} == (any i in 0..{c}-1: {own}[i])", "all"),
+                (f"not {lk}", "small"), (f"all i in 0..{c}-1: {own}[i] implies i < {t}", "upto")]
+    return p
+
+
+def _pairs(r: random.Random, c: str, u: str) -> Piece:
+    """An action with two parameters over one range writing one array twice (i == j possible)."""
+    a = f"pr{u}"
+    p = Piece(vars=[f"var {a}: [0..{c}-1] -> 0..2 = 0"],
+              actions=[f"action mark{u}(i: 0..{c}-1, j: 0..{c}-1) {{\n    require {a}[i] == 0 and {a}[j] == 0\n"
+                       f"    {a}[i] = 1\n    {a}[j] = 2\n}}"])
+    if r.random() < 0.3:
+        p.actions.append(f"action unmark{u}(i: 0..{c}-1) {{\n    require {a}[i] == 2\n    {a}[i] = 0\n}}")
+    t = r.randint(2, 5)
+    p.props += [(f"(count i in 0..{c}-1: {a}[i] == 1) <= (count i in 0..{c}-1: {a}[i] == 2)", "all"),
+                (f"(sum i in 0..{c}-1: {a}[i]) <= 2 * {c}", "all"), (f"(count i in 0..{c}-1: {a}[i] != 0) <= {t}", "upto"),
+                (f"(count i in 0..{c}-1: {a}[i] == 2) <= 1", "small"),
+                (f"(count i in 0..{c}-1: {a}[i] == 1) * 2 <= {c}", "all")]
+    return p
+
+
+def _shift(r: random.Random, c: str, u: str) -> Piece:
+    """Loops whose iterations read another index (forward or backward shifts, a test of
+    element 0): iterations in order are no parallel update (encode.py must refuse or be exact)."""
+    w, g = f"w{u}", f"sd{u}"
+    body = r.choice([f"for i in 0..{c}-2 {{\n        {w}[i] = {w}[i + 1]\n    }}",
+                     f"for i in 1..{c}-1 {{\n        {w}[i] = {w}[i - 1]\n    }}",
+                     f"for i in 0..{c}-1 {{\n        if {w}[0] == 1 {{\n            {w}[i] = 0\n        }}\n    }}",
+                     f"for i in 0..{c}-1 {{\n        {w}[i] = 1 - {w}[i]\n    }}"])
+    p = Piece(vars=[f"var {w}: [0..{c}-1] -> 0..1 = 0", f"var {g}: bool = false"],
+              actions=[f"action seed{u}(i: 0..{c}-1) {{\n    require not {g}\n    {w}[i] = 1\n    {g} = true\n}}",
+                       f"action move{u} {{\n    require {g}\n    {body}\n}}"])
+    t = r.randint(2, 5)
+    cnt = f"(count i in 0..{c}-1: {w}[i] == 1)"
+    p.props += [(f"{cnt} <= {t}", "upto"), (f"{cnt} <= {c}", "all"), (f"{cnt} <= 1", "small"),
+                (f"{g} or {cnt} == 0", "all"), (f"{cnt}' <= {cnt} + 1", "upto")]
+    return p
+
+
+def _copy(r: random.Random, c: str, u: str) -> Piece:
+    """A whole-array assignment (a snapshot) beside per-element writes."""
+    src, dst = f"src{u}", f"dst{u}"
+    p = Piece(vars=[f"var {src}: [0..{c}-1] -> bool = false", f"var {dst}: [0..{c}-1] -> bool = false"],
+              actions=[f"action put{u}(i: 0..{c}-1) {{\n    {src}[i] = true\n}}", f"action snap{u} {{\n    {dst} = {src}\n}}"])
+    if r.random() < 0.3:
+        p.actions.append(f"action wipe{u}(i: 0..{c}-1) {{\n    {src}[i] = false\n}}")
+    t = r.randint(2, 5)
+    p.props += [(f"all i in 0..{c}-1: {dst}[i] implies {src}[i]", "all"),
+                (f"(count i in 0..{c}-1: {dst}[i]) <= (count i in 0..{c}-1: {src}[i])", "all"),
+                (f"(count i in 0..{c}-1: {dst}[i]) <= {t}", "upto"), (f"not {dst}[0]", "small")]
+    return p
+
+
 PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived, _slots,
-          _pipeline)
+          _pipeline, _mutex, _pairs, _shift, _copy)
 
 
 @dataclass(frozen=True)
