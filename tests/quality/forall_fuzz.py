@@ -78,7 +78,7 @@ def _counter(r: random.Random, c: str, u: str) -> Piece:
     """A counter up to the constant, maybe reset; thresholds on it."""
     v = f"c{u}"
     top = r.choice([c, f"{c} + 1"])
-    p = Piece(vars=[f"var {v}: 0..{top} = 0"],
+    p = Piece(vars=[f"var {v}: 0..{top} = {'any' if r.random() < 0.15 else 0}"],
               actions=[f"action inc{u} {{\n    require {v} < {top}\n    {v} = {v} + 1\n}}"])
     if r.random() < 0.5:
         p.actions.append(f"action reset{u} {{\n    require {v} == {top}\n    {v} = 0\n}}")
@@ -208,11 +208,15 @@ def _slots(r: random.Random, c: str, u: str) -> Piece:
     checker/param/counters.py); job counts bounded by the literal NB."""
     nb = r.randint(1, 3)
     sl, pr, la, dn, wk = (f"{x}{u}" for x in ("slot", "prog", "launched", "done", "work"))
-    add = (f"if {wk}[{sl}[i]] <= {2 * nb} then {wk}[{sl}[i]] + 1 else {wk}[{sl}[i]]" if r.random() < 0.5
-           else f"{wk}[{sl}[i]] + 1")
+    x = f"{wk}[{sl}[i]]"
+    step = 1
+    add = r.choice([f"if {x} <= {2 * nb} then {x} + 1 else {x}", f"if {x} < {2 * nb + 1} then {x} + 1 else {x}",
+                    f"{x} + 1", f"{x} + 2", f"1 + {x}"])
+    if add.endswith("+ 2"):
+        step = 2
     p = Piece(vars=[f"var {sl}: [0..{c}-1] -> 0..2 = 2", f"var {pr}: [0..{c}-1] -> 0..1 = 0",
                     f"var {la}: [0..1] -> 0..{nb} = 0", f"var {dn}: [0..1] -> 0..{nb} = 0",
-                    f"var {wk}: [0..1] -> 0..{2 * nb + 1} = 0"],
+                    f"var {wk}: [0..1] -> 0..{2 * nb * step + 1} = 0"],
               actions=[f"action launch{u}(i: 0..{c}-1, s: 0..1) {{\n    require {sl}[i] == 2 and {la}[s] < {nb}\n"
                        f"    {sl}[i] = s\n    {pr}[i] = 0\n    {la}[s] = {la}[s] + 1\n}}",
                        f"action tick{u} {{\n    require any i in 0..{c}-1: {sl}[i] != 2\n    for i in 0..{c}-1 {{\n"
@@ -222,7 +226,8 @@ def _slots(r: random.Random, c: str, u: str) -> Piece:
                        f"                {pr}[i] = 1\n            }}\n        }}\n    }}\n}}"])
     t = r.randint(3, 5)
     busy = f"(count i in 0..{c}-1: {sl}[i] != 2)"
-    p.props += [(f"all s in 0..1: {wk}[s] <= {2 * nb} and {dn}[s] <= {la}[s]", "all"),
+    p.props += [(f"all s in 0..1: {wk}[s] <= {2 * nb * step} and {dn}[s] <= {la}[s]", "all"),
+                (f"{wk}[0] <= {r.randint(2, 2 * nb * step)}", "upto"),
                 (f"{busy} <= {t}", "upto" if t < 2 * nb else "all"), (f"{busy} <= {2 * nb}", "all"),
                 (f"all s in 0..1: {dn}[s] == {la}[s]", "small"),
                 (f"all s in 0..1: {wk}[s]' <= {wk}[s] + {t}", "upto")]
