@@ -29,6 +29,10 @@ Findings are shrunk (whole declarations dropped while the same finding stays) an
 `--findings` as `seed-S-I.gpspec` with a comment saying what was found. Usage:
 
     python tests/quality/forall_fuzz.py --seed S --count N [--jobs J] [--timeout T] [--findings DIR]
+                                        [--minutes M] [--rich] [--json FILE]
+
+`--rich` judges tests/quality/richgen.py's specs (the whole language) with N named instead: most
+are outside the fragment (`unknown` with a reason is fine there), which hunts tracebacks.
 
 It prints one line per finding as it is found and a summary line
 (`specs=... results=... proved=... findings=...`); exit 1 when there is a finding."""
@@ -387,7 +391,7 @@ def generate(seed: int, index: int) -> Case:
 
 def sizes(names: tuple[str, ...], others: tuple[str, ...], lower: int = 1) -> list[dict[str, int]]:
     """The instances the explicit engine checks: each named constant 1..MAX_SIZE alone (the rest
-    at 2), all equal 1..MAX_SIZE, and mixed points; constants not named stay at 2."""
+    at 2), all equal 1..MAX_SIZE, and mixed points; `others` at 2, any other constant as declared."""
     base = {c: 2 for c in names + others}
     out: list[dict[str, int]] = []
     for n in names:
@@ -442,7 +446,7 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
     from gpcheck.checker.param import verify_for_all
     from gpcheck.spec import load_source
 
-    others = tuple(c for c in CONSTS if c not in case.names and f"const {c} " in case.text)
+    others: tuple[str, ...] = ()  # the constants not named keep their declared values
     findings: list[str] = []
     verdicts: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="fzall") as tmp:
@@ -578,30 +582,61 @@ def shrink(case: Case, finding: str, timeout: float, budget: float = 600.0) -> C
     return cur
 
 
+def rich_cases(seed: int, count: int) -> list[Case]:
+    """`count` specs of tests/quality/richgen.py (the whole language: structs, enums, nested
+    arrays, division, fallible properties, ...) with their constant N named: most land outside
+    the for-all fragment, which must then say `unknown` with a reason, never raise; the rest are
+    judged like the generated ones. Deterministic per seed (hypothesis, generate phase only)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from richgen import rich_spec
+
+    texts: list[str] = []
+
+    @hseed(seed)
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(rich_spec())
+    def collect(text: str) -> None:
+        texts.append(text)
+
+    collect()
+    out = []
+    for k, text in enumerate(texts):
+        props = tuple((m.split(":")[0].split()[1], "") for m in text.splitlines()
+                      if m.startswith(("invariant ", "transition ")))
+        out.append(Case(seed, k, text, ("N",), props))
+    return out
+
+
 # ---------------------------------------------------------------------------------------- driving
 
 
-def run_one(args: tuple[int, int, float, str | None, bool]) -> dict[str, Any]:
-    """Generate, judge, and on a finding shrink and write spec `index` of `seed`."""
-    seed, index, timeout, findings_dir, do_shrink = args
+def run_one(args: tuple[int, int, float, str | None, bool, Case | None]) -> dict[str, Any]:
+    """Generate (or take), judge, and on a finding shrink and write spec `index` of `seed`."""
+    seed, index, timeout, findings_dir, do_shrink, given = args
     os.environ.setdefault("GPCHECK_NATIVE", "off")
-    case = generate(seed, index)
+    case = given if given is not None else generate(seed, index)
     t0 = time.monotonic()
     try:
         found, verdicts = judge(case, timeout)
     except Exception as err:  # noqa: BLE001 - a crash of the judge itself (the explicit engine): a finding
         found, verdicts = [f"CRASH in judging {type(err).__name__}: {err}"], {}
     out: dict[str, Any] = {"seed": seed, "index": index, "findings": found, "verdicts": verdicts,
+                           "rich": given is not None,
                            "seconds": round(time.monotonic() - t0, 2), "names": list(case.names)}
     if found and findings_dir:
         small = shrink(case, found[0], timeout) if do_shrink else case
         d = Path(findings_dir)
         d.mkdir(parents=True, exist_ok=True)
         head = "".join(f"# {f}\n" for f in found)
-        (d / f"seed-{seed}-{index}.gpspec").write_text(
+        stem = f"{'rich-' if given is not None else ''}seed-{seed}-{index}"
+        (d / f"{stem}.gpspec").write_text(
             f"# --for-all {','.join(f'{n}>={case.lower}' if case.lower > 1 else n for n in case.names)}\n"
             f"# forall_fuzz --seed {seed}: spec {index}\n{head}{small.text}")
-        out["file"] = str(d / f"seed-{seed}-{index}.gpspec")
+        out["file"] = str(d / f"{stem}.gpspec")
     return out
 
 
@@ -616,8 +651,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--findings", default=None, help="folder for shrunk finding specs")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--json", default=None, help="write every spec's verdicts and findings here (JSON lines)")
+    ap.add_argument("--rich", action="store_true", help="tests/quality/richgen.py's specs (the whole language) "
+                    "instead of the parameterised generator")
     a = ap.parse_args(argv)
-    tasks = [(a.seed, i, a.timeout, a.findings, not a.no_shrink) for i in range(a.start, a.start + a.count)]
+    given = rich_cases(a.seed, a.start + a.count)[a.start:] if a.rich else [None] * a.count
+    tasks = [(a.seed, i, a.timeout, a.findings, not a.no_shrink, g)
+             for i, g in zip(range(a.start, a.start + a.count), given)]
     t0 = time.monotonic()
     tally: collections.Counter = collections.Counter()
     findings = 0
