@@ -117,6 +117,7 @@ def _flags(r: random.Random, c: str, u: str) -> Piece:
     p.props += [(f"{cnt} <= {c}", "all"), (f"{cnt} <= {t}", "upto"),
                 (f"all i in 0..{c}-1: {v}[i] implies i < {t + 1}", "upto"),
                 (f"not (any i in 0..{c}-1: {v}[i])", "small"), (f"{cnt} >= 0", "all"),
+                (f"(count i in 0..{c}-1: not {v}[i] and i < {t}) != {t} or {v}[0]", "upto"),  # reads its binder
                 (f"{cnt}' <= {cnt} + 1", "all")]
     return p
 
@@ -132,7 +133,7 @@ def _values(r: random.Random, c: str, u: str) -> Piece:
                          f"            {v}[i] = {v}[i] - 1\n        }}\n    }}\n}}")
     t = r.randint(cap + 2, 3 * cap + 3)
     s = f"(sum i in 0..{c}-1: {v}[i])"
-    p.props += [(f"{s} <= {cap} * {c}", "all"), (f"{s} <= {t}", "upto"),
+    p.props += [(f"(sum i in 0..{c}-1: {v}[i] + i) <= {r.randint(4, 12)}", "upto"),(f"{s} <= {cap} * {c}", "all"), (f"{s} <= {t}", "upto"),
                 (f"all i in 0..{c}-1: {v}[i] <= {cap}", "all"),
                 (f"(count i in 0..{c}-1: {v}[i] == {cap}) <= {r.randint(2, 4)}", "upto"),
                 (f"{s} == 0", "small"), (f"{s}' <= {s} + 1", "all")]
@@ -360,13 +361,19 @@ def generate(seed: int, index: int) -> Case:
         picked = r.sample(p.props, min(len(p.props), r.randint(1, 3)))
         for j, (text, hint) in enumerate(picked):
             props.append((f"p{k}_{j}", text, hint))
+    arrays = [(v.split()[1].rstrip(":"), v.split("[0..")[1].split("-1]")[0]) for p in pieces for v in p.vars
+              if ": [0.." in v and "-1] -> bool" in v]
+    if arrays and len(consts) > 1 and r.random() < 0.3:  # a fold over another constant's range than its array's
+        arr, own = r.choice(arrays)
+        other = r.choice([c for c in consts if c != own])
+        props.append(("wide", f"(count k in 0..{other}-1: {arr}[k]) <= {own}", "mixed"))
     if len(pieces) > 1 and r.random() < 0.3:  # one property across two pieces' constants
         a, b = r.sample(range(len(pieces)), 2)
         ta, tb = r.choice(pieces[a].props)[0], r.choice(pieces[b].props)[0]
         if "'" not in ta + tb:
             props.append(("cross", f"({ta}) or ({tb})", "mixed"))
     lines = [f"model fz{seed}_{index}", ""]
-    lines += [f"const {c} = 2" for c in consts]
+    lines += [f"const {c} = {r.choice([2, 2, 3, 5])}" for c in consts]
     for p in pieces:
         lines += p.consts
     for p in pieces:
