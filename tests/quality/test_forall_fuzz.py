@@ -14,10 +14,13 @@ import pytest
 from forall_fuzz import Case, generate, judge
 
 FINDINGS = Path(__file__).parent / "forall_findings"
-# (seed, index) pairs covering counters, saturating increments, flags and value arrays with
-# loops and folds, pointers, nullable references, differences, derived constants, two and three
-# constants; each runs in a few seconds at most
-SLICE = [(3, 4), (3, 23), (3, 42), (3, 34), (2, 10), (2, 21), (1, 0), (1, 10), (4, 7), (4, 12)]
+# spec indices of seed 20, each the first short spec with a piece: a lock over owner flags and
+# value arrays (0), shifting loops, snapshots and a fold over another constant's range (1), a
+# saturating counter (2), derived constants and pointers (5), flags (6), a pipeline, a nullable
+# reference and a constraint (7), two-parameter writes and a bounded queue over two constants
+# (12), slot accumulation (13: counters.py), differences (24), a counter starting anywhere (55).
+# 12 s of CPU, 36 s at load 8 (2026-11-24).
+SLICE = [(20, i) for i in (0, 1, 2, 5, 6, 7, 12, 13, 24, 55)]
 
 
 def test_generated_specs_are_judged_without_findings():
@@ -28,7 +31,7 @@ def test_generated_specs_are_judged_without_findings():
         assert not found, (seed, index, found, case.text)
         proved += sum(v == "proved" for v in verdicts.values())
         violated += sum(v == "violated" for v in verdicts.values())
-    assert proved >= 10 and violated >= 5, (proved, violated)  # the slice exercises both verdicts
+    assert proved >= 5 and violated >= 4, (proved, violated)  # the slice exercises both verdicts
 
 
 def test_generation_is_deterministic_and_well_formed():
