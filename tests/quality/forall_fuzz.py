@@ -423,7 +423,8 @@ class Truth:
     complete: list[dict[str, int]] = field(default_factory=list)
 
 
-def explicit_truth(text: str, points: list[dict[str, int]]) -> Truth:
+def explicit_truth(text: str, points: list[dict[str, int]], properties: list[str] | None = None) -> Truth:
+    """The explicit engine's verdicts at `points` (on `properties`, or every one)."""
     from gpcheck.checker import GpcheckError, Verdict, verify
     from gpcheck.spec import load_source
 
@@ -433,7 +434,7 @@ def explicit_truth(text: str, points: list[dict[str, int]]) -> Truth:
             model = load_source(text, "fz.gpspec", consts)
         except GpcheckError:  # a size the spec does not allow (an empty range): not a size at all
             continue
-        rep = verify(model, max_states=MAX_STATES, core="python")
+        rep = verify(model, properties=properties, max_states=MAX_STATES, core="python")
         complete = True
         for r in rep.results:
             if r.kind not in ("invariant", "transition"):
@@ -466,7 +467,9 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
             return [f"CRASH {type(err).__name__}: {err} | {''.join(tb[-3:]).strip()[-400:]}"], verdicts
         if path.read_text() != case.text:
             findings.append("MODIFIED the spec file")
-    truth = truth if truth is not None else explicit_truth(case.text, sizes(case.names, others, case.lower))
+    held = [r.property for r in report.results if r.verdict in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND)]
+    if truth is None:  # only a proof needs the sizes beyond (a violation is checked at its own instance)
+        truth = explicit_truth(case.text, sizes(case.names, others, case.lower), held) if held else Truth()
     for r in report.results:
         verdicts[r.property] = r.verdict.value
         bad = truth.violated.get(r.property)
