@@ -578,11 +578,12 @@ class Model:
     # The symmetric types declared (NOTE(symmetry)), each an IntType with `symmetric` set.
     symmetric: tuple[IntType, ...] = ()
     latencies: tuple[Latency, ...] = ()  # NOTE(latency)
-    # NOTE(nonaffine-constants): (constant, "file:line:col") for each integer the type checker
-    # folded from a constant expression that depends on that constant through a division, a
-    # modulo, a product of constants or a condition (`const D = N / 10`, `0..N/2`; spec/affinity.py).
-    # One instance's IR cannot show that dependence; `--for-all` must not take it for affine.
-    nonaffine: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    # NOTE(nonaffine-constants): (clause, "file:line:col") for each integer the type checker folded
+    # from a constant expression that is not affine in the symbolic constants when every set of
+    # constants in the clause has a symbolic one (`const D = N / 10`: ((N,),); `0..NB*BLEN`:
+    # ((NB,), (BLEN,)); spec/affinity.py). One instance's IR cannot show that dependence; `--for-all`
+    # must not take such an integer for affine.
+    nonaffine: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def const_values(self) -> dict[str, int]:

@@ -13,7 +13,7 @@ from typing import Iterator, Mapping
 
 from gpcheck.spec import ir
 from gpcheck.spec import syntax as S
-from gpcheck.spec.affinity import NONE, Deps, affinity
+from gpcheck.spec.affinity import NONE, Clause, Deps, affinity
 from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
 from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
@@ -71,9 +71,9 @@ class _Checker:
         self.initial_states = 1
         self.unroll = 1  # iterations of the `for` loops and folds enclosing the current point
         # NOTE(nonaffine-constants): each constant's dependence on the others (spec/affinity.py),
-        # and the folded integers that depend on a constant other than affinely, with where
+        # and for the folded integers the clauses under which they are not affine, with where
         self.const_deps: dict[str, Deps] = {}
-        self.nonaffine: dict[tuple[str, str], None] = {}
+        self.nonaffine: dict[tuple[tuple[tuple[str, ...], ...], str], None] = {}
 
     # ------------------------------------------------------------------ top level
     def run(self) -> ir.Model:
@@ -250,9 +250,9 @@ class _Checker:
         self._note_nonaffine(affinity(e, self.const_deps)[1], e.span)
         return value
 
-    def _note_nonaffine(self, names: frozenset[str], span: Span) -> None:
-        for c in sorted(names):
-            self.nonaffine[(c, str(span))] = None
+    def _note_nonaffine(self, clauses: frozenset[Clause], span: Span) -> None:
+        for clause in sorted(tuple(tuple(sorted(part)) for part in c) for c in clauses):
+            self.nonaffine[(clause, str(span))] = None
 
     def _const_eval(self, e: S.Expr) -> int:
         """Evaluate a constant integer expression (literals, constants, arithmetic, if)."""
