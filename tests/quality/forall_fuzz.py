@@ -329,8 +329,49 @@ def _copy(r: random.Random, c: str, u: str) -> Piece:
     return p
 
 
+def _tasks(r: random.Random, c: str, u: str) -> Piece:
+    """Tasks with an enum state per index and a counter of the running ones (an enum-valued
+    array, `any`, a transition property over primed array elements in a quantifier)."""
+    st, run = f"st{u}", f"run{u}"
+    cap = r.randint(1, 2)
+    p = Piece(consts=[], vars=[f"var {st}: [0..{c}-1] -> TS = Idle", f"var {run}: 0..{cap} = 0"],
+              actions=[f"action start{u}(i: 0..{c}-1) {{\n    require {st}[i] == Idle and {run} < {cap}\n"
+                       f"    {st}[i] = Busy\n    {run} = {run} + 1\n}}",
+                       f"action finish{u}(i: 0..{c}-1) {{\n    require {st}[i] == Busy\n    {st}[i] = Done\n"
+                       f"    {run} = {run} - 1\n}}"])
+    t = r.randint(2, 5)
+    busy = f"(count i in 0..{c}-1: {st}[i] == Busy)"
+    p.props += [(f"{busy} == {run}", "all"), (f"{busy} <= {cap}", "all"),
+                (f"(count i in 0..{c}-1: {st}[i] == Done) <= {t}", "upto"),
+                (f"{run} == 0 or (any i in 0..{c}-1: {st}[i] == Busy)", "all"),
+                (f"all i in 0..{c}-1: {st}[i] == Done implies {st}[i]' == Done", "all"),
+                (f"all i in 0..{c}-1: {st}[i] != Done", "small")]
+    return p
+
+
+def _ring(r: random.Random, c: str, u: str, d: str) -> Piece:
+    """The ring example's shape over two constants: `c` kernels fetched in order through a
+    pointer, each running `d` waves counted per kernel (`waves[rptr - 1]`)."""
+    wp, rp, busy, pc, wr = (f"{x}{u}" for x in ("wp", "rp", "busy", "pc", "wr"))
+    p = Piece(vars=[f"var {wp}: 0..{c} = 0", f"var {rp}: 0..{c} = 0", f"var {busy}: bool = false",
+                    f"var {pc}: 0..{d} = 0", f"var {wr}: [0..{c}-1] -> 0..2*{d} = 0"],
+              actions=[f"action launch{u} {{\n    require {wp} < {c}\n    {wp} = {wp} + 1\n}}",
+                       f"action fetch{u} {{\n    require not {busy} and {rp} < {wp}\n    {busy} = true\n"
+                       f"    {pc} = 0\n    {rp} = {rp} + 1\n}}",
+                       f"action wave{u} {{\n    require {busy} and {pc} < {d}\n"
+                       f"    {wr}[{rp} - 1] = {wr}[{rp} - 1] + 1\n    {pc} = {pc} + 1\n}}",
+                       f"action retire{u} {{\n    require {busy} and {pc} == {d}\n    {busy} = false\n}}"])
+    t = r.randint(2, 5)
+    p.props += [(f"all k in 0..{c}-1: {wr}[k] <= {d}", "all"), (f"all k in 0..{c}-1: {wr}[k] <= {t}", "upto"),
+                (f"all k in 0..{c}-1: k >= {rp} implies {wr}[k] == 0", "all"), (f"{rp} <= {wp}", "all"),
+                (f"(sum k in 0..{c}-1: {wr}[k]) <= {t} * {d}", "upto"),
+                (f"{busy} implies {rp} >= 1", "all"), (f"{wr}[0] == 0", "small"),
+                (f"all k in 0..{c}-1: {wr}[k]' >= {wr}[k]", "all")]
+    return p
+
+
 PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived, _slots,
-          _pipeline, _mutex, _pairs, _shift, _copy)
+          _pipeline, _mutex, _pairs, _shift, _copy, _tasks)
 
 
 @dataclass(frozen=True)
@@ -351,9 +392,9 @@ def generate(seed: int, index: int) -> Case:
     consts = list(CONSTS[:r.choice([1, 1, 2, 2, 3])])
     pieces = []
     for k in range(r.randint(1, 3)):
-        if len(consts) > 1 and r.random() < 0.25:
+        if len(consts) > 1 and r.random() < 0.3:
             c, d = r.sample(consts, 2)
-            pieces.append(_bounded_queue(r, c, str(k), d))
+            pieces.append(r.choice((_bounded_queue, _ring))(r, c, str(k), d))
         else:
             pieces.append(r.choice(PIECES)(r, r.choice(consts), str(k)))
     props: list[tuple[str, str, str]] = []  # (name, text, hint)
@@ -374,6 +415,7 @@ def generate(seed: int, index: int) -> Case:
             props.append(("cross", f"({ta}) or ({tb})", "mixed"))
     lines = [f"model fz{seed}_{index}", ""]
     lines += [f"const {c} = {r.choice([2, 2, 3, 5])}" for c in consts]
+    lines.append("enum TS { Idle, Busy, Done }")
     for p in pieces:
         lines += p.consts
     for p in pieces:
