@@ -736,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
             pool.terminate()
         if log:
             log.close()
-    v = " ".join(f"{k}={tally[k]}" for k in ("proved", "violated", "unknown"))
+    v = " ".join(f"{k}={tally[k]}" for k in ("proved", "holds_to_bound", "violated", "unknown"))
     print(f"specs={tally['specs']} results={tally['results']} {v} findings={findings} "
           f"seconds={time.monotonic() - t0:.0f}", flush=True)
     return 1 if findings else 0
