@@ -76,6 +76,8 @@ class Ghost:
     body: z3.ExprRef  # f as a term over Select(arr_template, binder)
     arr: z3.ExprRef  # the template array the body reads
     err: z3.BoolRef = field(default_factory=lambda: z3.BoolVal(False))  # f's evaluation error, over the same
+    exact_init: bool = True  # False: f reads the binder itself, the initial value is only bounded (`init`)
+    count: bool = False  # a count (each term 0 or 1), not a sum
 
 
 @dataclass
@@ -221,6 +223,10 @@ class ParamEncoder:
             var = self.model.vars[g.var]
             init = self._init_value(var)
             n = z3.If(g.hi >= g.lo, g.hi - g.lo + 1, 0)
+            if not g.exact_init:  # a bound that contains the true start (`_ghost`)
+                if g.count:
+                    conds.append(z3.And(0 <= s.ghosts[k], s.ghosts[k] <= n))
+                continue
             f_init = z3.simplify(_as_int(z3.substitute(g.body, (z3.Select(g.arr, g.binder), init))))
             conds.append(s.ghosts[k] == (0 if z3.is_int_value(f_init) and f_init.as_long() == 0 else n * f_init))
         return z3.And(*conds)
@@ -378,16 +384,16 @@ class ParamEncoder:
         ex.locals[f.binder.id] = x
         v, err = ex.eval(f.body)
         body = z3.If(v, 1, 0) if f.kind is ir.FoldKind.COUNT else v  # type: ignore[arg-type]
-        # the initial value is (hi - lo + 1) * f(init) (`init`): only when f reads the binder just to
+        # the initial value is (hi - lo + 1) * f(init) (`init`) only when f reads the binder just to
         # index the array; `count k in 0..N-1: a[k] == 0 and k < 3` starts at min(N, 3), not N or 0
-        # (it was proved `!= 3` for all N, false at N = 4)
+        # (it was proved `!= 3` for all N, false at N = 4): such a ghost starts anywhere in 0..n
+        # (a count) or anywhere (a sum), which contains the true start; its updates stay exact
         from gpcheck.checker.smt.terms import subterms
 
         elem = z3.Const(f"ghostelem!{next(_fresh)}", z3.Select(arr, x).sort())  # type: ignore[arg-type]
-        if any(t.eq(x) for t in subterms([z3.substitute(body, (z3.Select(arr, x), elem))])):  # type: ignore[arg-type]
-            raise Unsupported(f"a {f.kind.value} whose body reads its binder {f.binder.name} other than as the "
-                              f"array's index (no closed form for its initial value)")
-        return Ghost(id(f), vi, lo, hi, x, body, arr, z3.simplify(err))  # type: ignore[arg-type]
+        exact = not any(t.eq(x) for t in subterms([z3.substitute(body, (z3.Select(arr, x), elem))]))  # type: ignore[arg-type]
+        return Ghost(id(f), vi, lo, hi, x, body, arr, z3.simplify(err), exact,  # type: ignore[arg-type]
+                     f.kind is ir.FoldKind.COUNT)
 
 
 def _as_int(e: z3.ExprRef) -> z3.ArithRef:

@@ -119,6 +119,12 @@ def _flags(r: random.Random, c: str, u: str) -> Piece:
                 (f"not (any i in 0..{c}-1: {v}[i])", "small"), (f"{cnt} >= 0", "all"),
                 (f"(count i in 0..{c}-1: not {v}[i] and i < {t}) != {t} or {v}[0]", "upto"),  # reads its binder
                 (f"{cnt}' <= {cnt} + 1", "all")]
+    if r.random() < 0.4:  # a barrier: `all` over the range in a guard, then a round counted
+        rd = f"rounds{u}"
+        p.vars.append(f"var {rd}: 0..{c} = 0")
+        p.actions.append(f"action barrier{u} {{\n    require (all i in 0..{c}-1: {v}[i]) and {rd} < {c}\n"
+                         f"    {rd} = {rd} + 1\n    for i in 0..{c}-1 {{\n        {v}[i] = false\n    }}\n}}")
+        p.props += [(f"{rd} <= {c}", "all"), (f"{rd} <= {t}", "upto"), (f"{rd} == 0", "small")]
     return p
 
 
