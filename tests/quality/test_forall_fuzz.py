@@ -19,7 +19,7 @@ FINDINGS = Path(__file__).parent / "forall_findings"
 # saturating counter (2), a bounded queue over two constants (3), enum-valued tasks and
 # differences (5), a pipeline, a nullable reference and flags (6), a constraint (7), derived
 # constants (8), pointers (10), the ring example's shape over two constants (12), slot
-# accumulation (counters.py) and two-parameter writes (14), a counter starting anywhere (55).
+# accumulation (counters.py), two-parameter writes and a barrier (14), a counter starting anywhere (55).
 # 11 s of CPU, 26 s at load 7 (2026-11-24).
 SLICE = [(20, i) for i in (0, 1, 2, 3, 5, 6, 7, 8, 10, 12, 14, 55)]
 
