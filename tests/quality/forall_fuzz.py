@@ -376,8 +376,27 @@ def _ring(r: random.Random, c: str, u: str, d: str) -> Piece:
     return p
 
 
+def _nested(r: random.Random, c: str, u: str) -> Piece:
+    """A two-dimensional array `[0..C-1] -> [0..1] -> 0..2` (cwsr's shape), written through two
+    parameters, reset by a loop over the fixed inner range, with a program counter per row."""
+    ops, pc = f"ops{u}", f"pcs{u}"
+    p = Piece(vars=[f"var {ops}: [0..{c}-1] -> [0..1] -> 0..2 = 0", f"var {pc}: [0..{c}-1] -> 0..2 = 0"],
+              actions=[f"action op{u}(q: 0..{c}-1, j: 0..1) {{\n    require {ops}[q][j] < 2 and {pc}[q] == j\n"
+                       f"    {ops}[q][j] = {ops}[q][j] + 1\n    if {ops}[q][j] == 2 {{\n        {pc}[q] = j + 1\n    }}\n}}",
+                       f"action reset{u}(q: 0..{c}-1) {{\n    require {pc}[q] == 2\n    for j in 0..1 {{\n"
+                       f"        {ops}[q][j] = 0\n    }}\n    {pc}[q] = 0\n}}"])
+    t = r.randint(2, 5)
+    p.props += [(f"all q in 0..{c}-1: {ops}[q][0] + {ops}[q][1] <= 4", "all"),
+                (f"all q in 0..{c}-1: {pc}[q] == 0 implies {ops}[q][1] == 0", "all"),
+                (f"all q in 0..{c}-1: {pc}[q] >= 1 implies {ops}[q][0] == 2", "all"),
+                (f"all q in 0..{c}-1: all j in 0..1: {ops}[q][j] <= 1 or {pc}[q] > j", "all"),
+                (f"all q in 0..{c}-1: {pc}[q] == 2 implies q < {t}", "upto"),
+                (f"all q in 0..{c}-1: {ops}[q][1] == 0", "small")]
+    return p
+
+
 PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived, _slots,
-          _pipeline, _mutex, _pairs, _shift, _copy, _tasks)
+          _pipeline, _mutex, _pairs, _shift, _copy, _tasks, _nested)
 
 
 @dataclass(frozen=True)
