@@ -117,7 +117,8 @@ def _flags(r: random.Random, c: str, u: str) -> Piece:
     p.props += [(f"{cnt} <= {c}", "all"), (f"{cnt} <= {t}", "upto"),
                 (f"all i in 0..{c}-1: {v}[i] implies i < {t + 1}", "upto"),
                 (f"not (any i in 0..{c}-1: {v}[i])", "small"), (f"{cnt} >= 0", "all"),
-                (f"(count i in 0..{c}-1: not {v}[i] and i < {t}) != {t} or {v}[0]", "upto"),  # reads its binder
+                # a fold reading its binder: min(C, t - 1) at the start, so false once C >= t
+                (f"(count i in 0..{c}-1: not {v}[i] and i < {t - 1}) != {t - 1} or {c} < {t} or {v}[0]", "upto"),
                 (f"{cnt}' <= {cnt} + 1", "all")]
     if r.random() < 0.4:  # a barrier: `all` over the range in a guard, then a round counted
         rd = f"rounds{u}"
@@ -432,7 +433,8 @@ def generate(seed: int, index: int) -> Case:
     if arrays and len(consts) > 1 and r.random() < 0.3:  # a fold over another constant's range than its array's
         arr, own = r.choice(arrays)
         other = r.choice([c for c in consts if c != own])
-        props.append(("wide", f"(count k in 0..{other}-1: {arr}[k]) <= {own}", "mixed"))
+        # past `own` the body fails to evaluate (an index out of range): the property is violated there
+        props.append(("wide", f"(count k in 0..{other}-1: {arr}[k]) >= 0", "mixed"))
     if len(pieces) > 1 and r.random() < 0.3:  # one property across two pieces' constants
         a, b = r.sample(range(len(pieces)), 2)
         ta, tb = r.choice(pieces[a].props)[0], r.choice(pieces[b].props)[0]
