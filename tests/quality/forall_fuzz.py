@@ -396,6 +396,23 @@ def _nested(r: random.Random, c: str, u: str) -> Piece:
     return p
 
 
+def _interval(r: random.Random, c: str, u: str) -> Piece:
+    """`count` inside an action, in closed form (`_Exec._interval_count`): bounds and an
+    exclusion on the binder, the bounds chosen by the action's parameters."""
+    x, lo, hi = (f"{v}{u}" for v in ("ix", "ilo", "ihi"))
+    e = r.randint(0, 2)
+    p = Piece(vars=[f"var {x}: 0..{c} = 0", f"var {lo}: 0..{c} = 0", f"var {hi}: 0..{c} = 0"],
+              actions=[f"action calc{u}(a: 0..{c}, b: 0..{c}) {{\n"
+                       f"    {x} = (count k in 0..{c}-1: k >= a and k < b and k != {e})\n"
+                       f"    {lo} = a\n    {hi} = b\n}}"])
+    t = r.randint(3, 5)
+    p.props += [(f"{x} + {lo} <= {hi} or {x} == 0", "all"), (f"{x} <= {t}", "upto"),
+                (f"{x} <= {c} - {lo}", "all"), (f"{x} < {c}", "all"),
+                (f"{x} != {t} or {hi} - {lo} > {t}", "upto"),
+                (f"{x} + 1 >= {hi} - {lo} or {e} >= {hi} or {e} < {lo}", "all"), (f"{x} <= 1", "small")]
+    return p
+
+
 PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived, _slots,
           _pipeline, _mutex, _pairs, _shift, _copy, _tasks, _nested)
 
@@ -430,6 +447,11 @@ def generate(seed: int, index: int) -> Case:
             props.append((f"p{k}_{j}", text, hint))
     arrays = [(v.split()[1].rstrip(":"), v.split("[0..")[1].split("-1]")[0]) for p in pieces for v in p.vars
               if ": [0.." in v and "-1] -> bool" in v]
+    extra = random.Random(f"forall-fuzz-extra:{seed}:{index}")  # a stream of its own: the rest stays as it was
+    if extra.random() < 0.15:
+        pieces.append(_interval(extra, extra.choice(consts), str(len(pieces))))
+        picked = extra.sample(pieces[-1].props, 2)
+        props += [(f"p{len(pieces) - 1}_{j}", text, hint) for j, (text, hint) in enumerate(picked)]
     if arrays and len(consts) > 1 and r.random() < 0.3:  # a fold over another constant's range than its array's
         arr, own = r.choice(arrays)
         other = r.choice([c for c in consts if c != own])
