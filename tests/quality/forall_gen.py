@@ -374,6 +374,21 @@ def _interval(r: random.Random, c: str, u: str) -> Piece:
     return p
 
 
+def _window(r: random.Random, c: str, u: str, d: str) -> Piece:
+    """Marks over `c` read by folds the ghost counters must get right: one over another
+    constant's range `d` (it reads past the array once d > c, where the property fails to
+    evaluate: violated), one reading its binder (its start is min(c, t - 1), not c or 0)."""
+    m = f"mk{u}"
+    p = Piece(vars=[f"var {m}: [0..{c}-1] -> bool = false"],
+              actions=[f"action mark{u}(i: 0..{c}-1) {{\n    {m}[i] = true\n}}"])
+    t = r.randint(4, 6)
+    p.props += [(f"(count k in 0..{d}-1: {m}[k]) >= 0", "mixed"),
+                (f"(count k in 0..{c}-1: not {m}[k] and k < {t - 1}) != {t - 1} or {c} < {t} or {m}[0]", "upto"),
+                (f"(sum k in 0..{c}-1: if {m}[k] then k else 0) <= {t} or {c} < {t}", "upto"),
+                (f"(count k in 0..{c}-1: {m}[k]) <= {c}", "all")]
+    return p
+
+
 PIECES = (_counter, _saturating, _flags, _values, _pointer, _reference, _difference, _derived, _slots,
           _pipeline, _mutex, _pairs, _shift, _copy, _tasks, _nested)
 
@@ -411,6 +426,11 @@ def generate(seed: int, index: int) -> Case:
     extra = random.Random(f"forall-fuzz-extra:{seed}:{index}")  # a stream of its own: the rest stays as it was
     if extra.random() < 0.15:
         pieces.append(_interval(extra, extra.choice(consts), str(len(pieces))))
+        picked = extra.sample(pieces[-1].props, 2)
+        props += [(f"p{len(pieces) - 1}_{j}", text, hint) for j, (text, hint) in enumerate(picked)]
+    if len(consts) > 1 and extra.random() < 0.2:
+        c, d = extra.sample(consts, 2)
+        pieces.append(_window(extra, c, str(len(pieces)), d))
         picked = extra.sample(pieces[-1].props, 2)
         props += [(f"p{len(pieces) - 1}_{j}", text, hint) for j, (text, hint) in enumerate(picked)]
     if arrays and len(consts) > 1 and r.random() < 0.3:  # a fold over another constant's range than its array's
