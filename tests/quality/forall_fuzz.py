@@ -225,7 +225,7 @@ def _kind_of(finding: str) -> str:
     return " ".join(finding.split()[:2])  # e.g. "SOUNDNESS p0_1"
 
 
-def shrink(case: Case, finding: str, timeout: float, budget: float = 600.0) -> Case:
+def shrink(case: Case, finding: str, timeout: float, budget: float = 120.0) -> Case:
     """Drop whole declarations while the same kind of finding on the same property stays."""
     from gpcheck.checker import GpcheckError
     from gpcheck.spec import load_source
