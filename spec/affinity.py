@@ -12,8 +12,10 @@ not affine rather than guess (NOTE(nonaffine-constants) in spec/ir.py).
 Whether an expression is affine depends on which constants are symbolic: `NB * BLEN` is affine
 in NB while BLEN stays fixed, and not when both are symbolic. So the answer is a set of
 *clauses*, each a tuple of constant sets: the expression is not affine in the symbolic set S
-when, for some clause, every one of its sets meets S (a product: both factors depend on S; a
-division, a modulo or a condition: one set, the constants it reads)."""
+when, for some clause, every one of its sets meets S (a product: two sets, both factors depend
+on S; a division, a modulo or a condition: one set, the constants it reads). An engine that
+handles products of symbolic constants (a fit with product terms) may accept the two-set
+clauses where its fit is exact, never the one-set ones."""
 
 from __future__ import annotations
 
