@@ -75,7 +75,7 @@ class Ghost:
     binder: z3.ArithRef  # the template's bound index
     body: z3.ExprRef  # f as a term over Select(arr_template, binder)
     arr: z3.ExprRef  # the template array the body reads
-    err: z3.BoolRef = field(default_factory=lambda: z3.BoolVal(False))  # f's evaluation error, over the same
+    err: z3.BoolRef = field(default_factory=lambda: z3.BoolVal(False))  # f's evaluation error (over arr, binder)
     exact_init: bool = True  # False: f reads the binder itself, the initial value is only bounded (`init`)
     count: bool = False  # a count (each term 0 or 1), not a sum
 

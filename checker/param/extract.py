@@ -104,8 +104,10 @@ def _refuse_nonaffine(model: ir.Model, names: Sequence[str]) -> None:
     fits an affine function at the few sizes `extract` loads (it is constant there) and is
     still no affine function of N: the type checker says which constants such a fold depends
     on, and those cannot be made symbolic."""
+    from gpcheck.spec.affinity import nonaffine_in
+
     for clause, where in model.nonaffine:
-        if all(set(part) & set(names) for part in clause):
+        if nonaffine_in(tuple(frozenset(part) for part in clause), set(names)):
             used = sorted({c for part in clause for c in part if c in names})
             raise Unsupported(f"{where}: a constant expression that depends on {', '.join(used)} through a "
                               f"division, a modulo, a product or a condition is not an affine function of "
