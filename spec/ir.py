@@ -578,6 +578,12 @@ class Model:
     # The symmetric types declared (NOTE(symmetry)), each an IntType with `symmetric` set.
     symmetric: tuple[IntType, ...] = ()
     latencies: tuple[Latency, ...] = ()  # NOTE(latency)
+    # NOTE(nonaffine-constants): (clause, "file:line:col") for each integer the type checker folded
+    # from a constant expression that is not affine in the symbolic constants when every set of
+    # constants in the clause has a symbolic one (`const D = N / 10`: ((N,),); `0..NB*BLEN`:
+    # ((NB,), (BLEN,)); spec/affinity.py). One instance's IR cannot show that dependence; `--for-all`
+    # must not take such an integer for affine.
+    nonaffine: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def const_values(self) -> dict[str, int]:

@@ -13,6 +13,7 @@ from typing import Iterator, Mapping
 
 from gpcheck.spec import ir
 from gpcheck.spec import syntax as S
+from gpcheck.spec.affinity import NONE, Clause, Deps, affinity
 from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
 from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
@@ -69,6 +70,10 @@ class _Checker:
         self.slots = 0
         self.initial_states = 1
         self.unroll = 1  # iterations of the `for` loops and folds enclosing the current point
+        # NOTE(nonaffine-constants): each constant's dependence on the others (spec/affinity.py),
+        # and for the folded integers the clauses under which they are not affine, with where
+        self.const_deps: dict[str, Deps] = {}
+        self.nonaffine: dict[tuple[tuple[tuple[str, ...], ...], str], None] = {}
 
     # ------------------------------------------------------------------ top level
     def run(self) -> ir.Model:
@@ -175,6 +180,7 @@ class _Checker:
             expectations=expectations,
             symmetric=tuple(t for t in self.symtypes.values() if t.symmetric),
             latencies=tuple(latencies),
+            nonaffine=tuple(self.nonaffine),
         )
         if not self.d.errors:  # on a well-typed model only (placeholders would mislead it)
             check_symmetry(model, self.d)
@@ -227,6 +233,7 @@ class _Checker:
             self.poisoned.add(decl.name)
             return
         value = self.overrides.get(decl.name, default)
+        self.const_deps[decl.name] = NONE if decl.name in self.overrides else affinity(decl.value, self.const_deps)
         if abs(value) > MAX_INT:
             self.d.error(decl.span, f"--const {decl.name}={_digits(value)}: a constant is at most 2^62 = {MAX_INT} "
                                     f"in magnitude")
@@ -235,6 +242,17 @@ class _Checker:
         self.consts[decl.name] = ir.Constant(
             decl.name, value, default, decl.doc, decl.name in self.overrides, decl.span
         )
+
+    def _const_use(self, e: S.Expr) -> int:
+        """`_const_eval` where the value lands in the IR (a range bound, an initial value, a
+        latency bound): noting the constants it depends on other than affinely."""
+        value = self._const_eval(e)
+        self._note_nonaffine(affinity(e, self.const_deps)[1], e.span)
+        return value
+
+    def _note_nonaffine(self, clauses: frozenset[Clause], span: Span) -> None:
+        for clause in sorted(tuple(tuple(sorted(part)) for part in c) for c in clauses):
+            self.nonaffine[(clause, str(span))] = None
 
     def _const_eval(self, e: S.Expr) -> int:
         """Evaluate a constant integer expression (literals, constants, arithmetic, if)."""
@@ -330,7 +348,7 @@ class _Checker:
                 return BOOL
             case S.RangeT(lo=lo, hi=hi, span=sp):
                 try:
-                    a, b = self._const_eval(lo), self._const_eval(hi)
+                    a, b = self._const_use(lo), self._const_use(hi)
                 except _Poison:
                     return None
                 if a > b:
@@ -396,7 +414,7 @@ class _Checker:
         range (they run zero times), a parameter may not."""
         if allow_empty and isinstance(t, S.RangeT):
             try:
-                rt = ir.IntType(self._const_eval(t.lo), self._const_eval(t.hi))
+                rt = ir.IntType(self._const_use(t.lo), self._const_use(t.hi))
             except _Poison:
                 return None
             return rt if self._domain_ok(rt, t.span, "a binder") else None
@@ -518,7 +536,7 @@ class _Checker:
                 return self.members[e.name][1]
             self.d.error(e.span, f"expected a member of {t.name} ({', '.join(t.members)})")
             raise _Poison
-        v = self._const_eval(e)
+        v = self._const_use(e)
         if not ir.scalar_in_range(t, v):
             self.d.error(e.span, f"initial value {v} is outside {t}")
             raise _Poison
@@ -594,7 +612,7 @@ class _Checker:
         bad = xp is None or xq is None
         if decl.within is not None:
             try:
-                within = self._const_eval(decl.within)
+                within = self._const_use(decl.within)
             except _Poison:
                 bad = True
             else:
@@ -827,6 +845,7 @@ class _Checker:
             v = self.vars[n]
             return ir.VarRef(v.index, v.type, self.priming, sp)
         if n in self.consts:
+            self._note_nonaffine(self.const_deps.get(n, NONE)[1], sp)
             return ir.Lit(self.consts[n].value, INT, sp)
         if n in self.members:
             t, i = self.members[n]

@@ -79,6 +79,9 @@ class Ghost:
     binder: z3.ArithRef  # the template's bound index
     body: z3.ExprRef  # f as a term over Select(arr_template, binder)
     arr: z3.ExprRef  # the template array the body reads
+    err: z3.BoolRef = field(default_factory=lambda: z3.BoolVal(False))  # f's evaluation error (over arr, binder)
+    exact_init: bool = True  # False: f reads the binder itself, the initial value is only bounded (`init`)
+    count: bool = False  # a count (each term 0 or 1), not a sum
 
 
 @dataclass
@@ -226,6 +229,10 @@ class ParamEncoder:
             var = self.model.vars[g.var]
             init = self._init_value(var)
             n = z3.If(g.hi >= g.lo, g.hi - g.lo + 1, 0)
+            if not g.exact_init:  # a bound that contains the true start (`_ghost`)
+                if g.count:
+                    conds.append(z3.And(0 <= s.ghosts[k], s.ghosts[k] <= n))
+                continue
             f_init = z3.simplify(_as_int(z3.substitute(g.body, (z3.Select(g.arr, g.binder), init))))
             conds.append(s.ghosts[k] == (0 if z3.is_int_value(f_init) and f_init.as_long() == 0 else n * f_init))
         return z3.And(*conds)
@@ -381,9 +388,18 @@ class ParamEncoder:
         arr = z3.Const(f"ghostarr!{next(_fresh)}", self.sort(var.type))
         ex = _Exec(self, PState({vi: arr}), post=None, in_action=False)
         ex.locals[f.binder.id] = x
-        v, _ = ex.eval(f.body)
+        v, err = ex.eval(f.body)
         body = z3.If(v, 1, 0) if f.kind is ir.FoldKind.COUNT else v  # type: ignore[arg-type]
-        return Ghost(id(f), vi, lo, hi, x, body, arr)  # type: ignore[arg-type]
+        # the initial value is (hi - lo + 1) * f(init) (`init`) only when f reads the binder just to
+        # index the array; `count k in 0..N-1: a[k] == 0 and k < 3` starts at min(N, 3), not N or 0
+        # (it was proved `!= 3` for all N, false at N = 4): such a ghost starts anywhere in 0..n
+        # (a count) or anywhere (a sum), which contains the true start; its updates stay exact
+        from gpcheck.checker.smt.terms import subterms
+
+        elem = z3.Const(f"ghostelem!{next(_fresh)}", z3.Select(arr, x).sort())  # type: ignore[arg-type]
+        exact = not any(t.eq(x) for t in subterms([z3.substitute(body, (z3.Select(arr, x), elem))]))  # type: ignore[arg-type]
+        return Ghost(id(f), vi, lo, hi, x, body, arr, z3.simplify(err), exact,  # type: ignore[arg-type]
+                     f.kind is ir.FoldKind.COUNT)
 
 
 def _as_int(e: z3.ExprRef) -> z3.ArithRef:
@@ -661,7 +677,7 @@ class _Exec:
                 return self._interval_count(e)
             if self.in_action or id(e) not in self.enc.ghosts:
                 raise Unsupported("sum/count inside an action")
-            return self.ghosts[id(e)], z3.BoolVal(False)
+            return self.ghosts[id(e)], self._ghost_error(self.enc.ghosts[id(e)])
         if e.kind not in (ir.FoldKind.ALL, ir.FoldKind.ANY):
             raise Unsupported(f"{e.kind.value} over a symbolic range")
         lo, hi = self.enc.bounds(e.binder.type)
@@ -771,6 +787,17 @@ class _Exec:
         if guards:
             n = z3.If(z3.And(*guards), n, 0)  # type: ignore[assignment]
         return n, z3.And(lo <= hi, first)
+
+    def _ghost_error(self, g: Ghost) -> z3.BoolRef:
+        """The fold's evaluation error: its body fails at some binder value in the range (an
+        index past the array's range: `count k in 0..M-1: a[k]` with `a: [0..N-1]` for M > N;
+        the explicit engine evaluates the body at every value). Before, a ghost counter never
+        failed, and such a property was proved for all M."""
+        if z3.is_false(g.err):
+            return g.err
+        y = _fresh_int("ghosterr")
+        inst = z3.substitute(g.err, (g.arr, self.vals[g.var]), (g.binder, y))  # type: ignore[arg-type]
+        return z3.Exists([y], z3.And(g.lo <= y, y <= g.hi, inst))
 
     def _instances(self, e: ir.Fold, values: range) -> list[tuple[Val, z3.BoolRef]]:
         """The fold's body and its evaluation error at each of `values`, the binder bound to

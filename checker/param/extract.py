@@ -84,7 +84,8 @@ def _flatten(x: Any, out: list[tuple[object, "str | int", int]], shape: list[obj
         for f in dataclasses.fields(x):
             if f.name == "span" or (skip_init and isinstance(x, ir.Var) and f.name == "init"):
                 continue
-            if isinstance(x, ir.Model) and f.name in ("expectations", "doc", "description", "file", "constants"):
+            if isinstance(x, ir.Model) and f.name in ("expectations", "doc", "description", "file", "constants",
+                                                      "nonaffine"):
                 continue
             v = getattr(x, f.name)
             if isinstance(v, int) and not isinstance(v, bool):
@@ -106,6 +107,21 @@ def _var_inits(v: ir.Var) -> dict[tuple[str, ...], int | None]:
     return out
 
 
+def _refuse_nonaffine(model: ir.Model, names: Sequence[str]) -> None:
+    """NOTE(nonaffine-constants): an integer folded from `N / 10` or `if N == 4 then 1 else 0`
+    fits an affine function at the few sizes `extract` loads (it is constant there) and is
+    still no affine function of N: the type checker says which constants such a fold depends
+    on, and those cannot be made symbolic."""
+    from gpcheck.spec.affinity import nonaffine_in
+
+    for clause, where in model.nonaffine:
+        if nonaffine_in(tuple(frozenset(part) for part in clause), set(names)):
+            used = sorted({c for part in clause for c in part if c in names})
+            raise Unsupported(f"{where}: a constant expression that depends on {', '.join(used)} through a "
+                              f"division, a modulo, a product or a condition is not an affine function of "
+                              f"{', '.join(names)}")
+
+
 def extract(load: Callable[[Mapping[str, int]], ir.Model], names: Sequence[str], fixed: Mapping[str, int],
             lower: Mapping[str, int]) -> ParamModel:
     """The parameterised model: `load(consts)` type-checks one instance."""
@@ -115,6 +131,7 @@ def extract(load: Callable[[Mapping[str, int]], ir.Model], names: Sequence[str],
         points.append(dict(points[0], **{n: base[n] + 1}))
     check = dict(points[0], **{n: base[n] + 3 + i for i, n in enumerate(names)})
     models = [load(p) for p in points] + [load(check)]
+    _refuse_nonaffine(models[0], names)
     flats, shapes, inits = [], [], []
     for m in models:
         out: list[tuple[object, str | int, int]] = []

@@ -1,0 +1,74 @@
+"""Which constants a constant expression depends on, and for which choices of symbolic
+constants it is not affine in them.
+
+The type checker folds constant expressions (a derived `const D = N / 10`, a range bound
+`0..N/2`, an initial value) to integers, so the IR of one instance no longer says how such an
+integer depends on the constants. `--for-all` (checker/param/extract.py) recovers that
+dependence by fitting affine functions through a few instances, which a form like `N / 10` or
+`if N == 4 then 1 else 0` passes without being affine (it is constant at the fitted sizes).
+This module answers the question on the syntax instead, so the for-all engine can refuse what is
+not affine rather than guess (NOTE(nonaffine-constants) in spec/ir.py).
+
+Whether an expression is affine depends on which constants are symbolic: `NB * BLEN` is affine
+in NB while BLEN stays fixed, and not when both are symbolic. So the answer is a set of
+*clauses*, each a tuple of constant sets: the expression is not affine in the symbolic set S
+when, for some clause, every one of its sets meets S (a product: two sets, both factors depend
+on S; a division, a modulo or a condition: one set, the constants it reads). An engine that
+handles products of symbolic constants (a fit with product terms) may accept the two-set
+clauses where its fit is exact, never the one-set ones."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from gpcheck.spec import syntax as S
+from gpcheck.spec.ir import ARITH_OPS, EQUALITY_OPS, ORDER_OPS, BinOp
+
+Clause = tuple[frozenset[str], ...]  # every set meets the symbolic constants: not affine
+Deps = tuple[frozenset[str], frozenset[Clause]]  # (every constant it depends on, the clauses)
+NONE: Deps = (frozenset(), frozenset())
+
+
+def affinity(e: S.Expr, consts: Mapping[str, Deps]) -> Deps:
+    """The constants `e` depends on (through `consts`, each constant's own dependence; a
+    constant's name counts itself), and the clauses under which it is not affine in the
+    symbolic ones (a division, a modulo, a product of two terms that both depend on them, a
+    condition on them). Conservative: both branches of an `if` count."""
+    match e:
+        case S.Name(name=n) if n in consts:
+            deps, clauses = consts[n]
+            return deps | {n}, clauses
+        case S.Neg(operand=o):
+            return affinity(o, consts)
+        case S.BinE(op=op, lhs=lhs, rhs=rhs) if op in ARITH_OPS:
+            (da, ca), (db, cb) = affinity(lhs, consts), affinity(rhs, consts)
+            deps, clauses = da | db, ca | cb
+            if op in (BinOp.DIV, BinOp.MOD) and deps:
+                clauses |= {(deps,)}
+            elif op is BinOp.MUL and da and db:
+                clauses |= {(da, db)}
+            return deps, clauses
+        case S.IteE(cond=c, then=t, else_=f):
+            cd = _condition(c, consts)
+            (dt, ct), (df, cf) = affinity(t, consts), affinity(f, consts)
+            return cd | dt | df, ct | cf | ({(cd,)} if cd else frozenset())
+        case _:
+            return NONE
+
+
+def nonaffine_in(clause: Clause, symbolic: frozenset[str] | set[str]) -> bool:
+    """Whether a clause holds for the symbolic constants `symbolic` (see the module docstring)."""
+    return all(part & symbolic for part in clause)
+
+
+def _condition(e: S.Expr, consts: Mapping[str, Deps]) -> frozenset[str]:
+    """The constants a constant condition reads (its value switches with them)."""
+    match e:
+        case S.BinE(op=op, lhs=lhs, rhs=rhs) if op in ORDER_OPS or op in EQUALITY_OPS:
+            return affinity(lhs, consts)[0] | affinity(rhs, consts)[0]
+        case S.BinE(op=BinOp.AND | BinOp.OR, lhs=lhs, rhs=rhs):
+            return _condition(lhs, consts) | _condition(rhs, consts)
+        case S.Not(operand=o):
+            return _condition(o, consts)
+        case _:
+            return frozenset()
