@@ -13,9 +13,10 @@ Whether an expression is affine depends on which constants are symbolic: `NB * B
 in NB while BLEN stays fixed, and not when both are symbolic. So the answer is a set of
 *clauses*, each a tuple of constant sets: the expression is not affine in the symbolic set S
 when, for some clause, every one of its sets meets S (a product: two sets, both factors depend
-on S; a division, a modulo or a condition: one set, the constants it reads). An engine that
-handles products of symbolic constants (a fit with product terms) may accept the two-set
-clauses where its fit is exact, never the one-set ones."""
+on S; a division, a modulo or a condition: one set, the constants it reads; a product of a
+product and a third factor: three sets, degree three). An engine that handles products of
+symbolic constants (a fit with product terms of degree two) may accept the two-set clauses
+where its fit is exact, never the one-set or three-set ones."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def affinity(e: S.Expr, consts: Mapping[str, Deps]) -> Deps:
             if op in (BinOp.DIV, BinOp.MOD) and deps:
                 clauses |= {(deps,)}
             elif op is BinOp.MUL and da and db:
-                clauses |= {(da, db)}
+                # a product, and a product of a product (degree three: three sets)
+                clauses |= {(da, db)} | {c + (db,) for c in ca if len(c) == 2} | {c + (da,) for c in cb if len(c) == 2}
             return deps, clauses
         case S.IteE(cond=c, then=t, else_=f):
             cd = _condition(c, consts)

@@ -111,15 +111,18 @@ def _refuse_nonaffine(model: ir.Model, names: Sequence[str]) -> None:
     """NOTE(nonaffine-constants): an integer folded from `N / 10` or `if N == 4 then 1 else 0`
     fits an affine function at the few sizes `extract` loads (it is constant there) and is
     still no affine function of N: the type checker says which constants such a fold depends
-    on, and those cannot be made symbolic."""
+    on, and those cannot be made symbolic. A product of two terms that depend on them (a
+    two-set clause: `NB * BLEN`) is left to the degree-two fit (NOTE(product-fit)), exact for
+    what is at most quadratic; a product of three (a three-set clause) is refused here, since a
+    cubic can pass through every point that fit loads."""
     from gpcheck.spec.affinity import nonaffine_in
 
     for clause, where in model.nonaffine:
-        if nonaffine_in(tuple(frozenset(part) for part in clause), set(names)):
+        if len(clause) != 2 and nonaffine_in(tuple(frozenset(part) for part in clause), set(names)):
             used = sorted({c for part in clause for c in part if c in names})
-            raise Unsupported(f"{where}: a constant expression that depends on {', '.join(used)} through a "
-                              f"division, a modulo, a product or a condition is not an affine function of "
-                              f"{', '.join(names)}")
+            how = "a product of three terms" if len(clause) > 2 else "a division, a modulo or a condition"
+            raise Unsupported(f"{where}: a constant expression that depends on {', '.join(used)} through {how} "
+                              f"is not a polynomial of degree at most two in {', '.join(names)}")
 
 
 def extract(load: Callable[[Mapping[str, int]], ir.Model], names: Sequence[str], fixed: Mapping[str, int],
