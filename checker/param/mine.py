@@ -36,6 +36,15 @@ class Domain:
     hi: z3.ArithRef
     key: str
     symmetric: str | None = None  # the symmetric type the index ranges over (printed by name)
+    # an index of an enum or bool type (printed by its name): it never shares a view position
+    # with an int range of the same bounds, and gets no numeric index columns (`x <= 1` is no
+    # gpspec for an enum binder)
+    tname: str | None = None
+
+    @property
+    def shape(self) -> tuple[str, str | None]:
+        """What an array's dimension must match to sit at this view position."""
+        return self.key, self.tname
 
 
 @dataclass
@@ -72,7 +81,9 @@ class _Slot:
 def _domain(enc: ParamEncoder, t: ir.Type) -> Domain:
     lo, hi = enc.bounds(t)
     lo, hi = z3.simplify(lo), z3.simplify(hi)
-    return Domain(lo, hi, range_key(lo, hi), t.symmetric if isinstance(t, ir.IntType) else None)
+    if isinstance(t, ir.IntType):
+        return Domain(lo, hi, range_key(lo, hi), t.symmetric)
+    return Domain(lo, hi, range_key(lo, hi), None, "bool" if isinstance(t, ir.BoolType) else str(t))
 
 
 def _chain(enc: ParamEncoder, t: ir.Type) -> tuple[list[Domain], ir.Type]:
@@ -87,7 +98,7 @@ def _embeddings(chain: list[Domain], view: tuple[Domain, ...]) -> list[tuple[int
     """The ways to map each dimension of `chain` to a distinct, increasing view position."""
     out = []
     for pos in itertools.combinations(range(len(view)), len(chain)):
-        if all(view[p].key == d.key for p, d in zip(pos, chain)):
+        if all(view[p].shape == d.shape for p, d in zip(pos, chain)):
             out.append(pos)
     return out
 
@@ -111,11 +122,11 @@ def views(enc: ParamEncoder, pairs: bool = False) -> list[View]:
     chains: list[tuple[Domain, ...]] = [()]
     for v in model.vars:
         doms, _ = _chain(enc, v.type)
-        if doms and tuple(d.key for d in doms) not in [tuple(d.key for d in c) for c in chains]:
+        if doms and tuple(d.shape for d in doms) not in [tuple(d.shape for d in c) for c in chains]:
             chains.append(tuple(doms))
     out = [_view(enc, c) for c in chains]
     if pairs:
-        singles = {c[0].key: c[0] for c in chains if len(c) == 1}
+        singles = {c[0].shape: c[0] for c in chains if len(c) == 1}
         for d in singles.values():
             v = _view(enc, (d, d))
             out.append(View(v.domains, v.names, v.columns, distinct=True))
@@ -184,11 +195,15 @@ def _view(enc: ParamEncoder, doms: tuple[Domain, ...]) -> View:
             cols.append(Column(text, _mine_type(leaf), "elem", term, value, consts=grows, concrete=concrete,
                                uses=frozenset(emb)))
     for k, name in enumerate(names):
+        if doms[k].tname is not None:
+            continue
         cols.append(Column(name, unbounded, "index", lambda s, xs, k=k: xs[k], lambda d, c, ix, k=k: ix[k],
                            concrete=lambda c, ix, slot, k=k: z3.IntVal(ix[k]), uses=frozenset({k})))
     # position columns: an index against an int column whose range grows with the same constants
     base = list(cols)
     for k, name in enumerate(names):
+        if doms[k].tname is not None:
+            continue
         dk = _consts_in(doms[k].hi, pm.names)
         for col in base:
             if col.kind not in ("scalar", "elem") or not isinstance(col.type, ir.IntType):

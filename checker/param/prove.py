@@ -542,7 +542,8 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
         if wide:
             v = order_columns(plain)
             groups = [(v, wide_atoms(v, view_rows(enc, v, samples, DEFAULT_SEED), WIDE_ATOMS_PER_VIEW))]
-            rich = enrich(enc, plain)  # aggregate and position columns (checker/param/pointer.py)
+            typed = any(d.tname is not None for d in plain.domains)  # over an enum: no pointer or reference columns
+            rich = plain if typed else enrich(enc, plain)  # aggregate and position columns (checker/param/pointer.py)
             rows = view_rows(enc, rich, samples, DEFAULT_SEED)
             new = set(range(len(plain.columns), len(rich.columns)))
             got = [a for a in mine_view(rich, rows, WIDE_ATOMS_PER_VIEW) if a.slots() & new and len(a.cond) <= 1]
@@ -556,7 +557,7 @@ def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wi
             if tv is not plain:
                 groups.append((tv, threshold_atoms(tv, view_rows(enc, tv, samples, DEFAULT_SEED),
                                                    THRESHOLD_ATOMS_PER_VIEW)))
-            rv, valid = ref_view(enc, plain)  # nullable references (checker/param/refs.py)
+            rv, valid = (plain, {}) if typed else ref_view(enc, plain)  # nullable references (checker/param/refs.py)
             if rv.columns != plain.columns:
                 rrows = view_rows(enc, rv, samples, DEFAULT_SEED)
                 groups.append((rv, ref_atoms(rv, valid, ref_fills(enc, rv), rrows, REF_ATOMS_PER_VIEW)))
@@ -714,7 +715,7 @@ def render_candidate(enc: ParamEncoder, c: Candidate) -> str:
     if v.distinct:
         text = f"({v.names[0]} != {v.names[1]} implies {text})"
     for name, d in reversed(list(zip(v.names, v.domains))):
-        dom = d.symmetric or f"{affine_text(d.lo)}..{affine_text(d.hi)}"  # a symmetric index by its type's name
+        dom = d.symmetric or d.tname or f"{affine_text(d.lo)}..{affine_text(d.hi)}"  # a symmetric, enum or bool index by its type's name
         text = f"(all {name} in {dom}: {text})"
     return text
 
