@@ -310,7 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     log = open(a.json, "w") if a.json else None
     ctx = multiprocessing.get_context("spawn")
     pool = ctx.Pool(a.jobs, maxtasksperchild=20) if a.jobs > 1 else None
-    results = pool.imap(run_one, tasks) if pool else map(run_one, tasks)
+    # as they finish (each line names its spec): in order, one spec whose judging runs long held
+    # back every later result, and a run cut short by `--minutes` reported a tenth of what it did
+    results = pool.imap_unordered(run_one, tasks) if pool else map(run_one, tasks)
     try:
         for res in results:
             tally["specs"] += 1
