@@ -4,6 +4,8 @@ issue's acceptance: a printed invariant is something a user can add to the model
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpcheck.checker import Verdict, verify
 from gpcheck.spec import load_source
 
@@ -17,3 +19,10 @@ def recheck_lemmas(src: str, invariant: str, sizes: list[dict[str, int]]) -> Non
         report = verify(load_source(src + extra, "mined.gpspec", consts))
         for i in range(len(lemmas)):
             assert report.result(f"mined_{i}").verdict is Verdict.PROVED, (consts, lemmas[i])
+
+
+def write_spec(tmp_path: Path, text: str, name: str = "m.gpspec") -> Path:
+    """`text` as a spec file in the test's folder (`verify_for_all` and the CLI take a path)."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path

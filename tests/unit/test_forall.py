@@ -14,7 +14,7 @@ import pytest
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.cli import main
 from gpcheck.checker.param import verify_for_all
-from tests.recheck import recheck_lemmas
+from tests.recheck import recheck_lemmas, write_spec
 
 # Holds while N <= 3: `x` reaches N.
 GROWS = """model grows
@@ -36,18 +36,12 @@ invariant no_four: all k in 0..N-1: w[k] != 4
 """
 
 
-def _write(tmp_path, text: str, name: str = "m.gpspec"):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 @pytest.mark.parametrize("src, prop, fails_from", [(GROWS, "small", 4), (NEVER_FOUR, "no_four", 5)])
 def test_holds_small_fails_large_is_never_proved(tmp_path, src, prop, fails_from):
     """Never proved; `unknown`, or `violated` at an instance where it really fails (the second
     round's larger instances, N = 4 and 5 here, are searched for violations too), with a
     counterexample the explicit engine confirms."""
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     for n in range(1, fails_from):  # it really holds at the sizes the miner samples
         assert verify(path, consts={"N": n}).result(prop).verdict is Verdict.PROVED
     r = verify_for_all(path, ["N"], {"N": 1}, timeout=60).result(prop)
@@ -60,7 +54,7 @@ def test_holds_small_fails_large_is_never_proved(tmp_path, src, prop, fails_from
 
 
 def test_failure_at_a_sampled_size_is_violated_with_the_instance(tmp_path):
-    path = _write(tmp_path, GROWS)
+    path = write_spec(tmp_path, GROWS)
     r = verify_for_all(path, ["N"], {"N": 2}, timeout=60).result("small")
     assert r.verdict is Verdict.VIOLATED
     assert r.detail["instance"] == {"N": 4}
@@ -107,7 +101,7 @@ action give(s: 0..S-1) { require held[s] > 0
   free = if S >= 3 then free + 2 else free + 1 }
 invariant conserved: free + (sum s in 0..S-1: held[s]) == SLOTS
 """
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     r = verify_for_all(path, ["S"], {"S": 1}, timeout=60).result("conserved")
     assert r.verdict is Verdict.VIOLATED and r.detail["instance"] == {"S": 3}
     r = verify_for_all(path, ["S", "SLOTS"], {"S": 1, "SLOTS": 1}, properties=["conserved"], timeout=60)
@@ -158,7 +152,7 @@ invariant bounded: total <= 4
 def test_nested_arrays_holding_small_failing_large_are_never_proved(tmp_path, src, prop, small):
     """Two symbolic sizes, nested arrays: the instantiation-based consecution must not make
     a proof out of the small sizes (each of these fails at some larger size)."""
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     for consts in small:
         assert verify(path, consts=consts).result(prop).verdict is Verdict.PROVED
     r = verify_for_all(path, ["Q", "W"], {"Q": 1, "W": 1}, timeout=120).result(prop)

@@ -11,6 +11,7 @@ import pytest
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
 from gpcheck.spec import load_source
+from tests.recheck import write_spec
 
 # A host queue [r, w) over N slots; `clear` drops the pending commands and counts them (as
 # reef_rewind's hipStreamClearQueue does). EXCLUDE is a slot the count skips (a nop).
@@ -32,21 +33,15 @@ transition drops_pending: w' < w implies dropped' == w - r
 """
 
 
-def _write(tmp_path, text: str):
-    p = tmp_path / "queue.gpspec"
-    p.write_text(text)
-    return p
-
-
 def test_count_in_an_action_is_exact_for_all_sizes(tmp_path):
-    r = verify_for_all(_write(tmp_path, QUEUE), ["N"], {"N": 1}, timeout=120).result("drops_pending")
+    r = verify_for_all(write_spec(tmp_path, QUEUE), ["N"], {"N": 1}, timeout=120).result("drops_pending")
     assert r.verdict is Verdict.PROVED, r
     assert r.engine == "forall" and r.detail["for_all"] == ["N"]
 
 
 def test_count_in_an_action_off_by_one_is_violated(tmp_path):
     src = QUEUE.replace("dropped' == w - r", "dropped' == w - r + 1")
-    r = verify_for_all(_write(tmp_path, src), ["N"], {"N": 1}, timeout=120).result("drops_pending")
+    r = verify_for_all(write_spec(tmp_path, src), ["N"], {"N": 1}, timeout=120).result("drops_pending")
     assert r.verdict is Verdict.VIOLATED and r.detail["instance"] == {"N": 1}
 
 
@@ -55,7 +50,7 @@ def test_count_excluding_a_slot_beyond_the_small_sizes_is_never_proved(tmp_path)
     on, beyond every instance the engine explores explicitly (N <= 3) and the one its
     second round samples (N = 4)."""
     src = QUEUE.replace("const EXCLUDE = -1", "const EXCLUDE = 4")
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     for n in (1, 2, 3, 4):
         assert verify(path, consts={"N": n}).result("drops_pending").verdict is Verdict.PROVED
     assert verify(path, consts={"N": 5}).result("drops_pending").verdict is Verdict.VIOLATED
@@ -65,7 +60,7 @@ def test_count_excluding_a_slot_beyond_the_small_sizes_is_never_proved(tmp_path)
 
 def test_count_with_a_body_outside_the_fragment_is_unknown(tmp_path):
     src = QUEUE.replace("k >= r and k < w and k != EXCLUDE", "k >= r and (k < w or k == 0)")
-    r = verify_for_all(_write(tmp_path, src), ["N"], {"N": 1}, timeout=60).result("drops_pending")
+    r = verify_for_all(write_spec(tmp_path, src), ["N"], {"N": 1}, timeout=60).result("drops_pending")
     assert r.verdict is Verdict.UNKNOWN and "count" in r.reason
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
-from tests.recheck import recheck_lemmas
+from tests.recheck import recheck_lemmas, write_spec
 
 # Two streams' blocks in S slots; `tick` advances every resident block and accumulates the
 # block-ticks per stream (saturating, as nvidia_tsg does). `few_busy` holds while S <= 3 and
@@ -54,15 +54,9 @@ SATURATING = SLOTS.replace("WORK", "if work[slot[i]] <= 2 * NB then work[slot[i]
 PLAIN = SLOTS.replace("WORK", "work[slot[i]] + 1")
 
 
-def _write(tmp_path, text: str, name: str = "slots.gpspec"):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 @pytest.mark.parametrize("src", [SATURATING, PLAIN], ids=["saturating", "plain"])
 def test_slot_accounting_for_all_s_and_nb_and_what_fails_beyond_the_samples_is_never_proved(tmp_path, src):
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     for s, nb in ((1, 1), (3, 3), (2, 4)):  # every size the engine samples, and more: they hold
         rep = verify(path, consts={"S": s, "NB": nb})
         assert rep.result("few_busy").verdict is Verdict.PROVED
@@ -102,7 +96,7 @@ def test_loops_outside_the_fragment_are_unknown_and_name_the_construct(tmp_path,
     """A loop the counters cannot encode exactly: the verdict is unknown and names why."""
     assert old in base
     src = base.replace(old, new, 1)
-    report = verify_for_all(_write(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
+    report = verify_for_all(write_spec(tmp_path, src), ["S", "NB"], {"S": 1, "NB": 1}, timeout=120)
     r = report.result("no_reexecution")
     assert r.verdict is Verdict.UNKNOWN, r
     assert construct in r.reason

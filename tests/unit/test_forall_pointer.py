@@ -12,7 +12,7 @@ from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.affine import affine_atoms
 from gpcheck.checker.param.mine import Column, View
 from gpcheck.spec import ir
-from tests.recheck import recheck_lemmas
+from tests.recheck import recheck_lemmas, write_spec
 
 # Blocks of three streams go to two slots; `done[s]` + blocks of s in a slot == `launched[s]`.
 # With BUG, the fifth block of a stream is finished without being counted: the accounting
@@ -40,12 +40,6 @@ RIGHT = POINTERS.replace("DONE", "done[slot[i]] + 1")
 BUG = POINTERS.replace("DONE", "if launched[slot[i]] == 5 then done[slot[i]] else done[slot[i]] + 1")
 
 
-def _write(tmp_path, text: str):
-    p = tmp_path / "pointers.gpspec"
-    p.write_text(text)
-    return p
-
-
 def _col(name: str) -> Column:
     return Column(name, ir.IntType(None, None), "elem", lambda s, xs: None, lambda d, c, ix: 0,  # type: ignore[arg-type, return-value]
                   uses=frozenset({0}))
@@ -66,7 +60,7 @@ def test_affine_circuits_find_the_sparsest_equalities_only():
 
 @pytest.mark.slow
 def test_accounting_through_pointers_for_all_nb(tmp_path):
-    path = _write(tmp_path, RIGHT)
+    path = write_spec(tmp_path, RIGHT)
     report = verify_for_all(path, ["NB"], {"NB": 1}, timeout=300)
     for name in ("accounted", "bounded"):
         r = report.result(name)
@@ -76,7 +70,7 @@ def test_accounting_through_pointers_for_all_nb(tmp_path):
 
 @pytest.mark.slow
 def test_pointer_accounting_that_fails_beyond_the_sampled_sizes_is_never_proved(tmp_path):
-    path = _write(tmp_path, BUG)
+    path = write_spec(tmp_path, BUG)
     for nb in (1, 2, 3, 4):  # it really holds at every size the engine looks at
         assert verify(path, consts={"NB": nb}).result("accounted").verdict is Verdict.PROVED
     assert verify(path, consts={"NB": 5}).result("accounted").verdict is Verdict.VIOLATED

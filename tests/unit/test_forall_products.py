@@ -13,7 +13,7 @@ from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.spec import load_source
 
-from tests.recheck import recheck_lemmas
+from tests.recheck import recheck_lemmas, write_spec
 
 # N blocks of L ticks each; `work` counts the block-ticks executed (saturating above N * L).
 BLOCKS = """model blocks
@@ -42,12 +42,6 @@ allow deadlock
 invariant no_reexecution: work <= N * L
 invariant no_loss: done == N implies work == N * L
 """
-
-
-def _write(tmp_path, text: str):
-    p = tmp_path / "blocks.gpspec"
-    p.write_text(text)
-    return p
 
 
 def test_extraction_fits_a_product_of_two_constants_and_loads_more_only_then():
@@ -82,7 +76,7 @@ def test_extraction_refuses_a_product_of_three_constants():
 
 
 def test_block_accounting_with_a_product_is_proved_for_all_sizes_and_its_lemmas_recheck(tmp_path):
-    rep = verify_for_all(_write(tmp_path, BLOCKS), ["N", "L"], {"N": 1, "L": 1}, timeout=120)
+    rep = verify_for_all(write_spec(tmp_path, BLOCKS), ["N", "L"], {"N": 1, "L": 1}, timeout=120)
     for name in ("no_reexecution", "no_loss"):
         r = rep.result(name)
         assert r.verdict is Verdict.PROVED and r.detail["for_all"] == ["N", "L"], r
@@ -97,7 +91,7 @@ def test_a_product_bound_that_fails_beyond_every_sampled_size_is_never_proved(tm
     src = BLOCKS.replace("    busy = true\n    prog = 0\n",
                          "    busy = true\n    prog = 0\n    work = if done == 5 and work >= 1 then work - 1 else work\n")
     assert src != BLOCKS
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     for n, l in ((1, 1), (4, 4), (5, 3)):
         assert verify(path, consts={"N": n, "L": l}).result("no_loss").verdict is Verdict.PROVED
     assert verify(path, consts={"N": 6, "L": 2}).result("no_loss").verdict is Verdict.VIOLATED

@@ -12,7 +12,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
-from tests.recheck import recheck_lemmas
+from tests.recheck import recheck_lemmas, write_spec
 
 PIPE = """model pipe
 
@@ -72,16 +72,10 @@ terminal: fin
 COMPLETE = "    done[run] = true"
 
 
-def _write(tmp_path, text: str):
-    p = tmp_path / "pipe.gpspec"
-    p.write_text(text)
-    return p
-
-
 def test_pipe_no_loss_for_all_n_through_the_exclusion_and_invariant_rechecked(tmp_path):
     """An item below the read pointer that no stage holds (worker, window slot below the fill
     count, launcher) was completed: the lemma the proof needs, for every N."""
-    r = verify_for_all(_write(tmp_path, PIPE), ["N"], {"N": 1}, timeout=240).result("no_loss")
+    r = verify_for_all(write_spec(tmp_path, PIPE), ["N"], {"N": 1}, timeout=240).result("no_loss")
     assert r.verdict is Verdict.PROVED, r
     assert r.detail["for_all"] == ["N"] and r.detail["round"] == 2
     inv = r.detail["invariant"]
@@ -98,7 +92,7 @@ def test_pipes_holding_small_failing_large_are_never_proved(tmp_path, bug, small
     must still not make a proof."""
     src = PIPE.replace(COMPLETE, bug)
     assert src != PIPE
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     assert verify(path, consts={"N": small}).result("no_loss").verdict is Verdict.PROVED
     assert verify(path, consts={"N": large}).result("no_loss").verdict is Verdict.VIOLATED
     r = verify_for_all(path, ["N"], {"N": 1}, timeout=240).result("no_loss")

@@ -14,7 +14,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
-from tests.recheck import recheck_lemmas
+from tests.recheck import recheck_lemmas, write_spec
 
 # Kernels 0..N-1 run one after another; each has LB work items claimed by P workers through a
 # counter (as GPreempt's persistent blocks claim logical blocks): a worker that finds the
@@ -55,14 +55,8 @@ invariant no_loss: finished implies (all k in 0..N-1: done[k] == LB)
 CLAIM = "  if executed[kc] < LB {"
 
 
-def _write(tmp_path, text: str):
-    p = tmp_path / "claims.gpspec"
-    p.write_text(text)
-    return p
-
-
 def test_claims_no_loss_for_all_sizes_through_a_threshold_and_invariant_rechecked(tmp_path):
-    r = verify_for_all(_write(tmp_path, CLAIMS), ["N", "LB", "P"], {"N": 1, "LB": 1, "P": 1},
+    r = verify_for_all(write_spec(tmp_path, CLAIMS), ["N", "LB", "P"], {"N": 1, "LB": 1, "P": 1},
                        timeout=240).result("no_loss")
     assert r.verdict is Verdict.PROVED, r
     assert r.detail["for_all"] == ["N", "LB", "P"] and r.detail["round"] == 2
@@ -83,7 +77,7 @@ def test_claims_holding_small_failing_large_are_never_proved(tmp_path, bug, smal
     size sampled, and must still not make a proof."""
     src = CLAIMS.replace(CLAIM, bug)
     assert src != CLAIMS
-    path = _write(tmp_path, src)
+    path = write_spec(tmp_path, src)
     assert verify(path, consts=small).result("no_loss").verdict is Verdict.PROVED
     assert verify(path, consts=large).result("no_loss").verdict is Verdict.VIOLATED
     r = verify_for_all(path, ["N", "LB", "P"], {"N": 1, "LB": 1, "P": 1}, timeout=240).result("no_loss")
@@ -111,6 +105,6 @@ def test_text_report_of_a_for_all_proof(tmp_path, capsys):
     """The text report of a for-all proof (its `lemmas` is a count, not pdr's breakdown)."""
     from gpcheck.checker.cli import main
 
-    rc = main(["verify", str(_write(tmp_path, CLAIMS)), "--for-all", "N,LB,P"])
+    rc = main(["verify", str(write_spec(tmp_path, CLAIMS)), "--for-all", "N,LB,P"])
     out = capsys.readouterr().out
     assert rc == 0 and "inductive invariant found for no_loss" in out
