@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker.smt.terms import subterms
 
 BASE = 5  # base value of the first named constant; the next ones get 7, 9, ... (distinct values)
 
@@ -197,20 +198,16 @@ def extract(load: Callable[[Mapping[str, int]], ir.Model], names: Sequence[str],
     return pm
 
 
+def consts_in(e: z3.ExprRef, names: Sequence[str]) -> set[str]:
+    """The named constants that occur in `e`."""
+    return {x.decl().name() for x in subterms([e]) if z3.is_const(x) and x.decl().name() in names}
+
+
 def _products_of(pm: ParamModel, fitted: Sequence[z3.ArithRef]) -> tuple[tuple[str, str], ...]:
     """The pairs (n, m) of named constants, n <= m in the names' order, that some fitted value
     or some `*` of the model's expressions multiplies."""
     order = {n: k for k, n in enumerate(pm.names)}
     found: set[tuple[str, str]] = set()
-
-    def consts_in(e: z3.ExprRef) -> set[str]:
-        out, todo = set(), [e]
-        while todo:
-            x = todo.pop()
-            if z3.is_const(x) and x.decl().name() in order:
-                out.add(x.decl().name())
-            todo.extend(x.children())
-        return out
 
     def add(a: set[str], b: set[str]) -> None:
         for n in a:
@@ -222,14 +219,14 @@ def _products_of(pm: ParamModel, fitted: Sequence[z3.ArithRef]) -> tuple[tuple[s
         while todo:
             x = todo.pop()
             if z3.is_mul(x):
-                parts = [consts_in(c) for c in x.children()]
+                parts = [consts_in(c, pm.names) for c in x.children()]
                 for i, j in itertools.combinations(range(len(parts)), 2):
                     add(parts[i], parts[j])
             todo.extend(x.children())
 
     def symbolic(x: object) -> set[str]:
         if isinstance(x, ir.Lit) and pm.symbolic(x, "value"):
-            return consts_in(pm.num(x, "value", x.value))
+            return consts_in(pm.num(x, "value", x.value), pm.names)
         return set()
 
     seen: set[int] = set()

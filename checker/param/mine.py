@@ -23,7 +23,7 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.checker.param.encode import ParamEncoder, PState, range_key
-from gpcheck.checker.param.extract import ParamModel, Unsupported
+from gpcheck.checker.param.extract import ParamModel, Unsupported, consts_in as _consts_in
 from gpcheck.checker.smt.mining import Atom, mine_atoms
 
 MAX_ROWS = 6_000  # rows per view given to the miner (a seeded sample beyond that: only weakens the filter)
@@ -100,17 +100,6 @@ def _embeddings(chain: list[Domain], view: tuple[Domain, ...]) -> list[tuple[int
     for pos in itertools.combinations(range(len(view)), len(chain)):
         if all(view[p].shape == d.shape for p, d in zip(pos, chain)):
             out.append(pos)
-    return out
-
-
-def _consts_in(e: z3.ExprRef, names: Sequence[str]) -> set[str]:
-    out: set[str] = set()
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        if z3.is_const(x) and x.decl().name() in names:
-            out.add(x.decl().name())
-        todo.extend(x.children())
     return out
 
 
