@@ -502,7 +502,8 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         used, why = _relative(enc, lemmas, prop, deadline) if kept is not None else (None, "no lemma set")
         note = tried
         if used is None and filtered:
-            used, why2, note2 = _refine(_Sub(fixed, survivors), enc, point, cands, prop, deadline)
+            used, why2, note2 = _refine(_Sub(fixed, survivors), enc, point, cands, prop, deadline,
+                                          FILTER_STEPS if wide is None else WIDE_FILTER_STEPS)
             note += note2
             why = why2 or why
         if used is None:
@@ -587,18 +588,20 @@ def _expressible(enc: ParamEncoder, c: Candidate, s: PState) -> bool:
 
 
 def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list[Candidate],
-            prop: ir.Invariant | ir.TransitionProperty, deadline: Deadline
+            prop: ir.Invariant | ir.TransitionProperty, deadline: Deadline, steps: int = FILTER_STEPS
             ) -> tuple[list[Candidate] | None, str, str]:
     """Property-directed: the candidates the property's proof at the fixed size `point` uses
     (`FixedSize.core`), Houdini on them with the sizes symbolic, relative induction; what
     symbolic Houdini drops (true at `point`, not for every size) leaves the pool, the pool is
     closed under induction at `point` again, and the next core is taken. Dropping a
-    candidate is always sound; a proof still needs Z3 with the sizes symbolic."""
+    candidate is always sound; a proof still needs Z3 with the sizes symbolic. `steps` bounds
+    each fixed-size core and closing (the second round's are its filter's: its instance and
+    its candidates are larger)."""
     names = enc.pm.names
     pool = list(range(len(cands)))
     note, why = "", ""
     for round_ in range(1, MAX_ROUNDS + 1):
-        core, why_not = fixed.core(pool, prop, _cap(deadline, FILTER_STEPS))
+        core, why_not = fixed.core(pool, prop, _cap(deadline, steps))
         if core is None:  # FixedSize.core says which: not inductive there, or out of steps / time
             note += (f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates "
                      f"left: {why_not}")
@@ -615,7 +618,7 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
         dropped = set(small) - {small[k] for k in kept}
         if not dropped or deadline.expired:
             return None, why, note
-        got = fixed.survivors([k for k in pool if k not in dropped], _cap(deadline, FILTER_STEPS))
+        got = fixed.survivors([k for k in pool if k not in dropped], _cap(deadline, steps))
         if got is None:
             return None, why, note + "; no answer closing the rest at the fixed size"
         pool = sorted(got)
