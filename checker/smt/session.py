@@ -136,6 +136,16 @@ def fresh_context() -> Iterator[z3.Context]:
 # unknown. Cost of the collector off: cwsr --for-all Q,N,W,L took 22 to 24 s of CPU against 17
 # to 19.5 s before (every property proved either way, no_loss with 13 lemmas against 11;
 # 2026-11-24, load 4 to 6).
+# Between machines one difference remains: *when* Python frees an object depends on the
+# interpreter (3.12 inlines comprehensions and drops some temporaries earlier than 3.11), so the
+# numbers Z3 reuses, `simplify`'s argument order and then the printed lemmas differ between the
+# device machine (3.12) and the development machine (3.11), verdicts the same (blp no_loss 16
+# lemmas against 14; its queries differ from the 69th on, by the order of a disjunction). Keeping
+# every term of the run's context alive until it ends (`AstRef.__del__` a no-op for it) was
+# tried on 2026-11-24: blp's 262 queries then matched text for text on both machines at +2 MiB,
+# but the other numbering left reef_rewind --for-all N's no_loss unknown in the full run (its
+# refinement drew other cores), so it was not kept. (The float-tie half of the difference is
+# gone: NOTE(exact-sign) in checker/param/refs.py.)
 @contextmanager
 def no_automatic_gc() -> Iterator[None]:
     """A block without automatic cyclic garbage collection (NOTE(fresh-context)); the
