@@ -172,7 +172,8 @@ class Tests:
         self.x, self.lo, self.hi, self.name = x, lo, hi, name
         self.points: list[z3.ArithRef] = []
         self._ids: set[int] = set()
-        self._memo: dict[int, z3.ExprRef] = {}
+        # id -> (term, its rest): the term is kept so that its id is not reused while this lives
+        self._memo: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
 
     def _point(self, p: z3.ArithRef) -> None:
         p = z3.simplify(p)  # type: ignore[assignment]
@@ -199,8 +200,8 @@ class Tests:
                 self._point(self.lo + j)  # type: ignore[arg-type]
             return False
         raise Unsupported(f"{self.name} (a value of the counted rows whose range grows with the constants) "
-                          f"compared by an order with {_show(t)} (only ==, != and bounds within {NEAR} of "
-                          "its range's ends are counted)")
+                          f"compared by an order (<, <=, >, >=) with a bound not within {NEAR} of its range's "
+                          "ends (only ==, != and such bounds are counted)")
 
     def _atom(self, op: int, lhs: z3.ArithRef, rhs: z3.ArithRef) -> z3.BoolRef:
         """The atom's truth outside the points, adding the points it tests."""
@@ -209,7 +210,7 @@ class Tests:
             return z3.simplify(z3.substitute(_cmp(op, lhs, rhs), (self.x, z3.IntVal(0))))  # type: ignore[return-value]
         if c not in (1, -1):
             raise Unsupported(f"{self.name} (a value of the counted rows whose range grows with the constants) "
-                              f"multiplied by {c} in a comparison")
+                              f"multiplied by {abs(c)} in a comparison")
         t = z3.simplify(-r if c == 1 else r)  # x OP t (c = 1) or t OP x (c = -1)
         if c == -1:
             op = {z3.Z3_OP_LE: z3.Z3_OP_GE, z3.Z3_OP_LT: z3.Z3_OP_GT, z3.Z3_OP_GE: z3.Z3_OP_LE,
@@ -229,7 +230,7 @@ class Tests:
         """`e` on the rows whose x is none of the points: every comparison of x decided."""
         k = e.get_id()
         if k in self._memo:
-            return self._memo[k]
+            return self._memo[k][1]
         if not has(e, self.x):
             out = e
         elif z3.is_app(e) and e.decl().kind() in _COMPARE and e.num_args() == 2 and z3.is_arith(e.arg(0)):
@@ -242,7 +243,7 @@ class Tests:
             out = e.decl()(*[self.rest(a) for a in e.children()])
         else:
             out = e
-        self._memo[k] = out
+        self._memo[k] = (e, out)
         return out
 
 
