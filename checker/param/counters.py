@@ -285,9 +285,9 @@ class CounterPlan:
         for h in self.values[g]:
             if where is not None:
                 if h[jq] == where:
-                    parts.append(z3.If(pred(h[jk]), counts[(g, h)], 0))
+                    parts.append(z3.If(pred(h[jk]), self.rows(counts, g, h), 0))
             elif h[jq]:
-                parts.append(z3.If(pred(h[jk]), h[jq] * counts[(g, h)], 0))
+                parts.append(z3.If(pred(h[jk]), h[jq] * self.rows(counts, g, h), 0))
         return _sum(parts)
 
 
