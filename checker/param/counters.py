@@ -25,6 +25,10 @@ merged whenever some new value, guard, accumulation or error reads several of th
 (after splitting on the values of the finite scalars it reads, as `switch` reads `sv[cur][i]`),
 so the counters per group are exact marginals of the rows: each group's next marginal is a
 function of one group's marginal. Anything else raises `Unsupported` naming the construct.
+A group may hold one component whose values span a range that grows with the constants
+(`prog: 0..BLEN`): its counters are then an SMT array per tuple of the other components, with
+exact moments (checker/param/symvalue.py, NOTE(symbolic-values)); `values` and `fin` below
+are over the finite components only.
 
 The explicit engine never sees this: it is only the for-all encoder's view of the model
 (checker/param/encode.py calls the hooks below)."""
