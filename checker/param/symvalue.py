@@ -263,8 +263,9 @@ def pieces(plan: "CounterPlan", counts: dict, g: int, h: tuple[int, ...], terms:
     finite part as h and their symbolic component as x) with x-free values, the term at
     `shift_at` possibly x + a in the complement."""
     k = plan.sym[g]
-    if k is None or x is None:
+    if k is None:
         return [Piece(z3.BoolVal(True), counts[(g, h)], list(terms))]
+    assert x is not None, "a symbolic-valued group's pieces need the row's value x"
     arr, n0, n1 = counts[(g, h)], counts[m0(g, h)], counts[m1(g, h)]
     if not any(has(t, x) for t in terms):
         return [Piece(z3.BoolVal(True), n0, list(terms))]

@@ -89,7 +89,10 @@ def test_a_block_that_skips_a_tick_only_when_it_is_long_is_never_proved(tmp_path
     # progress mirrored: the rows' new values are no shift of the old ones
     ("action mirror {\n    for i in 0..N-1 {\n        if slot[i] == 2 {\n            prog[i] = L - prog[i]\n"
      "        }\n    }\n}", "neither fixed nor the old value plus a number"),
-], ids=["order-comparison", "doubled", "mirrored"])
+    # a second progress-like array read jointly with prog: two symbolic-valued components in a group
+    ("var mark: [0..N-1] -> 0..L = 0\naction peek2 {\n    require any i in 0..N-1: slot[i] == 2 and prog[i] == mark[i]\n}",
+     "read jointly"),
+], ids=["order-comparison", "doubled", "mirrored", "two-in-a-group"])
 def test_shapes_the_points_cannot_count_are_unknown_and_name_them(tmp_path, action, construct):
     """An action (harmless: it touches free slots only, whose progress `launch` resets) that
     reads or writes progress in a way the point pieces cannot count: unknown, naming it."""
