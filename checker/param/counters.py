@@ -204,6 +204,10 @@ class CounterPlan:
         self.groups.sort(key=lambda ks: ks[0])
         self._rebuild()
 
+    def symbolic_values(self) -> bool:
+        """Some group holds a component whose value range grows with the constants (symvalue.py)."""
+        return any(k is not None for k in self.sym)
+
     def describe(self) -> str:
         """The groups in words (`(slot, prog), (sv[0], sv_prog[0])`)."""
         return ", ".join("(" + ", ".join(self.comps[k].text for k in ks) + ")" for ks in self.groups)
