@@ -239,12 +239,13 @@ class CounterPlan:
                 if z3.is_const(counts[(g, h)])}
 
     def in_range(self, counts: dict) -> z3.BoolRef:  # type: ignore[type-arg]
-        conds = []
+        conds = []  # (in the order they were made before symvalue.py: NOTE(fresh-context))
         for g in range(len(self.groups)):
             if self.sym[g] is not None:
                 conds += symvalue.in_range(self, counts, g)
             else:
                 conds += [counts[(g, h)] >= 0 for h in self.values[g]]
+        for g in range(len(self.groups)):
             conds.append(z3.Sum(*[self.rows(counts, g, h) for h in self.values[g]]) == self.size())
         return z3.And(*conds)
 
@@ -297,6 +298,13 @@ class CounterPlan:
             elif h[jq]:
                 parts.append(z3.If(pred(h[jk]), h[jq] * self.rows(counts, g, h), 0))
         return _sum(parts)
+
+
+def _and(cond: z3.BoolRef, *xs: z3.BoolRef) -> z3.BoolRef:
+    """`cond and xs`, without cond where it is true: a group without a symbolic-valued
+    component builds the very terms it built before pieces existed (Z3 numbers terms in the
+    order they are made, and its search follows the numbers: NOTE(fresh-context))."""
+    return z3.And(*xs) if z3.is_true(cond) else z3.And(cond, *xs)  # type: ignore[return-value]
 
 
 def _label(h: tuple[int, ...]) -> str:
@@ -424,7 +432,7 @@ def exists_row(enc: "ParamEncoder", counts: dict, cases, row: Row, at: int = 0) 
                 continue
             for pc in pieces(plan, counts, g, h, [im[at]], row):
                 if not z3.is_false(pc.terms[0]):  # type: ignore[arg-type]
-                    out.append(z3.And(pc.count >= 1, pc.cond, pc.terms[0]))  # type: ignore[arg-type]
+                    out.append(_and(pc.cond, pc.count >= 1, pc.terms[0]))  # type: ignore[arg-type]
         return z3.Or(*out)
 
     return z3.simplify(_by_cases(cases, f))  # type: ignore[arg-type]
@@ -769,7 +777,7 @@ def loop(ex: "_Exec", st: ir.For, guard: z3.BoolRef) -> None:
                     parts = []
                     for h, im in zip(plan.values[hg], imgs):
                         for pc in pieces(plan, ex.counts, hg, h, im, row, shift_at=nf if qk is not None else None):
-                            hit = z3.simplify(z3.And(pc.cond, *[a == plan.value(k, b)  # type: ignore[operator]
+                            hit = z3.simplify(_and(pc.cond, *[a == plan.value(k, b)  # type: ignore[operator]
                                                                 for a, b, k in zip(pc.terms[:nf], w, fin)]))
                             if not z3.is_false(hit):
                                 parts.append(f(hit, pc))
@@ -825,7 +833,7 @@ def _apply_accumulations(ex: "_Exec", vi: int, accs: list[Accumulation], row: Ro
                 for h, im in zip(plan.values[g], imgs):
                     for pc in pieces(plan, ex.counts, g, h, im, row):
                         gd, ix, c = pc.terms
-                        hit = z3.simplify(z3.And(pc.cond, gd, ix == s))  # type: ignore[operator]
+                        hit = z3.simplify(_and(pc.cond, gd, ix == s))  # type: ignore[operator]
                         if z3.is_false(hit):
                             continue
                         if not z3.is_int_value(c):
