@@ -70,6 +70,7 @@ def m0(g: int, h: tuple[int, ...]) -> tuple:  # type: ignore[type-arg]
 
 
 def m1(g: int, h: tuple[int, ...]) -> tuple:  # type: ignore[type-arg]
+    """The key of M1_h."""
     return (g, h, "M1")
 
 
@@ -109,6 +110,7 @@ class Piece:
 
 
 def has(e: z3.ExprRef, x: z3.ExprRef) -> bool:
+    """`e` reads x."""
     xi = x.get_id()
     return any(s.get_id() == xi for s in subterms([e]))
 
