@@ -12,6 +12,8 @@
     threshold.py  the second round's thresholds (`live < P`) and pointer-anchored facts (`x == kc and ...`)
     counters.py the arrays over a symbolic index range as counters of rows per value (`for i in 0..S-1`
                 loops that accumulate into other arrays), where the array encoding is outside the fragment
+    symvalue.py a counted component whose value range grows with the constants (`prog: 0..BLEN`): an SMT
+                array of rows per value and exact moments, NOTE(symbolic-values)
     refs.py     second round: nullable references (`held: 0..N`, N for none): "x is none of them" as a
                 condition, and equalities with `(if held != N then 1 else 0)` terms under "it holds an item"
     triple.py   second round: facts under three enum conditions (`sched == Poll and task[x] == .. and rt == ..`)

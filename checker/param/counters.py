@@ -25,6 +25,10 @@ merged whenever some new value, guard, accumulation or error reads several of th
 (after splitting on the values of the finite scalars it reads, as `switch` reads `sv[cur][i]`),
 so the counters per group are exact marginals of the rows: each group's next marginal is a
 function of one group's marginal. Anything else raises `Unsupported` naming the construct.
+A group may hold one component whose values span a range that grows with the constants
+(`prog: 0..BLEN`): its counters are then an SMT array per tuple of the other components, with
+exact moments (checker/param/symvalue.py, NOTE(symbolic-values)); `values` and `fin` below
+are over the finite components only.
 
 The explicit engine never sees this: it is only the for-all encoder's view of the model
 (checker/param/encode.py calls the hooks below)."""
@@ -38,6 +42,7 @@ from typing import TYPE_CHECKING, Sequence
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker.param import symvalue
 from gpcheck.checker.param.extract import Unsupported
 from gpcheck.checker.smt.terms import subterms
 
@@ -55,6 +60,7 @@ def reset_names() -> None:
     encode.reset_names does the encoder's (NOTE(fresh-context))."""
     global _serial
     _serial = itertools.count()
+    symvalue.reset_names()
 
 
 class Regroup(Unsupported):
@@ -72,9 +78,10 @@ class Component:
 
     var: int
     at: tuple[int, ...]  # the indices at the array chain's positions other than R's
-    values: tuple[int, ...]
+    values: tuple[int, ...] | None  # None: a range that grows with the constants (`span`)
     boolean: bool
     text: str  # `sv[0]` (R's position left out)
+    span: tuple[z3.ArithRef, z3.ArithRef] | None = None  # (lo, hi) of a symbolic-valued component
 
 
 @dataclass
@@ -131,16 +138,19 @@ class CounterPlan:
             leaf = v.type
             while isinstance(leaf, ir.ArrayType):
                 leaf = leaf.elem
+            span = None
             if isinstance(leaf, ir.BoolType):
-                values: tuple[int, ...] = (0, 1)
+                values: tuple[int, ...] | None = (0, 1)
             elif isinstance(leaf, ir.EnumType):
                 values = tuple(range(len(leaf.members)))
             elif isinstance(leaf, ir.IntType) and leaf.bounded and enc.constant_range(leaf) is not None:
                 values = tuple(enc.constant_range(leaf))  # type: ignore[arg-type]
+            elif isinstance(leaf, ir.IntType) and leaf.bounded:
+                values, span = None, enc.bounds(leaf)  # NOTE(symbolic-values): checker/param/symvalue.py
             else:
                 raise Unsupported(f"{v.name}: a counted array whose elements' range is not fixed "
                                   "(it grows with the constants)")
-            if len(values) > MAX_COMPONENT_VALUES:
+            if values is not None and len(values) > MAX_COMPONENT_VALUES:
                 raise Unsupported(f"{v.name}: a counted array with {len(values)} element values")
             init = enc.pm.inits[v.index].get(())
             if init is None or not z3.is_int_value(z3.simplify(init)):
@@ -155,7 +165,7 @@ class CounterPlan:
                     shown = ir.format_scalar(it, at[k])  # type: ignore[arg-type]
                     text += f"[{str(shown).lower() if isinstance(shown, bool) else shown}]"
                     k += 1
-                self.comps.append(Component(v.index, tuple(at), values, isinstance(leaf, ir.BoolType), text))
+                self.comps.append(Component(v.index, tuple(at), values, isinstance(leaf, ir.BoolType), text, span))
         self.index = {(c.var, c.at): k for k, c in enumerate(self.comps)}
         self.init_value = [z3.simplify(enc.pm.inits[c.var][()]).as_long() for c in self.comps]  # type: ignore[union-attr]
         self.groups: list[list[int]] = [[k] for k in range(len(self.comps))]
@@ -166,16 +176,26 @@ class CounterPlan:
 
     def _rebuild(self) -> None:
         self.group_of = {k: g for g, ks in enumerate(self.groups) for k in ks}
-        self.values: list[list[tuple[int, ...]]] = []
+        self.values: list[list[tuple[int, ...]]] = []  # the tuples of the finite components (`fin`)
+        self.fin: list[list[int]] = []  # a group's components with fixed values
+        self.sym: list[int | None] = []  # its one symbolic-valued component (symvalue.py)
         for ks in self.groups:
+            syms = [k for k in ks if self.comps[k].values is None]
+            if len(syms) > 1:
+                names = ", ".join(self.comps[k].text for k in syms)
+                raise Unsupported(f"counter abstraction: the rows of {names}, each with a value range that grows "
+                                  "with the constants, are read jointly")
+            self.sym.append(syms[0] if syms else None)
+            self.fin.append([k for k in ks if self.comps[k].values is not None])
+            ks = self.fin[-1]
             n = 1
             for k in ks:
-                n *= len(self.comps[k].values)
+                n *= len(self.comps[k].values)  # type: ignore[arg-type]
             if n > MAX_GROUP_VALUES:
                 names = ", ".join(self.comps[k].text for k in ks)
                 raise Unsupported(f"counter abstraction: the rows of {names} (read jointly) take {n} values, "
                                   f"more than {MAX_GROUP_VALUES}")
-            self.values.append(list(itertools.product(*[self.comps[k].values for k in ks])))
+            self.values.append(list(itertools.product(*[self.comps[k].values for k in ks])))  # type: ignore[misc]
 
     def merge(self, comps: set[int]) -> None:
         gs = sorted({self.group_of[k] for k in comps})
@@ -183,6 +203,10 @@ class CounterPlan:
         self.groups = [ks for g, ks in enumerate(self.groups) if g not in gs] + [merged]
         self.groups.sort(key=lambda ks: ks[0])
         self._rebuild()
+
+    def symbolic_values(self) -> bool:
+        """Some group holds a component whose value range grows with the constants (symvalue.py)."""
+        return any(k is not None for k in self.sym)
 
     def describe(self) -> str:
         """The groups in words (`(slot, prog), (sv[0], sv_prog[0])`)."""
@@ -193,19 +217,46 @@ class CounterPlan:
     def size(self) -> z3.ArithRef:
         return z3.If(self.hi >= self.lo, self.hi - self.lo + 1, 0)  # type: ignore[return-value]
 
-    def state(self, tag: str) -> dict[tuple[int, tuple[int, ...]], z3.ArithRef]:
-        return {(g, h): z3.Int(f"{tag}#C{g}{_label(h)}") for g in range(len(self.groups)) for h in self.values[g]}
-
-    def in_range(self, counts: dict) -> z3.BoolRef:
-        conds = [c >= 0 for c in counts.values()]
+    def state(self, tag: str) -> dict:  # type: ignore[type-arg]
+        """(g, h) -> C[h] per group and finite tuple; for a symbolic-valued group C_h is an
+        array and its moments are at symvalue.m0/m1 (g, h, "M0"/"M1")."""
+        out: dict = {}  # type: ignore[type-arg]
         for g in range(len(self.groups)):
-            conds.append(z3.Sum(*[counts[(g, h)] for h in self.values[g]]) == self.size())
+            if self.sym[g] is not None:
+                out.update(symvalue.state(self, g, tag))
+            else:
+                out.update({(g, h): z3.Int(f"{tag}#C{g}{_label(h)}") for h in self.values[g]})
+        return out
+
+    def rows(self, counts: dict, g: int, h: tuple[int, ...]) -> z3.ArithRef:  # type: ignore[type-arg]
+        """The rows of group g with finite part h."""
+        return counts[symvalue.m0(g, h)] if self.sym[g] is not None else counts[(g, h)]
+
+    def array_keys(self, counts: dict) -> dict[str, list[str]]:  # type: ignore[type-arg]
+        """The symbolic-valued groups' arrays' names -> their index key (instantiate.py)."""
+        return {counts[(g, h)].decl().name(): [symvalue.key(self, g)]
+                for g in range(len(self.groups)) if self.sym[g] is not None for h in self.values[g]
+                if z3.is_const(counts[(g, h)])}
+
+    def in_range(self, counts: dict) -> z3.BoolRef:  # type: ignore[type-arg]
+        conds = []  # (in the order they were made before symvalue.py: NOTE(fresh-context))
+        for g in range(len(self.groups)):
+            if self.sym[g] is not None:
+                conds += symvalue.in_range(self, counts, g)
+            else:
+                conds += [counts[(g, h)] >= 0 for h in self.values[g]]
+        for g in range(len(self.groups)):
+            conds.append(z3.Sum(*[self.rows(counts, g, h) for h in self.values[g]]) == self.size())
         return z3.And(*conds)
 
-    def init(self, counts: dict) -> z3.BoolRef:
+    def init(self, counts: dict) -> z3.BoolRef:  # type: ignore[type-arg]
         conds = []
         for g, ks in enumerate(self.groups):
-            start = tuple(self.init_value[k] for k in ks)
+            start = tuple(self.init_value[k] for k in self.fin[g])
+            k = self.sym[g]
+            if k is not None:
+                conds += symvalue.init(self, counts, g, start, self.init_value[k])
+                continue
             conds += [counts[(g, h)] == (self.size() if h == start else 0) for h in self.values[g]]
         return z3.And(*conds)
 
@@ -220,8 +271,10 @@ class CounterPlan:
     def comp_count(self, counts: dict, k: int, pred) -> z3.ArithRef:  # type: ignore[no-untyped-def]
         """The rows whose component k's value v satisfies `pred(v)` (a z3 bool or a Python bool)."""
         g = self.group_of[k]
-        j = self.groups[g].index(k)
-        return _sum([z3.If(pred(h[j]), counts[(g, h)], 0) for h in self.values[g]])  # type: ignore[misc]
+        if self.sym[g] == k:
+            raise Unsupported(f"{self.comps[k].text}: a count of the rows by a value whose range grows with the constants")
+        j = self.fin[g].index(k)
+        return _sum([z3.If(pred(h[j]), self.rows(counts, g, h), 0) for h in self.values[g]])  # type: ignore[misc]
 
     def joint(self, k: int, q: int) -> bool:
         return self.group_of[k] == self.group_of[q]
@@ -230,15 +283,28 @@ class CounterPlan:
         """Sum of component q over the rows whose component k satisfies `pred` (same group);
         with `where` (a value of q), the count of those rows whose q is that value."""
         g = self.group_of[k]
-        jk, jq = self.groups[g].index(k), self.groups[g].index(q)
+        if self.sym[g] == k:
+            raise Unsupported(f"{self.comps[k].text}: a count of the rows by a value whose range grows with the constants")
+        jk = self.fin[g].index(k)
+        if self.sym[g] == q:  # sum_p p * C_h(p) is M1_h; the rows at a value w, C_h(w)
+            return _sum([z3.If(pred(h[jk]), counts[symvalue.m1(g, h)] if where is None
+                               else z3.Select(counts[(g, h)], where), 0) for h in self.values[g]])  # type: ignore[misc]
+        jq = self.fin[g].index(q)
         parts = []
         for h in self.values[g]:
             if where is not None:
                 if h[jq] == where:
-                    parts.append(z3.If(pred(h[jk]), counts[(g, h)], 0))
+                    parts.append(z3.If(pred(h[jk]), self.rows(counts, g, h), 0))
             elif h[jq]:
-                parts.append(z3.If(pred(h[jk]), h[jq] * counts[(g, h)], 0))
+                parts.append(z3.If(pred(h[jk]), h[jq] * self.rows(counts, g, h), 0))
         return _sum(parts)
+
+
+def _and(cond: z3.BoolRef, *xs: z3.BoolRef) -> z3.BoolRef:
+    """`cond and xs`, without cond where it is true: a group without a symbolic-valued
+    component builds the very terms it built before pieces existed (Z3 numbers terms in the
+    order they are made, and its search follows the numbers: NOTE(fresh-context))."""
+    return z3.And(*xs) if z3.is_true(cond) else z3.And(cond, *xs)  # type: ignore[return-value]
 
 
 def _label(h: tuple[int, ...]) -> str:
@@ -309,7 +375,7 @@ def split_terms(enc: "ParamEncoder", terms: Sequence[z3.ExprRef], row: Row, what
         g = groups.pop() if groups else default
         out = []
         for h in plan.values[g]:
-            sub = [(row.vars[k], plan.value(k, v)) for k, v in zip(plan.groups[g], h)]
+            sub = [(row.vars[k], plan.value(k, v)) for k, v in zip(plan.fin[g], h)]
             out.append([z3.simplify(z3.substitute(t, *sub)) for t in ts])
         return cond, g, out
 
@@ -342,17 +408,32 @@ def _by_cases(cases: list[tuple[z3.BoolRef, int, list[list[z3.ExprRef]]]], f) ->
     return out
 
 
-def _exists_row(ex: "_Exec", cases, at: int = 0) -> z3.BoolRef:  # type: ignore[no-untyped-def]
-    return exists_row(ex.enc, ex.counts, cases, at)
+def _exists_row(ex: "_Exec", cases, row: Row, at: int = 0) -> z3.BoolRef:  # type: ignore[no-untyped-def]
+    return exists_row(ex.enc, ex.counts, cases, row, at)
 
 
-def exists_row(enc: "ParamEncoder", counts: dict, cases, at: int = 0) -> z3.BoolRef:  # type: ignore[no-untyped-def]
+def pieces(plan: CounterPlan, counts: dict, g: int, h: tuple[int, ...], terms: Sequence[z3.ExprRef],  # type: ignore[type-arg]
+           row: Row, shift_at: int | None = None) -> list[symvalue.Piece]:
+    """The rows of group g with finite part h, as pieces whose `terms` are known (one piece,
+    C[h], for a group without a symbolic-valued component: checker/param/symvalue.py)."""
+    k = plan.sym[g]
+    return symvalue.pieces(plan, counts, g, h, terms, row.vars[k] if k is not None else None, shift_at)
+
+
+def exists_row(enc: "ParamEncoder", counts: dict, cases, row: Row, at: int = 0) -> z3.BoolRef:  # type: ignore[no-untyped-def]
     """Some row (a value h with C[h] > 0) makes the `at`-th term of the cases true."""
     plan = enc.counters
+    assert plan is not None
 
     def f(g: int, imgs: list[list[z3.ExprRef]]) -> z3.BoolRef:
-        return z3.Or(*[z3.And(counts[(g, h)] >= 1, im[at]) for h, im in zip(plan.values[g], imgs)  # type: ignore[union-attr]
-                       if not z3.is_false(im[at])])
+        out = []
+        for h, im in zip(plan.values[g], imgs):
+            if z3.is_false(im[at]):
+                continue
+            for pc in pieces(plan, counts, g, h, [im[at]], row):
+                if not z3.is_false(pc.terms[0]):  # type: ignore[arg-type]
+                    out.append(_and(pc.cond, pc.count >= 1, pc.terms[0]))  # type: ignore[arg-type]
+        return z3.Or(*out)
 
     return z3.simplify(_by_cases(cases, f))  # type: ignore[arg-type]
 
@@ -415,7 +496,7 @@ def row_formula(enc: "ParamEncoder", domains: Sequence[object], distinct: bool, 
         if _deps([body], Row({0: marker})):
             raise Unsupported("a candidate reading the row's index itself")
         cases = split_terms(enc, [z3.Not(body)], row, "a candidate over the rows")
-        parts.append(exists_row(enc, counts, cases))
+        parts.append(exists_row(enc, counts, cases, row))
     broken = z3.Or(*parts)
     return broken if violation else z3.Not(broken)  # type: ignore[return-value]
 
@@ -500,6 +581,8 @@ def fold(ex: "_Exec", e: ir.Fold) -> tuple[z3.ExprRef, z3.BoolRef]:
     cases = split(ex, [v, z3.simplify(err)], row, f"a {e.kind.value} over the counted range")  # type: ignore[list-item]
 
     def value(g: int, imgs: list[list[z3.ExprRef]]) -> z3.ExprRef:
+        if plan.sym[g] is not None:  # type: ignore[union-attr]
+            return _sym_fold(ex, e.kind, g, imgs, row)
         cs = [ex.counts[(g, h)] for h in plan.values[g]]  # type: ignore[union-attr]
         if e.kind is ir.FoldKind.ALL:
             return z3.And(*[z3.Or(c == 0, im[0]) for c, im in zip(cs, imgs) if not z3.is_true(im[0])])
@@ -517,13 +600,38 @@ def fold(ex: "_Exec", e: ir.Fold) -> tuple[z3.ExprRef, z3.BoolRef]:
         return _sum(parts)
 
     val = _by_cases(cases, value)
-    err_all = _exists_row(ex, cases, 1)
+    err_all = _exists_row(ex, cases, row, 1)
     if not z3.is_false(err_all) and e.kind in (ir.FoldKind.ALL, ir.FoldKind.ANY) and not ex._never(err_all):
         raise Unsupported(f"an {e.kind.value} over the counted range whose body may fail to evaluate "
                           "(its evaluation order would matter)")
     if e.kind in (ir.FoldKind.ALL, ir.FoldKind.ANY):
         err_all = z3.BoolVal(False)
     return val, err_all
+
+
+def _sym_fold(ex: "_Exec", kind: ir.FoldKind, g: int, imgs: list[list[z3.ExprRef]], row: Row) -> z3.ExprRef:
+    """A fold's value over a symbolic-valued group, piece by piece (symvalue.py)."""
+    plan = ex.enc.counters
+    assert plan is not None
+    parts = []
+    for h, im in zip(plan.values[g], imgs):
+        for pc in pieces(plan, ex.counts, g, h, [im[0]], row, shift_at=0 if kind is ir.FoldKind.SUM else None):
+            v = pc.terms[0]
+            if kind is ir.FoldKind.ALL:
+                parts.append(z3.Or(pc.count == 0, z3.Not(pc.cond), v))
+            elif kind is ir.FoldKind.ANY:
+                parts.append(z3.And(pc.count >= 1, pc.cond, v))
+            elif kind is ir.FoldKind.COUNT:
+                parts.append(z3.If(z3.And(pc.cond, v == 1), pc.count, 0))  # type: ignore[operator]
+            else:
+                if v is not None and not z3.is_int_value(v):
+                    raise Unsupported("a sum over the counted range of a term the row does not fix")
+                parts.append(z3.If(pc.cond, pc.total(0), 0))
+    if kind is ir.FoldKind.ALL:
+        return z3.And(*parts)
+    if kind is ir.FoldKind.ANY:
+        return z3.Or(*parts)
+    return _sum(parts)
 
 
 def _as_int(e: z3.ExprRef) -> z3.ExprRef:
@@ -651,24 +759,37 @@ def loop(ex: "_Exec", st: ir.For, guard: z3.BoolRef) -> None:
         raise Unsupported(f"a for loop over the counted range writing {enc.model.vars[changed[0]].name} "
                           "outside its rows")
     ex.vals, ex.alive, ex.error, ex.locals, ex.accums, ex.row_errors = saved  # type: ignore[assignment]
-    fails = [_exists_row(ex, split(ex, [e], row, "an error in the loop")) for e in errs if not z3.is_false(e)]
+    fails = [_exists_row(ex, split(ex, [e], row, "an error in the loop"), row) for e in errs if not z3.is_false(e)]
     if fails:
         ex.fail_if(z3.BoolVal(True), z3.Or(*fails))
     # the rows' new values: one linear map per written group
     new_counts = dict(ex.counts)
     written = sorted({plan.group_of[k] for k in row.vars if not row.cur[k].eq(row.vars[k])})
     for g in written:
-        ks = plan.groups[g]
-        cases = split(ex, [row.cur[k] for k in ks], row, "a row's new value", default=g)
+        fin, qk = plan.fin[g], plan.sym[g]
+        nf = len(fin)
+        terms = [row.cur[k] for k in fin] + ([row.cur[qk]] if qk is not None else [])
+        cases = split(ex, terms, row, "a row's new value", default=g)
         for w in plan.values[g]:
-            def image(hg: int, imgs: list[list[z3.ExprRef]], w: tuple[int, ...] = w) -> z3.ExprRef:
-                parts = []
-                for h, im in zip(plan.values[hg], imgs):
-                    hit = z3.simplify(z3.And(*[a == plan.value(k, b) for a, b, k in zip(im, w, ks)]))
-                    if not z3.is_false(hit):
-                        parts.append(ex.counts[(hg, h)] if z3.is_true(hit) else z3.If(hit, ex.counts[(hg, h)], 0))
-                return _sum(parts)
-            new_counts[(g, w)] = z3.If(guard, _by_cases(cases, image), ex.counts[(g, w)])
+            def sources(f, w: tuple[int, ...] = w) -> z3.ExprRef:  # type: ignore[no-untyped-def]
+                """f(hit, piece) summed over the pieces that may land at w, by the cases."""
+                def per_case(hg: int, imgs: list[list[z3.ExprRef]]) -> z3.ExprRef:
+                    parts = []
+                    for h, im in zip(plan.values[hg], imgs):
+                        for pc in pieces(plan, ex.counts, hg, h, im, row, shift_at=nf if qk is not None else None):
+                            hit = z3.simplify(_and(pc.cond, *[a == plan.value(k, b)  # type: ignore[operator]
+                                                                for a, b, k in zip(pc.terms[:nf], w, fin)]))
+                            if not z3.is_false(hit):
+                                parts.append(f(hit, pc))
+                    return _sum(parts)
+                return _by_cases(cases, per_case)
+            if qk is None:
+                new_counts[(g, w)] = z3.If(guard, sources(lambda hit, pc: pc.count if z3.is_true(hit)
+                                                          else z3.If(hit, pc.count, 0)), ex.counts[(g, w)])
+                continue
+            arr, n0, n1 = symvalue.image(plan, g, w, sources)
+            for key, new in (((g, w), arr), (symvalue.m0(g, w), n0), (symvalue.m1(g, w), n1)):
+                new_counts[key] = z3.If(guard, new, ex.counts[key])
     # accumulations into arrays over fixed ranges
     for vi in sorted(accumulated):
         _apply_accumulations(ex, vi, [a for a in accums if a.var == vi], row)
@@ -709,16 +830,18 @@ def _apply_accumulations(ex: "_Exec", vi: int, accs: list[Accumulation], row: Ro
         for s in rng:
             def amount(g: int, imgs: list[list[z3.ExprRef]], s: int = s) -> z3.ExprRef:
                 parts = []
-                for h, (gd, ix, c) in zip(plan.values[g], imgs):
-                    hit = z3.simplify(z3.And(gd, ix == s))
-                    if z3.is_false(hit):
-                        continue
-                    if not z3.is_int_value(c):
-                        raise Unsupported(f"an accumulation into {var.name} whose addend the row does not fix")
-                    n = c.as_long()  # type: ignore[attr-defined]
-                    if n:
-                        signs.add(1 if n > 0 else -1)
-                        parts.append(z3.If(hit, n * ex.counts[(g, h)], 0))
+                for h, im in zip(plan.values[g], imgs):
+                    for pc in pieces(plan, ex.counts, g, h, im, row):
+                        gd, ix, c = pc.terms
+                        hit = z3.simplify(_and(pc.cond, gd, ix == s))  # type: ignore[operator]
+                        if z3.is_false(hit):
+                            continue
+                        if not z3.is_int_value(c):
+                            raise Unsupported(f"an accumulation into {var.name} whose addend the row does not fix")
+                        n = c.as_long()  # type: ignore[union-attr]
+                        if n:
+                            signs.add(1 if n > 0 else -1)
+                            parts.append(z3.If(hit, n * pc.count, 0))
                 return _sum(parts)
             totals[s].append(_by_cases(cases, amount))
     if len(signs) > 1:
@@ -755,13 +878,27 @@ def choose(ex: "_Exec", sym: ir.Symbol, row: Row) -> z3.BoolRef:
     if not groups:
         return plan.size() >= 1  # some row to choose
     g = groups.pop()
-    ks = plan.groups[g]
+    ks = plan.fin[g]
     u = [row.vars[k] for k in ks]
     new = [row.cur[k] for k in ks]
 
     def at(vals: Sequence[z3.ExprRef], h: tuple[int, ...]) -> z3.BoolRef:
         return z3.And(*[a == plan.value(k, b) for a, b, k in zip(vals, h, ks)])  # type: ignore[union-attr]
 
+    qk = plan.sym[g]
+    if qk is not None:  # the chosen row's value x is the parameter's row constant (symvalue.py)
+        ux, nx = row.vars[qk], row.cur[qk]
+        held = z3.Or(*[z3.And(at(u, h), z3.Select(ex.counts[(g, h)], ux) >= 1) for h in plan.values[g]])
+        if written:
+            for h in plan.values[g]:
+                off, on = at(u, h), at(new, h)
+                q = z3.Int(f"row!q{next(_serial)}")
+                ex.counts[(g, h)] = z3.Lambda([q], z3.Select(ex.counts[(g, h)], q) - z3.If(z3.And(off, q == ux), 1, 0)
+                                              + z3.If(z3.And(on, q == nx), 1, 0))
+                n0, n1 = symvalue.m0(g, h), symvalue.m1(g, h)
+                ex.counts[n0] = ex.counts[n0] - z3.If(off, 1, 0) + z3.If(on, 1, 0)
+                ex.counts[n1] = ex.counts[n1] - z3.If(off, ux, 0) + z3.If(on, nx, 0)
+        return held
     held = z3.Or(*[z3.And(at(u, h), ex.counts[(g, h)] >= 1) for h in plan.values[g]])
     if written:
         for h in plan.values[g]:

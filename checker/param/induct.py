@@ -21,6 +21,9 @@ from gpcheck.checker.param.instantiate import Instantiator, skolemize
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 
 
+TRIM_ROUNDS = 3  # re-checks that shrink a core where Z3 does not minimise it (Consecution._trim)
+
+
 @dataclass
 class Answer:
     verdict: str  # "unsat" | "sat" | "unknown"
@@ -47,6 +50,11 @@ class Consecution:
         `unknown` (incomplete quantifiers) is asked once more with model-based
         instantiation on, within that many Z3 steps: sound, since only its `unsat` counts."""
         self.mbqi, self.retry_steps = mbqi, retry_steps
+        # Z3's core minimisation runs outside the check, where neither the deadline nor a step
+        # limit reaches (checker/smt/lemmas.py); over the products of a symbolic-valued counted
+        # component (checker/param/symvalue.py) it ran for minutes. There the cores are trimmed
+        # by ordinary checks instead (`_trim`).
+        self.minimize = enc.counters is None or not enc.counters.symbolic_values()
         self.lits = list(lits) if lits is not None else [z3.Bool(f"{tag}!h{k}") for k in range(len(hyps))]
         inst = Instantiator(enc, [s, t])
         goal = skolemize(goal, tag)
@@ -61,7 +69,7 @@ class Consecution:
             sol = z3.Solver()
             sol.set("random_seed", seed)
             sol.set("mbqi", mbqi)
-            sol.set("core.minimize", True)
+            sol.set("core.minimize", self.minimize)
             sol.add(*enc.facts, inst.expand(enc.in_range(s), terms), inst.expand(branch, terms), goal_b)
             sol.add(*[inst.expand(f, terms) for f in fixed])
             for lit, h in zip(self.lits, hyps):
@@ -83,6 +91,8 @@ class Consecution:
                 r = self._retry(sol, assume, deadline)
             if r == z3.unsat:
                 ids = {c.get_id() for c in sol.unsat_core()}
+                if not self.minimize:
+                    ids = self._trim(sol, assume, ids, deadline)
                 core |= {k for k, lit in enumerate(self.lits) if lit.get_id() in ids}
                 continue
             if r == z3.sat:
@@ -98,6 +108,19 @@ class Consecution:
                     model = None
             return Answer("unknown", set(), model, f"{name}: {why}", subst)
         return Answer("unsat", core)
+
+    def _trim(self, sol: z3.Solver, assume: list[z3.BoolRef], ids: set[int], deadline: Deadline) -> set[int]:
+        """The core re-checked under its own assumptions while that shrinks it (each an ordinary
+        check under the deadline; a check without `unsat` keeps the core in hand)."""
+        for _ in range(TRIM_ROUNDS):
+            deadline.apply(sol)
+            if deadline.trusted(sol.check(*[a for a in assume if a.get_id() in ids])) != z3.unsat:
+                break
+            smaller = {c.get_id() for c in sol.unsat_core()}
+            if len(smaller) >= len(ids):
+                break
+            ids = smaller
+        return ids
 
     def _retry(self, sol: z3.Solver, assume: list[z3.BoolRef], deadline: Deadline) -> z3.CheckSatResult:
         """One check again with MBQI on, within `retry_steps` more Z3 steps (NOTE(step-limits))."""

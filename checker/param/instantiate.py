@@ -51,6 +51,8 @@ class Instantiator:
                 doms, _ = _chain(enc, v.type)
                 if doms and isinstance(term, z3.ExprRef):
                     self.keys[term.decl().name()] = [d.key for d in doms]
+            if enc.counters is not None:  # a symbolic-valued group's arrays (checker/param/symvalue.py)
+                self.keys.update(enc.counters.array_keys(s.counts))
 
     # -- keys -----------------------------------------------------------------------------
 

@@ -226,7 +226,7 @@ def _counted_aggregates(enc: ParamEncoder, view: View, binders: Sequence[str]) -
             if not all(plan.joint(a, b) for a, b in pairs):
                 continue  # counted apart: their joint values are not known
             out.append(_counted(enc, view, p, q, None, pairs, binders))
-            for v in plan.comps[pairs[0][1]].values:
+            for v in plan.comps[pairs[0][1]].values or ():  # none per value of a symbolic-valued one
                 out.append(_counted(enc, view, p, q, v, pairs, binders))
     return out
 
