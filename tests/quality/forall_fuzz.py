@@ -6,9 +6,10 @@ The specs come from tests/quality/forall_gen.py (pieces over one to three consta
 properties true at every size, true only up to a size beyond the sampled ones, or false at a
 small size; deterministic per seed and index), or with `--rich` from tests/quality/richgen.py.
 
-Judging (`judge`), for each invariant and transition property:
+Judging (`judge`), for each invariant and transition property and `range`:
 - `proved` (or `holds_to_bound`) while the explicit engine finds a violation at some checked
-  size: SOUNDNESS; `proved` under a constraint: HONESTY (NOTE(honest-verdicts));
+  size, or `proved` while it finds a modelling error (`range`) at one: SOUNDNESS; `proved`
+  under a constraint: HONESTY (NOTE(honest-verdicts));
 - every lemma a `proved` prints, added to the model as an invariant, holds at the checked sizes
   (tests/recheck.py's check, here reporting instead of asserting): otherwise LEMMA;
 - `violated` names an instance at which the explicit engine also finds the property violated,
@@ -110,7 +111,7 @@ def explicit_truth(text: str, points: list[dict[str, int]], properties: list[str
         rep = verify(model, properties=properties, max_states=MAX_STATES, core="python")
         complete = True
         for r in rep.results:
-            if r.kind not in ("invariant", "transition"):
+            if r.kind not in ("invariant", "transition", "range"):
                 continue
             if r.verdict is Verdict.VIOLATED:
                 truth.violated.setdefault(r.property, consts)
@@ -142,7 +143,9 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
             findings.append("MODIFIED the spec file")
     held = [r.property for r in report.results if r.verdict in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND)]
     if truth is None:  # only a proof needs the sizes beyond (a violation is checked at its own instance)
-        truth = explicit_truth(case.text, sizes(case.names, others, case.lower), held) if held else Truth()
+        # with `range`: a proof stands only where no modelling error is reachable (NOTE(for-all-errors))
+        wanted = held + ["range"] if "range" not in held else held
+        truth = explicit_truth(case.text, sizes(case.names, others, case.lower), wanted) if held else Truth()
     for r in report.results:
         verdicts[r.property] = r.verdict.value
         bad = truth.violated.get(r.property)
@@ -153,6 +156,11 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
             if bad is not None:
                 findings.append(f"SOUNDNESS {r.property}: {r.verdict.value} for all {','.join(case.names)} "
                                 f"but violated at {bad}")
+                continue
+            err = truth.violated.get("range")
+            if r.verdict is Verdict.PROVED and err is not None:
+                findings.append(f"SOUNDNESS {r.property}: proved for all {','.join(case.names)} but a modelling "
+                                f"error is reachable at {err} (NOTE(for-all-errors))")
                 continue
             inv = r.detail.get("invariant")
             if inv:
