@@ -316,6 +316,8 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
             left = [n for n in todo + [RANGE] if proofs[n].verdict is Verdict.UNKNOWN]
             if left and not deadline.expired:
                 proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started, support))
+            if proofs[RANGE].detail.get("deferred"):  # no second round came (a larger size the model refuses)
+                proofs.update(_prove(enc, load, samples, [RANGE], deadline, started, support=support))
             out.update(proofs)
             _settle_errors(model, names, out)
         except Unsupported as e:
@@ -545,6 +547,8 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         elif r.verdict is Verdict.PROVED:
             out[n] = replace(r, reason=f"{r.reason}; second round at {_at(wide, names)}, richer templates",
                              detail=dict(r.detail, round=2))
+        elif first[n].detail.get("deferred"):  # range, decided only in this round
+            out[n] = replace(r, reason=f"second round at {_at(wide, names)}: {r.reason}")
         else:
             out[n] = replace(first[n], reason=f"{first[n].reason}; second round at {_at(wide, names)} "
                                               f"with richer templates: {r.reason}")
@@ -613,7 +617,8 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
             if wide is None and any(out[n].verdict is not Verdict.PROVED for n in todo if n != RANGE):
                 # a second round follows: decided there (its Z3 work here would change the terms that
                 # round's proofs see: NOTE(fresh-context) in checker/smt/session.py)
-                out[name] = _unknown(name, model, names, "left to the second round")
+                out[name] = replace(_unknown(name, model, names, "left to the second round"),
+                                    detail={"for_all": list(names), "deferred": True})
                 continue
             got, why = _prove_range(enc, support or _Support(), _Sub(fixed, survivors) if filtered else None,
                                     point, cands, samples, deadline)
