@@ -389,6 +389,17 @@ def _prove_range(enc: ParamEncoder, support: "_Support", fixed: "_Sub | None", p
     t0 = time.monotonic()
     ex = exclude_errors(enc, lemmas, invs, deadline)
     note = f"from {len(lemmas)} lemmas and {len(invs)} proved invariants: {ex.why}" if not ex.excluded else ""
+    if not ex.excluded and not deadline.expired:  # the model's other invariants (not asked for) may help
+        more = _helper_invariants(enc, lemmas, [p for p in model.invariants if p not in invs], deadline)
+        if more:
+            invs += [p for p, _ in more]
+            for _, used in more:
+                for c in used:
+                    if id(c) not in pool:
+                        pool[id(c)] = c
+                        lemmas.append(c)
+            ex = exclude_errors(enc, lemmas, invs, deadline)
+            note += f"; with the model's invariants {', '.join(p.name for p, _ in more)} proved too: {ex.why}"
     if not ex.excluded and not support.negated and not deadline.expired:  # once per run: bounds under `e != v`
         from gpcheck.checker.param.errors import error_candidates
 
@@ -428,6 +439,23 @@ def _prove_range(enc: ParamEncoder, support: "_Support", fixed: "_Sub | None", p
                   detail={"for_all": list(names), "invariant": render_lemmas(enc, ex.lemmas) if ex.lemmas else None,
                           "lemmas": len(ex.lemmas), "invariants": ex.invariants,
                           "seconds": round(time.monotonic() - t0, 3)}), ""
+
+
+def _helper_invariants(enc: ParamEncoder, lemmas: list[Candidate], invs: list[ir.Invariant],
+                       deadline: Deadline) -> list[tuple[ir.Invariant, list[Candidate]]]:
+    """Those of the model's invariants `invs` (not asked for, or not proved) that hold
+    initially and are inductive relative to `lemmas` with the sizes symbolic, each with the
+    lemmas its proof uses: hypotheses for the error checks (a run asked for one property
+    still needs `queue_bound` to keep nvidia_streams' `ready[s] + 1` inside `0..Q`)."""
+    out = []
+    for inv in invs:
+        s = enc.state("hs.")
+        if deadline.expired or not _unsat(deadline, *enc.facts, enc.init(s), z3.Not(enc.holds(inv.expr, s))):
+            continue
+        used, _ = _relative(enc, lemmas, inv, deadline)
+        if used is not None:
+            out.append((inv, used))
+    return out
 
 
 def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], props: Sequence[str],
