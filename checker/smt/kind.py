@@ -7,8 +7,8 @@ s_{k-1}, violates it at s_k. Unsat means the property is k-inductive, hence prov
 already proved are assumed at every position of later inductive steps (they hold in every
 reachable state, so this is sound and often shortens k). So are auxiliary invariants: the
 lemmas pdr mines from the instance's explicit states and Z3 proves inductive (NOTE(kind-aux)).
-Each property gets its own budget of Z3 steps, so one that is not k-inductive does not starve
-the others. NOTE(kind-clock): what k-induction proves and prints does not depend on the wall
+Each property gets its own budget of Z3 steps, small in a first pass and large in a second for
+what ran out of the first, so one that is not k-inductive does not starve the others. NOTE(kind-clock): what k-induction proves and prints does not depend on the wall
 clock. Before, each property got an equal share of the *time* left, the auxiliary invariants'
 Houdini half of it, and none were mined with less than 10 s left: whether a step ran out of
 time decided which helper invariants were kept and which properties were proved (and so
@@ -34,7 +34,8 @@ from gpcheck.checker.smt.terms import mk_not
 from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "kind"
-PROPERTY_STEPS = 400_000_000  # one property's base cases and inductive steps (NOTE(kind-clock); about 50 s of Z3)
+FIRST_STEPS = 40_000_000  # one property's base cases and inductive steps, first pass (NOTE(kind-clock))
+PROPERTY_STEPS = 400_000_000  # the same, second pass, for what the first left out of steps (about 50 s of Z3)
 STEP_TAG = "ind."
 
 
@@ -112,17 +113,24 @@ def run_kind(
     # invariants first: once proved they strengthen the inductive steps of the rest
     order = sorted(range(len(props)), key=lambda i: props[i].kind != "invariant")
     results: dict[int, Result] = {}
-    for i in order:
+    # two passes, each property with its own step budget (NOTE(kind-clock)): the first a small
+    # one (what is k-inductive for a small k, most properties relative to the auxiliary
+    # invariants), the second a large one for what climbed k past the first; so one that is
+    # not k-inductive for any small k does not leave the later ones no time, whatever the clock
+    passes = [(i, FIRST_STEPS) for i in order]
+    while passes:
+        i, steps = passes.pop(0)
         started = time.monotonic()
-        # its own step budget: a property that is not k-inductive for any small k (it climbs k)
-        # leaves the later ones their budgets, whatever the clock (NOTE(kind-clock))
-        share = deadline.limited(PROPERTY_STEPS)
+        share = deadline.limited(steps)
         base.sess.deadline = share
         try:
             r = _kind_one(enc, props[i], base, lemmas_used, max_k, share, aux)
         except budget.Stop as stop:  # the inductive step's encoding cut short (NOTE(time-limit))
             r = unknown_result(props[i], ENGINE, stop.text, None)
         base.sess.deadline = deadline
+        if steps == FIRST_STEPS and r.verdict is Verdict.UNKNOWN and share.out_of_steps and not deadline.out_of_time:
+            passes.append((i, PROPERTY_STEPS))  # after every property's first pass
+            continue
         if deadline.out_of_time and r.verdict is not Verdict.VIOLATED and not (r.reason or "").startswith("timeout"):
             # NOTE(kind-clock): a check the clock cut may have decided this result (and what the
             # later properties assume); a violation found is one whatever the clock
