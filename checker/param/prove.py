@@ -37,7 +37,6 @@ from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline
 from gpcheck.checker.verdict import Result, Verdict
 
 if TYPE_CHECKING:
-    from gpcheck.checker.param.errors import Exclusion
     from gpcheck.checker.param.finite import FixedSize
 
 ENGINE = "forall"
