@@ -306,7 +306,13 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
         samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
     todo = [n for n in wanted if n not in out and n != RANGE]
     if RANGE in out:  # an error at a small instance: the explicit search stops there (NOTE(for-all-errors))
-        out.update({n: _stopped_at_error(model, n, names, out[RANGE]) for n in todo})
+        try:  # no proof follows; what the encoding could not have handled is still worth saying
+            _encoder(pm, todo)
+            beyond = ""
+        except Unsupported as e:
+            beyond = f"; outside the parameterised fragment: {e}"
+        out.update({n: replace(r, reason=r.reason + beyond) for n in todo
+                    for r in [_stopped_at_error(model, n, names, out[RANGE])]})
     elif todo or RANGE in wanted:
         support = _Support()
         try:
