@@ -17,6 +17,7 @@
     refs.py     second round: nullable references (`held: 0..N`, N for none): "x is none of them" as a
                 condition, and equalities with `(if held != N then 1 else 0)` terms under "it holds an item"
     triple.py   second round: facts under three enum conditions (`sched == Poll and task[x] == .. and rt == ..`)
+    errors.py   the `range` result: every step's modelling error excluded for all sizes (NOTE(for-all-errors))
     prove.py    Houdini with the sizes symbolic, relative induction, violations at small sizes (and at
                 the second round's larger ones)
 
@@ -58,8 +59,9 @@ def parse_for_all(text: str, model: ir.Model) -> tuple[list[str], dict[str, int]
 def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, int],
                    consts: Mapping[str, int] | None = None, properties: Sequence[str] | None = None,
                    timeout: float | None = None) -> Report:
-    """The model's invariants and transition properties (or those named) for every value of
-    the constants `names` (each at least its `lower` bound; the other constants as given)."""
+    """The model's invariants and transition properties and `range` (or those named) for every
+    value of the constants `names` (each at least its `lower` bound; the other constants as
+    given)."""
     from gpcheck.spec import load_spec
     from gpcheck.checker.param.prove import verify_for_all as run
 

@@ -274,6 +274,12 @@ class ParamEncoder:
         v, err = ex.eval(e)
         return z3.And(z3.Not(err), v)  # type: ignore[arg-type]
 
+    def fails(self, e: ir.Expr, s: PState, t: PState | None = None) -> z3.BoolRef:
+        """Evaluating `e` in `s` (on `s -> t`) fails with a modelling error: a `range`
+        violation (NOTE(predicate-errors) in spec/ir.py)."""
+        _, err = _Exec(self, s, post=t, in_action=False).eval(e)
+        return err
+
     # -- actions -------------------------------------------------------------------------------
 
     def trans(self, s: PState, t: PState) -> z3.BoolRef:
@@ -284,11 +290,14 @@ class ParamEncoder:
         """Per action: some enabled instance of it takes s to t (s inside the constraints)."""
         return [(name, z3.And(guard, self.equal(t, nxt))) for name, guard, nxt in self.steps(s)]
 
-    def steps(self, s: PState) -> list[tuple[str, z3.BoolRef, PState]]:
+    def steps(self, s: PState, errors: list[tuple[str, z3.BoolRef]] | None = None
+              ) -> list[tuple[str, z3.BoolRef, PState]]:
         """Per action: (name, its guard, the next state as terms over `s` and the action's
         parameters). Checked one at a time, each action brings only its own index terms
         (checker/param/induct.py), and the next state can be substituted into a goal instead
-        of equated with a state (no equality between arrays and lambdas for Z3 to decide)."""
+        of equated with a state (no equality between arrays and lambdas for Z3 to decide).
+        The guard excludes an instance that fails with a modelling error; with `errors`, each
+        action that can fail adds (name, some instance fails in `s`) there (`errors`)."""
         cons = [self.holds(c.expr, s) for c in self.model.constraints]
         out: list[tuple[str, z3.BoolRef, PState]] = []
         for a in self.model.actions:
@@ -312,9 +321,20 @@ class ParamEncoder:
             ex.ranges += dom  # what an error proof inside the body may assume
             ex.block(a.body, z3.BoolVal(True))
             rows = self._choose(ex, a)
+            if errors is not None and not z3.is_false(z3.simplify(ex.error)):
+                errors.append((a.name, z3.And(*cons, *dom, ex.error, *rows)))
             if z3.is_false(z3.simplify(ex.alive)):
                 continue
             out.append((a.name, z3.And(*cons, *dom, ex.alive, *rows), PState(ex.vals, ex.ghosts, ex.counts)))
+        return out
+
+    def errors(self, s: PState) -> list[tuple[str, z3.BoolRef]]:
+        """Per action that can fail: some instance of it fails with a modelling error in `s`
+        (inside the constraints; every `require` before the error held: NOTE(step-semantics)).
+        `steps` leaves such instances out; a for-all run's `range` result must show them
+        unreachable (NOTE(for-all-errors) in checker/param/errors.py)."""
+        out: list[tuple[str, z3.BoolRef]] = []
+        self.steps(s, out)
         return out
 
     def _counted_range(self, t: ir.Type) -> bool:

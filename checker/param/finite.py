@@ -142,17 +142,20 @@ class FixedSize:
         return houdini(self.ck, list(active), deadline, _successors(self.ck.cm),  # type: ignore[attr-defined]
                        table=self.ck.table)  # type: ignore[attr-defined]
 
-    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
-             deadline: Deadline) -> tuple[list[int] | None, str]:
+    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty | str,
+             deadline: Deadline, assumed: Sequence[str] = ()) -> tuple[list[int] | None, str]:
         """The candidates of `active` (all inductive here) a proof of `prop` at this instance
         uses, closed under induction, and ""; or None and why there is none: the property is
         not inductive relative to them here, or Z3 gave no answer within the step budget or
-        the time (`Deadline.why`: `step limit`, `timeout`)."""
+        the time (`Deadline.why`: `step limit`, `timeout`). `prop` "range": the candidates
+        that exclude every modelling error, the invariants named `assumed` assumed."""
         from gpcheck.checker.smt.lemmas import TRIM_ROUNDS, closed_core, small_core
 
         ck, system = self.ck, self.system
         s, t = system.s, ck.t
         active = list(active)
+        if isinstance(prop, str):  # "range": the candidates that exclude every modelling error here
+            return self._error_core(active, deadline, assumed)
         model = system.enc.model  # the property as this instance states it
         prop = next(p for p in (*model.invariants, *model.transitions) if p.name == prop.name)
         if isinstance(prop, ir.Invariant):
@@ -169,4 +172,34 @@ class FixedSize:
         if deadline.expired:
             return None, f"Z3 gave no answer ({deadline.why()})"
         return None, ("not inductive relative to them" if seed is None
+                      else "no closed core: the candidates are not inductive together here")
+
+    def _error_core(self, active: list[int], deadline: Deadline, assumed: Sequence[str]
+                    ) -> tuple[list[int] | None, str]:
+        """The candidates of `active` (all inductive here) that exclude every modelling error at
+        this instance (an action's, a state predicate's, a transition property's on a step: pdr's
+        `range` obligations), closed under induction; or None and why not
+        (NOTE(for-all-errors) in checker/param/errors.py)."""
+        from gpcheck.checker.smt.lemmas import TRIM_ROUNDS, closed_core, small_core
+        from gpcheck.checker.smt.terms import mk_and, mk_or
+
+        ck, system = self.ck, self.system
+        enc, s, t = system.enc, system.s, ck.t
+        bad = [mk_or(*(c.error for c in system.clauses), enc.property_errors(s))]
+        if enc.model.transitions:
+            bad.append(mk_and(ck.trans, enc.step_errors(s, t)))
+        invs = [enc.holds(p.expr, s) for p in enc.model.invariants if p.name in assumed]
+        seed: set[int] = set()
+        for b in bad:
+            if z3.is_false(z3.simplify(b)):
+                continue
+            got = small_core(ck, deadline, [*invs, b], active)
+            if got is None:
+                return None, (f"Z3 gave no answer ({deadline.why()})" if deadline.expired
+                              else "a modelling error is not excluded by them here")
+            seed |= got
+        core = closed_core(ck, active, seed, invs, deadline, TRIM_ROUNDS)
+        if core is not None:
+            return core, ""
+        return None, (f"Z3 gave no answer ({deadline.why()})" if deadline.expired
                       else "no closed core: the candidates are not inductive together here")

@@ -291,31 +291,176 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
     run.model = model = pm.model
     run.wanted = wanted = _wanted(model, properties)
     out = run.out
-    # small instances: counterexamples, and the states that propose candidates
+    # small instances: counterexamples (modelling errors included: `range`, NOTE(for-all-errors)),
+    # and the states that propose candidates
     samples: list[tuple[dict[str, int], list[dict]]] = []
     for point in small_points(names, pm.lower, fixed):
         inst = load(point)
         budget.poll()
-        for name, r in _violations(inst, point, names, [n for n in wanted if n not in out], deadline).items():
+        for name, r in _violations(inst, point, names, [n for n in _with_range(wanted) if n not in out],
+                                   deadline).items():
             out.setdefault(name, r)
         cm = compile_model(inst)
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
         budget.poll()
         samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
-    todo = [n for n in wanted if n not in out]
-    if todo:
+    todo = [n for n in wanted if n not in out and n != RANGE]
+    if RANGE in out:  # an error at a small instance: the explicit search stops there (NOTE(for-all-errors))
+        try:  # no proof follows; what the encoding could not have handled is still worth saying
+            _encoder(pm, todo)
+            beyond = ""
+        except Unsupported as e:
+            beyond = f"; outside the parameterised fragment: {e}"
+        out.update({n: replace(r, reason=r.reason + beyond) for n in todo
+                    for r in [_stopped_at_error(model, n, names, out[RANGE])]})
+    elif todo or RANGE in wanted:
+        support = _Support()
         try:
             enc = _encoder(pm, todo)
-            proofs = _prove(enc, load, samples, todo, deadline, started)
-            left = [n for n in todo if proofs[n].verdict is Verdict.UNKNOWN]
+            proofs = _prove(enc, load, samples, todo + [RANGE], deadline, started, support=support)
+            left = [n for n in todo + [RANGE] if proofs[n].verdict is Verdict.UNKNOWN]
             if left and not deadline.expired:
-                proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started))
+                proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started, support))
+            if proofs[RANGE].detail.get("deferred"):  # no second round came (a larger size the model refuses)
+                proofs.update(_prove(enc, load, samples, [RANGE], deadline, started, support=support))
+            out.update(proofs)
+            _settle_errors(model, names, out)
         except Unsupported as e:
-            proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo}
+            proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo + [RANGE]}
             # no proof can come, but the second round's larger instances may still refute
             wide = _wide_point(load, fixed, names, pm.lower)
-            proofs.update(_larger_violations(load, fixed, names, wide, todo, deadline))
-        out.update(proofs)
+            proofs.update(_larger_violations(load, fixed, names, wide, todo + [RANGE], deadline))
+            out.update(proofs)
+
+
+RANGE = "range"  # the implicit property of modelling errors (NOTE(for-all-errors) in checker/param/errors.py)
+
+
+@dataclass
+class _Support:
+    """What the proofs of a run rest on, for the error checks (NOTE(for-all-errors)): the
+    lemmas each symbolic Houdini kept (inductive for all sizes on their own) and, per proved
+    property, the lemmas its proof used (inductive with it)."""
+
+    lemmas: list[Candidate] = field(default_factory=list)
+    used: dict[str, list[Candidate]] = field(default_factory=dict)
+    negated: bool = False  # the error checks' own candidates (errors.error_candidates) were tried
+
+
+def _with_range(names: Sequence[str]) -> list[str]:
+    return list(names) if RANGE in names else list(names) + [RANGE]
+
+
+def _stopped_at_error(model: ir.Model, name: str, names: Sequence[str], error: Result) -> Result:
+    """A property a small instance's explicit search could not settle: it stopped at a
+    modelling error (NOTE(for-all-errors)), as the explicit engine reports it."""
+    return _unknown(name, model, names, f"the search stopped at a modelling error (see the range result: "
+                                        f"{error.reason})")
+
+
+def _settle_errors(model: ir.Model, names: Sequence[str], out: dict[str, Result]) -> None:
+    """NOTE(for-all-errors): a property proved over the error-free steps stays `proved` only
+    when `range` is proved too (no modelling error reachable, for every size)."""
+    err = out.get(RANGE)
+    if err is None or err.verdict is Verdict.PROVED:
+        return
+    for n, r in list(out.items()):
+        if n == RANGE or r.verdict is not Verdict.PROVED:
+            continue
+        if err.verdict is Verdict.VIOLATED:
+            why = f"{_stopped_at_error(model, n, names, err).reason}; without the failing steps: {r.reason}"
+        else:
+            why = f"{err.reason} (the range result); over the steps that do not fail: {r.reason}"
+        out[n] = replace(r, verdict=Verdict.UNKNOWN, reason=why)
+
+
+def _prove_range(enc: ParamEncoder, support: "_Support", fixed: "_Sub | None", point: dict[str, int],
+                 cands: list[Candidate], samples: list[tuple[dict[str, int], list[dict]]], deadline: Deadline
+                 ) -> tuple[Result | None, str]:
+    """NOTE(for-all-errors): `range` in one round: every error condition excluded by the
+    lemmas the proofs so far rest on and the invariants proved so far (checker/param/errors.py);
+    failing that (once per run), with the error checks' own candidates (errors.error_candidates)
+    that a symbolic Houdini keeps; failing that, property-directed as a property's `_refine`:
+    the candidates that exclude the errors at the round's fixed size, those of them inductive
+    for every size, checked again. The result when proved, else None and why not."""
+    from gpcheck.checker.param.errors import exclude_errors
+
+    model, names = enc.model, enc.pm.names
+    pool: dict[int, Candidate] = {}
+    for c in support.lemmas + [c for used in support.used.values() for c in used]:
+        pool.setdefault(id(c), c)
+    lemmas = list(pool.values())
+    invs = [p for p in model.invariants if p.name in support.used]
+    t0 = time.monotonic()
+    ex = exclude_errors(enc, lemmas, invs, deadline)
+    note = f"from {len(lemmas)} lemmas and {len(invs)} proved invariants: {ex.why}" if not ex.excluded else ""
+    if not ex.excluded and not deadline.expired:  # the model's other invariants (not asked for) may help
+        more = _helper_invariants(enc, lemmas, [p for p in model.invariants if p not in invs], deadline)
+        if more:
+            invs += [p for p, _ in more]
+            for _, used in more:
+                for c in used:
+                    if id(c) not in pool:
+                        pool[id(c)] = c
+                        lemmas.append(c)
+            ex = exclude_errors(enc, lemmas, invs, deadline)
+            note += f"; with the model's invariants {', '.join(p.name for p, _ in more)} proved too: {ex.why}"
+    if not ex.excluded and not support.negated and not deadline.expired:  # once per run: bounds under `e != v`
+        from gpcheck.checker.param.errors import error_candidates
+
+        support.negated = True
+        extra = error_candidates(enc, samples)
+        kept, how = houdini(enc, extra, _cap(deadline, SYMBOLIC_STEPS)) if extra else ([], "none")
+        if kept:  # inductive on their own: hypotheses from here on
+            lemmas += [extra[k] for k in kept]
+            pool.update({id(extra[k]): extra[k] for k in kept})
+            e = exclude_errors(enc, lemmas, invs, deadline)
+            if e.excluded:
+                ex = e
+        note += (f"; {len(extra)} bounds under a negated condition, Houdini with the sizes symbolic: "
+                 + (how if kept is None else f"{len(kept)} inductive for all sizes"))
+    if not ex.excluded and fixed is not None and not deadline.expired:
+        got: list = []
+
+        def relative(more: list[Candidate]) -> tuple[list[Candidate] | None, str]:
+            e = exclude_errors(enc, lemmas + [c for c in more if id(c) not in pool], invs, deadline)
+            got.append(e)
+            return (e.lemmas, "") if e.excluded else (None, e.why)
+
+        fixed.assumed = [p.name for p in invs]
+        used, why, more_note = _refine(fixed, enc, point, cands, RANGE, deadline, relative)
+        note += more_note
+        if used is not None:
+            ex = got[-1]
+    if not ex.excluded:
+        return None, note
+    if deadline.out_of_time:  # NOTE(wall-clock-cut)
+        return None, "timeout: the time limit ran out before the modelling errors were excluded"
+    used_text = (f"{len(ex.lemmas)} lemmas" + (f" and the proved invariants {', '.join(ex.invariants)}"
+                                               if ex.invariants else ""))
+    return Result(RANGE, RANGE, Verdict.PROVED, ENGINE,
+                  reason=f"no step fails with a modelling error for any {', '.join(names)}: every error "
+                         f"condition is excluded by {used_text} ({ex.checks} checks)",
+                  detail={"for_all": list(names), "invariant": render_lemmas(enc, ex.lemmas) if ex.lemmas else None,
+                          "lemmas": len(ex.lemmas), "invariants": ex.invariants,
+                          "seconds": round(time.monotonic() - t0, 3)}), ""
+
+
+def _helper_invariants(enc: ParamEncoder, lemmas: list[Candidate], invs: list[ir.Invariant],
+                       deadline: Deadline) -> list[tuple[ir.Invariant, list[Candidate]]]:
+    """Those of the model's invariants `invs` (not asked for, or not proved) that hold
+    initially and are inductive relative to `lemmas` with the sizes symbolic, each with the
+    lemmas its proof uses: hypotheses for the error checks (a run asked for one property
+    still needs `queue_bound` to keep nvidia_streams' `ready[s] + 1` inside `0..Q`)."""
+    out = []
+    for inv in invs:
+        s = enc.state("hs.")
+        if deadline.expired or not _unsat(deadline, *enc.facts, enc.init(s), z3.Not(enc.holds(inv.expr, s))):
+            continue
+        used, _ = _relative(enc, lemmas, inv, deadline)
+        if used is not None:
+            out.append((inv, used))
+    return out
 
 
 def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], props: Sequence[str],
@@ -333,7 +478,8 @@ def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], 
     for r in rep.results:
         if r.verdict is Verdict.VIOLATED and r.property not in out:
             at = ", ".join(f"{n}={point[n]}" for n in names)
-            out[r.property] = replace(r, reason=f"violated at {at}" + (f": {r.reason}" if r.reason else ""),
+            why = r.reason or r.detail.get("error")  # a `range` violation's message is its detail's error
+            out[r.property] = replace(r, reason=f"violated at {at}" + (f": {why}" if why else ""),
                                       detail=dict(r.detail, instance={n: point[n] for n in names},
                                                   for_all=list(names)))
     return out
@@ -391,7 +537,7 @@ def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
 
 def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
            left: list[str], first: dict[str, Result], fixed: Mapping[str, int], deadline: Deadline,
-           started: float) -> dict[str, Result]:
+           started: float, support: _Support | None = None) -> dict[str, Result]:
     """The second round, for the properties the first left unknown: the richer templates of
     checker/param/widen.py, mined from the small instances and one more at the model's own
     sizes (each named constant at its declared value, at least its lower bound + 1 and at
@@ -421,7 +567,7 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
     except GpcheckError as e:  # a larger instance the model does not allow: no second round
         return {n: replace(first[n], reason=f"{first[n].reason}; no second round ({e})") for n in left}
     second = _prove(enc, load, more, left, deadline, started, wide=wide, checks=checks,
-                       keep=mine(enc, more, False, checks))
+                       keep=mine(enc, more, False, checks), support=support)
     # the larger instances of this round may show a violation the small ones could not (a
     # bound that fails only beyond each constant's lower bound + SIZES_ABOVE, one at a time)
     found = _larger_violations(load, fixed, names, wide, [n for n in left if second[n].verdict is not Verdict.PROVED],
@@ -434,6 +580,8 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         elif r.verdict is Verdict.PROVED:
             out[n] = replace(r, reason=f"{r.reason}; second round at {_at(wide, names)}, richer templates",
                              detail=dict(r.detail, round=2))
+        elif first[n].detail.get("deferred"):  # range, decided only in this round
+            out[n] = replace(r, reason=f"second round at {_at(wide, names)}: {r.reason}")
         else:
             out[n] = replace(first[n], reason=f"{first[n].reason}; second round at {_at(wide, names)} "
                                               f"with richer templates: {r.reason}")
@@ -441,11 +589,15 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
 
 
 def _wanted(model: ir.Model, properties: Sequence[str] | None) -> list[str]:
-    names = [p.name for p in model.invariants] + [p.name for p in model.transitions]
+    """The invariants and transition properties asked for, and `range` (modelling errors, as
+    pdr and the explicit engine report them: NOTE(for-all-errors)) unless others were named."""
+    names = [p.name for p in model.invariants] + [p.name for p in model.transitions] + [RANGE]
     return names if properties is None else [n for n in names if n in properties]
 
 
 def _kind(model: ir.Model, name: str) -> str:
+    if name == RANGE:
+        return RANGE
     return "invariant" if any(p.name == name for p in model.invariants) else "transition"
 
 
@@ -455,8 +607,8 @@ def _unknown(name: str, model: ir.Model, names: Sequence[str], why: str) -> Resu
 
 def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
            todo: list[str], deadline: Deadline, started: float, wide: dict[str, int] | None = None,
-           checks: list[tuple[dict[str, int], list[dict]]] | None = None, keep: list[Candidate] | None = None
-           ) -> dict[str, Result]:
+           checks: list[tuple[dict[str, int], list[dict]]] | None = None, keep: list[Candidate] | None = None,
+           support: _Support | None = None) -> dict[str, Result]:
     """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
     a property the global lemma set does not settle gets a second try with the small set its
     proof uses at the fixed size (`FixedSize.core`), checked symbolically on its own. With
@@ -488,10 +640,24 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
              + ", Houdini with the sizes symbolic: ")
     tried += how if kept is None else f"{len(kept)} lemmas inductive for all sizes ({how})"
     lemmas = [] if kept is None else [cands[k] for k in kept]
+    if support is not None:
+        support.lemmas += lemmas
     shared_seconds = time.monotonic() - started
     out: dict[str, Result] = {}
     for name in todo:
         t0 = time.monotonic()
+        if name == RANGE:  # last in `todo`: the invariants this round proved may serve it (NOTE(for-all-errors))
+            if wide is None and any(out[n].verdict is not Verdict.PROVED for n in todo if n != RANGE):
+                # a second round follows: decided there (its Z3 work here would change the terms that
+                # round's proofs see: NOTE(fresh-context) in checker/smt/session.py)
+                out[name] = replace(_unknown(name, model, names, "left to the second round"),
+                                    detail={"for_all": list(names), "deferred": True})
+                continue
+            got, why = _prove_range(enc, support or _Support(), _Sub(fixed, survivors) if filtered else None,
+                                    point, cands, samples, deadline)
+            out[name] = got or _unknown(name, model, names, f"a modelling error could not be excluded for all "
+                                                            f"sizes ({tried}; {why})")
+            continue
         prop = next((p for p in model.invariants if p.name == name), None) or \
             next(p for p in model.transitions if p.name == name)
         inv = prop if isinstance(prop, ir.Invariant) else None
@@ -503,7 +669,7 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
         note = tried
         if used is None and filtered:
             used, why2, note2 = _refine(_Sub(fixed, survivors), enc, point, cands, prop, deadline,
-                                          FILTER_STEPS if wide is None else WIDE_FILTER_STEPS)
+                                          steps=FILTER_STEPS if wide is None else WIDE_FILTER_STEPS)
             note += note2
             why = why2 or why
         if used is None:
@@ -514,6 +680,8 @@ def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
                                  f"complete ({note})")
             continue
         text = render_lemmas(enc, used)
+        if support is not None:
+            support.used[name] = used
         out[name] = Result(name, _kind(model, name), Verdict.PROVED, ENGINE,
                            reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({note})",
                            detail={"for_all": list(names), "invariant": text if used else None, "lemmas": len(used),
@@ -588,15 +756,20 @@ def _expressible(enc: ParamEncoder, c: Candidate, s: PState) -> bool:
 
 
 def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list[Candidate],
-            prop: ir.Invariant | ir.TransitionProperty, deadline: Deadline, steps: int = FILTER_STEPS
+            prop: ir.Invariant | ir.TransitionProperty | str, deadline: Deadline,
+            relative: "callable | None" = None, steps: int = FILTER_STEPS
             ) -> tuple[list[Candidate] | None, str, str]:
     """Property-directed: the candidates the property's proof at the fixed size `point` uses
     (`FixedSize.core`), Houdini on them with the sizes symbolic, relative induction; what
     symbolic Houdini drops (true at `point`, not for every size) leaves the pool, the pool is
     closed under induction at `point` again, and the next core is taken. Dropping a
-    candidate is always sound; a proof still needs Z3 with the sizes symbolic. `steps` bounds
-    each fixed-size core and closing (the second round's are its filter's: its instance and
-    its candidates are larger)."""
+    candidate is always sound; a proof still needs Z3 with the sizes symbolic. `prop` may be
+    RANGE with `relative` the check of the error conditions (NOTE(for-all-errors)). `steps`
+    bounds each fixed-size core and closing (the second round's are its filter's: its
+    instance and its candidates are larger)."""
+    if relative is None:
+        def relative(lemmas: list[Candidate]) -> tuple[list[Candidate] | None, str]:
+            return _relative(enc, lemmas, prop, deadline)  # type: ignore[arg-type]
     names = enc.pm.names
     pool = list(range(len(cands)))
     note, why = "", ""
@@ -612,7 +785,7 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
                  + (how if kept is None else f"{len(kept)} inductive for all sizes"))
         if kept is None:
             return None, why, note
-        used, why = _relative(enc, [cands[small[k]] for k in kept], prop, deadline)
+        used, why = relative([cands[small[k]] for k in kept])
         if used is not None:
             return used, "", note
         dropped = set(small) - {small[k] for k in kept}
@@ -628,17 +801,17 @@ def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list
 class _Sub:
     """A FixedSize seen through a sub-list of its candidates (positions in `index`)."""
 
-    def __init__(self, fixed: "FixedSize", index: list[int]) -> None:
-        self.fixed, self.index = fixed, index
+    def __init__(self, fixed: "FixedSize", index: list[int], assumed: Sequence[str] = ()) -> None:
+        self.fixed, self.index, self.assumed = fixed, index, assumed  # assumed: proved invariants (range's core)
 
     def survivors(self, active: Sequence[int], deadline: Deadline) -> list[int] | None:
         got = self.fixed.survivors([self.index[k] for k in active], deadline)
         back = {v: k for k, v in enumerate(self.index)}
         return None if got is None else [back[k] for k in got]
 
-    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty,
+    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty | str,
              deadline: Deadline) -> tuple[list[int] | None, str]:
-        got, why = self.fixed.core([self.index[k] for k in active], prop, deadline)
+        got, why = self.fixed.core([self.index[k] for k in active], prop, deadline, self.assumed)
         back = {v: k for k, v in enumerate(self.index)}
         return (None, why) if got is None else ([back[k] for k in got], "")
 

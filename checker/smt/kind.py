@@ -7,8 +7,15 @@ s_{k-1}, violates it at s_k. Unsat means the property is k-inductive, hence prov
 already proved are assumed at every position of later inductive steps (they hold in every
 reachable state, so this is sound and often shortens k). So are auxiliary invariants: the
 lemmas pdr mines from the instance's explicit states and Z3 proves inductive (NOTE(kind-aux)).
-Each property gets an equal share of the time left, so one that is not k-inductive does not
-starve the others."""
+Each property gets its own budget of Z3 steps, small in a first pass and large in a second for
+what ran out of the first, so one that is not k-inductive does not starve the others. NOTE(kind-clock): what k-induction proves and prints does not depend on the wall
+clock. Before, each property got an equal share of the *time* left, the auxiliary invariants'
+Houdini half of it, and none were mined with less than 10 s left: whether a step ran out of
+time decided which helper invariants were kept and which properties were proved (and so
+assumed by the later ones), so a loaded machine printed other results. Now every internal
+choice is a deterministic budget of Z3 steps (NOTE(step-limits) in checker/smt/session.py), and
+the wall clock (`--timeout`) only cuts a result to `unknown` (timeout): a proof finished after
+the clock ran out is `unknown` too, as in NOTE(wall-clock-cut)."""
 
 from __future__ import annotations
 
@@ -27,7 +34,8 @@ from gpcheck.checker.smt.terms import mk_not
 from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "kind"
-AUX_MIN_SECONDS = 10.0  # with less time left, plain k-induction (no auxiliary invariants)
+FIRST_STEPS = 40_000_000  # one property's base cases and inductive steps, first pass (NOTE(kind-clock))
+PROPERTY_STEPS = 400_000_000  # the same, second pass, for what the first left out of steps (about 50 s of Z3)
 STEP_TAG = "ind."
 
 
@@ -90,12 +98,14 @@ def run_kind(
     enc = enc or bv_encoder(model)
     aux: list[Atom] = []
     aux_stats: dict[str, object] = {}
-    remaining = deadline.remaining()
-    if auxiliary and props and (remaining is None or remaining >= AUX_MIN_SECONDS):
+    if auxiliary and props:
         started = time.monotonic()
         aux, aux_stats = _auxiliary_invariants(model, deadline)
         aux_stats["seconds"] = round(time.monotonic() - started, 3)
         meter.note(engine=ENGINE, phase="")
+        if deadline.out_of_time:  # NOTE(kind-clock): the invariants Houdini kept may depend on the clock
+            return [unknown_result(p, ENGINE, "timeout: the time limit ran out while the auxiliary invariants "
+                                   "were mined", None) for p in props]
     base = Unroller(enc, deadline)
     known = safety_properties(model, list(lemmas))
     lemmas_used: list[SafetyProp] = [p for p in known if p.kind == "invariant"]
@@ -103,18 +113,29 @@ def run_kind(
     # invariants first: once proved they strengthen the inductive steps of the rest
     order = sorted(range(len(props)), key=lambda i: props[i].kind != "invariant")
     results: dict[int, Result] = {}
-    for n, i in enumerate(order):
+    # two passes, each property with its own step budget (NOTE(kind-clock)): the first a small
+    # one (what is k-inductive for a small k, most properties relative to the auxiliary
+    # invariants), the second a large one for what climbed k past the first; so one that is
+    # not k-inductive for any small k does not leave the later ones no time, whatever the clock
+    passes = [(i, FIRST_STEPS) for i in order]
+    while passes:
+        i, steps = passes.pop(0)
         started = time.monotonic()
-        # a fair share of what is left: a property that is not k-inductive for any small k
-        # (it climbs k until the deadline) no longer leaves the later ones no time at all
-        remaining = deadline.remaining()
-        share = deadline if remaining is None else Deadline(remaining / (len(order) - n))
+        share = deadline.limited(steps)
         base.sess.deadline = share
         try:
             r = _kind_one(enc, props[i], base, lemmas_used, max_k, share, aux)
         except budget.Stop as stop:  # the inductive step's encoding cut short (NOTE(time-limit))
             r = unknown_result(props[i], ENGINE, stop.text, None)
         base.sess.deadline = deadline
+        if steps == FIRST_STEPS and r.verdict is Verdict.UNKNOWN and share.out_of_steps and not deadline.out_of_time:
+            passes.append((i, PROPERTY_STEPS))  # after every property's first pass
+            continue
+        if deadline.out_of_time and r.verdict is not Verdict.VIOLATED and not (r.reason or "").startswith("timeout"):
+            # NOTE(kind-clock): a check the clock cut may have decided this result (and what the
+            # later properties assume); a violation found is one whatever the clock
+            r = unknown_result(props[i], ENGINE, f"timeout: the time limit ran out before its result was "
+                               f"complete ({r.reason or r.verdict.value})", r.bound)
         r.detail.setdefault("seconds", round(time.monotonic() - started, 4))
         if aux_stats:
             r.detail["auxiliary"] = dict(aux_stats)
@@ -138,7 +159,7 @@ def _auxiliary_invariants(model: ir.Model, deadline: Deadline) -> tuple[list[Ato
     from gpcheck.checker.smt.mining import sample_states
 
     meter.begin(ENGINE, "auxiliary invariants (Houdini)")
-    own = pdr._share(deadline, pdr.HOUDINI_STEPS)  # at most half of what is left: k-induction needs the rest
+    own = deadline.limited(pdr.HOUDINI_STEPS)  # NOTE(kind-clock): steps, not a share of the time left
     system = pdr._System(Encoder(model))
     cm = compile_model(model)
     states, complete = sample_states(cm, pdr.MAX_SAMPLE, own)

@@ -349,13 +349,6 @@ def run_pdr(
     return out
 
 
-def _share(deadline: Deadline, steps: int) -> Deadline:
-    """At most `steps` Z3 steps (NOTE(step-limits)) and, under a wall-clock limit, half of the
-    time left (kind's auxiliary invariants: its k-induction needs the rest)."""
-    remaining = deadline.remaining()
-    return Deadline(None if remaining is None else remaining / 2, steps=steps, parent=deadline)
-
-
 def _obligations(system: _System, p: SafetyProp, t: State) -> list[tuple[z3.BoolRef, bool]]:
     """What must be unreachable for `p`: formulas over s, or over the step s -> t (the bool says
     which); all of them, for `p` to hold. `range` is NOTE(predicate-errors): an action's error or

@@ -6,9 +6,10 @@ The specs come from tests/quality/forall_gen.py (pieces over one to three consta
 properties true at every size, true only up to a size beyond the sampled ones, or false at a
 small size; deterministic per seed and index), or with `--rich` from tests/quality/richgen.py.
 
-Judging (`judge`), for each invariant and transition property:
+Judging (`judge`), for each invariant and transition property and `range`:
 - `proved` (or `holds_to_bound`) while the explicit engine finds a violation at some checked
-  size: SOUNDNESS; `proved` under a constraint: HONESTY (NOTE(honest-verdicts));
+  size, or `proved` while it finds a modelling error (`range`) at one: SOUNDNESS; `proved`
+  under a constraint: HONESTY (NOTE(honest-verdicts));
 - every lemma a `proved` prints, added to the model as an invariant, holds at the checked sizes
   (tests/recheck.py's check, here reporting instead of asserting): otherwise LEMMA;
 - `violated` names an instance at which the explicit engine also finds the property violated,
@@ -29,8 +30,13 @@ Findings are shrunk (whole declarations dropped while the same finding stays) an
 `--rich` judges tests/quality/richgen.py's specs (the whole language) with N named instead: most
 are outside the fragment (`unknown` with a reason is fine there), which hunts tracebacks.
 
+Each spec's judging (the for-all run, the explicit checks, shrinking a finding) is bounded by
+`--spec-timeout` seconds (SPEC_TIMEOUT): a spec that runs past it is counted as `timeout` in the
+summary, never as a finding or a pass (a judging cut short proves nothing either way). With
+`--minutes` no spec is started after that many minutes, and every spec started is reported.
+
 It prints one line per finding as it is found and a summary line
-(`specs=... results=... proved=... findings=...`); exit 1 when there is a finding."""
+(`specs=... results=... proved=... timeout=... findings=...`); exit 1 when there is a finding."""
 
 from __future__ import annotations
 
@@ -45,7 +51,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 if __package__ in (None, ""):  # run as a script: the checkout root on the path for `tests.`
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -57,6 +63,8 @@ MAX_SIZE = 7  # each named constant checked explicitly up to this (the engine sa
 FAR = (9, 10)  # and alone at these (a derived constant such as `N / 9` changes there)
 MAX_STATES = 100_000  # an explicit instance past this proves nothing (its violations still count)
 FORALL_TIMEOUT = 60.0  # seconds per for-all run
+SPEC_TIMEOUT = 180.0  # seconds for one spec's whole judging (one took 176 s on the 16-core device)
+NO_ANSWER_SLACK = 60.0  # a worker silent this long past its spec's bound (the watchdog ended it) counts as timeout
 
 
 # --------------------------------------------------------------------------------------- judging
@@ -103,7 +111,7 @@ def explicit_truth(text: str, points: list[dict[str, int]], properties: list[str
         rep = verify(model, properties=properties, max_states=MAX_STATES, core="python")
         complete = True
         for r in rep.results:
-            if r.kind not in ("invariant", "transition"):
+            if r.kind not in ("invariant", "transition", "range"):
                 continue
             if r.verdict is Verdict.VIOLATED:
                 truth.violated.setdefault(r.property, consts)
@@ -135,7 +143,9 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
             findings.append("MODIFIED the spec file")
     held = [r.property for r in report.results if r.verdict in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND)]
     if truth is None:  # only a proof needs the sizes beyond (a violation is checked at its own instance)
-        truth = explicit_truth(case.text, sizes(case.names, others, case.lower), held) if held else Truth()
+        # with `range`: a proof stands only where no modelling error is reachable (NOTE(for-all-errors))
+        wanted = held + ["range"] if "range" not in held else held
+        truth = explicit_truth(case.text, sizes(case.names, others, case.lower), wanted) if held else Truth()
     for r in report.results:
         verdicts[r.property] = r.verdict.value
         bad = truth.violated.get(r.property)
@@ -146,6 +156,11 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
             if bad is not None:
                 findings.append(f"SOUNDNESS {r.property}: {r.verdict.value} for all {','.join(case.names)} "
                                 f"but violated at {bad}")
+                continue
+            err = truth.violated.get("range")
+            if r.verdict is Verdict.PROVED and err is not None:
+                findings.append(f"SOUNDNESS {r.property}: proved for all {','.join(case.names)} but a modelling "
+                                f"error is reachable at {err} (NOTE(for-all-errors))")
                 continue
             inv = r.detail.get("invariant")
             if inv:
@@ -261,21 +276,41 @@ def shrink(case: Case, finding: str, timeout: float, budget: float = 120.0) -> C
 # ---------------------------------------------------------------------------------------- driving
 
 
-def run_one(args: tuple[int, int, float, str | None, bool, Case | None]) -> dict[str, Any]:
-    """Generate (or take), judge, and on a finding shrink and write spec `index` of `seed`."""
-    seed, index, timeout, findings_dir, do_shrink, given = args
+def run_one(args: tuple[int, int, float, str | None, bool, Case | None, float | None]) -> dict[str, Any]:
+    """Generate (or take), judge, and on a finding shrink and write spec `index` of `seed`; the
+    judging under a budget of `spec_timeout` seconds (checker/budget.py: it interrupts Z3 and
+    stops the explicit searches): past it the spec is `timeout`, its verdicts and findings
+    dropped (a search cut short says nothing). Shrinking a finding gets a bound of its own."""
+    seed, index, timeout, findings_dir, do_shrink, given, spec_timeout = args
+    from gpcheck.checker import budget
+
     os.environ.setdefault("GPCHECK_NATIVE", "off")
     case = given if given is not None else generate(seed, index)
     t0 = time.monotonic()
-    try:
-        found, verdicts = judge(case, timeout)
-    except Exception as err:  # noqa: BLE001 - a crash of the judge itself (the explicit engine): a finding
-        found, verdicts = [f"CRASH in judging {type(err).__name__}: {err}"], {}
-    out: dict[str, Any] = {"seed": seed, "index": index, "findings": found, "verdicts": verdicts,
-                           "rich": given is not None,
-                           "seconds": round(time.monotonic() - t0, 2), "names": list(case.names)}
+    out: dict[str, Any] = {"seed": seed, "index": index, "findings": [], "verdicts": {},
+                           "rich": given is not None, "names": list(case.names)}
+    with budget.activate(timeout=spec_timeout):
+        try:
+            found, verdicts = judge(case, timeout)
+        except budget.Stop:
+            found, verdicts = [], {}
+        except Exception as err:  # noqa: BLE001 - a crash of the judge itself (the explicit engine): a finding
+            found, verdicts = [f"CRASH in judging {type(err).__name__}: {err}"], {}
+        cut = budget.stopped() is not None
+    out["seconds"] = round(time.monotonic() - t0, 2)
+    if cut:  # a judging cut short: neither a finding nor a pass
+        out["timeout"] = True
+        return out
+    out["findings"], out["verdicts"] = found, verdicts
     if found and findings_dir:
-        small = shrink(case, found[0], timeout) if do_shrink else case
+        small = case
+        if do_shrink:  # under a bound of its own: cut short, the spec as generated is written
+            with budget.activate(timeout=spec_timeout):
+                try:
+                    got = shrink(case, found[0], timeout)
+                except budget.Stop:
+                    got = case
+                small = case if budget.stopped() else got
         d = Path(findings_dir)
         d.mkdir(parents=True, exist_ok=True)
         head = "".join(f"# {f}\n" for f in found)
@@ -294,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first index")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=FORALL_TIMEOUT, help="seconds per for-all run")
+    ap.add_argument("--spec-timeout", type=float, default=SPEC_TIMEOUT,
+                    help="seconds for one spec's whole judging; past it the spec counts as timeout")
     ap.add_argument("--minutes", type=float, default=None, help="stop starting specs after this long")
     ap.add_argument("--findings", default=None, help="folder for shrunk finding specs")
     ap.add_argument("--no-shrink", action="store_true")
@@ -302,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                     "instead of the parameterised generator")
     a = ap.parse_args(argv)
     given = rich_cases(a.seed, a.start + a.count)[a.start:] if a.rich else [None] * a.count
-    tasks = [(a.seed, i, a.timeout, a.findings, not a.no_shrink, g)
+    tasks = [(a.seed, i, a.timeout, a.findings, not a.no_shrink, g, a.spec_timeout)
              for i, g in zip(range(a.start, a.start + a.count), given)]
     t0 = time.monotonic()
     tally: collections.Counter = collections.Counter()
@@ -310,12 +347,14 @@ def main(argv: list[str] | None = None) -> int:
     log = open(a.json, "w") if a.json else None
     ctx = multiprocessing.get_context("spawn")
     pool = ctx.Pool(a.jobs, maxtasksperchild=20) if a.jobs > 1 else None
-    # as they finish (each line names its spec): in order, one spec whose judging runs long held
-    # back every later result, and a run cut short by `--minutes` reported a tenth of what it did
-    results = pool.imap_unordered(run_one, tasks) if pool else map(run_one, tasks)
+    stop_at = None if a.minutes is None else t0 + 60 * a.minutes
     try:
-        for res in results:
+        for res in _results(pool, tasks, a.jobs, stop_at, a.spec_timeout):
             tally["specs"] += 1
+            if res.get("timeout"):
+                tally["timeout"] += 1
+                print(f"seed {res['seed']} spec {res['index']} (--for-all {','.join(res['names'])}): "
+                      f"timeout, judging not finished within {a.spec_timeout:g} s", flush=True)
             for v in res["verdicts"].values():
                 tally[v] += 1
                 tally["results"] += 1
@@ -326,17 +365,48 @@ def main(argv: list[str] | None = None) -> int:
                 findings += 1
                 print(f"seed {res['seed']} spec {res['index']} (--for-all {','.join(res['names'])}): {f}"
                       + (f" -> {res['file']}" if res.get("file") else ""), flush=True)
-            if a.minutes is not None and time.monotonic() - t0 > 60 * a.minutes:
-                break
     finally:
         if pool:
             pool.terminate()
         if log:
             log.close()
     v = " ".join(f"{k}={tally[k]}" for k in ("proved", "holds_to_bound", "violated", "unknown"))
-    print(f"specs={tally['specs']} results={tally['results']} {v} findings={findings} "
+    print(f"specs={tally['specs']} results={tally['results']} {v} timeout={tally['timeout']} findings={findings} "
           f"seconds={time.monotonic() - t0:.0f}", flush=True)
     return 1 if findings else 0
+
+
+def _results(pool: Any, tasks: list[tuple], jobs: int, stop_at: float | None, spec_timeout: float | None
+             ) -> Iterator[dict[str, Any]]:
+    """`run_one` of each task, as they finish (one spec judged for long holds back no other
+    result), at most `jobs` at once. None is started after `stop_at`; every one started is
+    reported: its judging is bounded (`run_one`), and a worker that stays silent
+    NO_ANSWER_SLACK seconds past its bound (ended by the budget's watchdog) gives a `timeout`."""
+    todo = list(reversed(tasks))
+    if pool is None:
+        while todo and (stop_at is None or time.monotonic() < stop_at):
+            yield run_one(todo.pop())
+        return
+    running: list[tuple[Any, tuple, float]] = []  # (AsyncResult, task, started)
+    while todo or running:
+        while todo and len(running) < jobs and (stop_at is None or time.monotonic() < stop_at):
+            task = todo.pop()
+            running.append((pool.apply_async(run_one, (task,)), task, time.monotonic()))
+        if not running:
+            return  # past `stop_at`: nothing started is left
+        still = []
+        for ar, task, started in running:
+            if ar.ready():
+                yield ar.get()
+            elif spec_timeout is not None and time.monotonic() - started > spec_timeout + NO_ANSWER_SLACK:
+                seed, index, given = task[0], task[1], task[5]
+                case = given if given is not None else generate(seed, index)
+                yield {"seed": seed, "index": index, "findings": [], "verdicts": {}, "rich": given is not None,
+                       "names": list(case.names), "seconds": round(time.monotonic() - started, 2), "timeout": True}
+            else:
+                still.append((ar, task, started))
+        running = still
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":

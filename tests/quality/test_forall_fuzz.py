@@ -90,3 +90,15 @@ def test_findings_stay_fixed(path):
         assert verdicts[name] != "proved", (name, verdicts)
     for name in proved:
         assert verdicts[name] == "proved", (name, verdicts)
+
+
+def test_a_spec_past_its_bound_is_a_timeout_not_a_finding(capsys):
+    """Each spec's judging has a bound (one took 176 s on the device and held the run): past
+    it the spec is counted as `timeout`, with no verdicts and no finding."""
+    from forall_fuzz import main, run_one
+
+    res = run_one((20, 0, 60.0, None, False, None, 0.5))
+    assert res.get("timeout") and res["findings"] == [] and res["verdicts"] == {}, res
+    assert main(["--seed", "20", "--count", "2", "--spec-timeout", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "specs=2 results=0 " in out and " timeout=2 findings=0 " in out, out

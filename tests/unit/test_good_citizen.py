@@ -345,14 +345,17 @@ def _gpcheck(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
                           env=e, timeout=300)
 
 
-@pytest.mark.parametrize("engine, word", [("explicit", "states/s"), ("kind", "bound"), ("bmc", "bound")])
+# kind mines its auxiliary invariants first whatever the time left (NOTE(kind-clock)): within 3 s
+# its meter may still show that phase
+@pytest.mark.parametrize("engine, word", [("explicit", "states/s"), ("kind", "bound|auxiliary invariants"),
+                                          ("bmc", "bound")])
 def test_progress_lines_without_a_terminal(engine, word):
     model = ["nvidia_streams", "--const", "S=3"] if engine == "explicit" else ["cwsr", "--const", "N=4"]
     proc = _gpcheck("verify", *model, "--engine", engine, "--core", "python", "--timeout", "3", "--depth", "60",
                     GPCHECK_PROGRESS_INTERVAL="0.5")
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("gpcheck: progress: ")]
     assert lines, proc.stderr
-    assert word in lines[-1] and "memory" in lines[-1]
+    assert any(w in lines[-1] for w in word.split("|")) and "memory" in lines[-1]
     quiet = _gpcheck("verify", *model, "--engine", engine, "--core", "python", "--timeout", "2",
                      "--no-progress", GPCHECK_PROGRESS_INTERVAL="0.5")
     assert "progress" not in quiet.stderr
