@@ -27,40 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from forall_fuzz import judge  # noqa: E402
 from forall_gen import Case  # noqa: E402
+from tests.unit.test_forall_symvalue import JOBS, TICK  # noqa: E402
 
-BASE = """model jobs
-const N = 2
-const L = 2
-var slot: [0..N-1] -> 0..2 = 2
-var prog: [0..N-1] -> 0..L = 0
-var launched: [0..1] -> 0..N = 0
-var done: [0..1] -> 0..N = 0
-var work: [0..1] -> 0..N*L+1 = 0
-action launch(i: 0..N-1, s: 0..1) {
-    require slot[i] == 2 and launched[s] < N
-    slot[i] = s
-    prog[i] = 0
-    launched[s] = launched[s] + 1
-}
-action tick {
-    require any i in 0..N-1: slot[i] != 2
-    for i in 0..N-1 {
-        if slot[i] != 2 {
-            work[slot[i]] = if work[slot[i]] <= N * L then work[slot[i]] + 1 else work[slot[i]]
-            prog[i] = prog[i] + 1
-            if prog[i] == L {
-                done[slot[i]] = done[slot[i]] + 1
-                slot[i] = 2
-                prog[i] = 0
-            }
-        }
-    }
-}
-allow deadlock
-invariant no_reexecution: all s in 0..1: work[s] <= N * L and done[s] <= launched[s]
-invariant no_loss: all s in 0..1: done[s] == N implies work[s] == N * L
-"""
-TICK = "            prog[i] = prog[i] + 1\n"
+BASE = JOBS  # the unit tests' slot-progress model, varied here
 DONE = "            if prog[i] == L {\n"
 
 
