@@ -26,3 +26,17 @@ def write_spec(tmp_path: Path, text: str, name: str = "m.gpspec") -> Path:
     path = tmp_path / name
     path.write_text(text)
     return path
+
+
+def assert_never_proved_beyond(path: Path, prop: str, holds: list[dict[str, int]], fails: dict[str, int],
+                               lower: dict[str, int]) -> object:
+    """`prop` holds at the sizes `holds` and is violated at `fails` (the explicit engine), and
+    `--for-all` over the constants of `lower` never calls it proved. Returns the for-all report."""
+    from gpcheck.checker.param import verify_for_all
+
+    for consts in holds:
+        assert verify(path, consts=consts).result(prop).verdict is Verdict.PROVED, consts
+    assert verify(path, consts=fails).result(prop).verdict is Verdict.VIOLATED, fails
+    rep = verify_for_all(path, list(lower), lower, timeout=120)
+    assert rep.result(prop).verdict is not Verdict.PROVED, rep.result(prop)
+    return rep

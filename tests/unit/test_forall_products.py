@@ -13,7 +13,7 @@ from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.spec import load_source
 
-from tests.recheck import recheck_lemmas, write_spec
+from tests.recheck import assert_never_proved_beyond, recheck_lemmas, write_spec
 
 # N blocks of L ticks each; `work` counts the block-ticks executed (saturating above N * L).
 BLOCKS = """model blocks
@@ -92,11 +92,8 @@ def test_a_product_bound_that_fails_beyond_every_sampled_size_is_never_proved(tm
                          "    busy = true\n    prog = 0\n    work = if done == 5 and work >= 1 then work - 1 else work\n")
     assert src != BLOCKS
     path = write_spec(tmp_path, src)
-    for n, l in ((1, 1), (4, 4), (5, 3)):
-        assert verify(path, consts={"N": n, "L": l}).result("no_loss").verdict is Verdict.PROVED
-    assert verify(path, consts={"N": 6, "L": 2}).result("no_loss").verdict is Verdict.VIOLATED
-    rep = verify_for_all(path, ["N", "L"], {"N": 1, "L": 1}, timeout=120)
-    assert rep.result("no_loss").verdict is not Verdict.PROVED, rep.result("no_loss")
+    rep = assert_never_proved_beyond(path, "no_loss", [{"N": n, "L": l} for n, l in ((1, 1), (4, 4), (5, 3))],
+                                     {"N": 6, "L": 2}, {"N": 1, "L": 1})
     assert rep.result("no_reexecution").verdict is Verdict.PROVED  # still true for every size
 
 

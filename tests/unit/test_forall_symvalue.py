@@ -12,7 +12,7 @@ import pytest
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported
-from tests.recheck import recheck_lemmas, write_spec
+from tests.recheck import assert_never_proved_beyond, recheck_lemmas, write_spec
 
 # N slots run blocks of L ticks for two streams (at most N blocks each); `tick` advances every
 # resident block, accumulates its work (saturating) and completes the blocks that reach L.
@@ -72,11 +72,8 @@ def test_a_block_that_skips_a_tick_only_when_it_is_long_is_never_proved(tmp_path
                                     "                prog[i] = prog[i] + 1\n            }\n")
     assert src != JOBS
     path = write_spec(tmp_path, src)
-    for n, l in ((1, 1), (2, 4), (1, 5)):
-        assert verify(path, consts={"N": n, "L": l}).result("no_loss").verdict is Verdict.PROVED
-    assert verify(path, consts={"N": 1, "L": 6}).result("no_loss").verdict is Verdict.VIOLATED
-    rep = verify_for_all(path, ["N", "L"], {"N": 1, "L": 1}, timeout=120)
-    assert rep.result("no_loss").verdict is not Verdict.PROVED, rep.result("no_loss")
+    rep = assert_never_proved_beyond(path, "no_loss", [{"N": n, "L": l} for n, l in ((1, 1), (2, 4), (1, 5))],
+                                     {"N": 1, "L": 6}, {"N": 1, "L": 1})
     assert rep.result("no_reexecution").verdict is Verdict.PROVED  # true for every size
 
 
