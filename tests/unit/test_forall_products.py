@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpcheck.checker import Verdict, verify
+from gpcheck.checker import Verdict
 from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.spec import load_source

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpcheck.checker import Verdict, verify
+from gpcheck.checker import Verdict
 from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported
 from tests.recheck import assert_never_proved_beyond, recheck_lemmas, write_spec
