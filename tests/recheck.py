@@ -5,6 +5,7 @@ issue's acceptance: a printed invariant is something a user can add to the model
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.spec import load_source
@@ -40,3 +41,34 @@ def assert_never_proved_beyond(path: Path, prop: str, holds: list[dict[str, int]
     rep = verify_for_all(path, list(lower), lower, timeout=120)
     assert rep.result(prop).verdict is not Verdict.PROVED, rep.result(prop)
     return rep
+
+
+def read_back_inductive(src: str, names: list[str], hyps: list[str], goals: list[str],
+                        check_encoder: Callable[[object], None] | None = None) -> tuple[bool, bool]:
+    """(initiation, consecution) of the invariants `goals` of `src` (their conjunction) relative
+    to its invariants `hyps`, with the constants `names` symbolic (each at least 1), as the
+    for-all encoder reads the text: printed lemmas added to a model are read back this way.
+    In its own Z3 context with its names reset, as a for-all run is (NOTE(fresh-context)): in the
+    shared context, after the rest of the suite, Z3's nonlinear search once took another path
+    and ran for more than 14 minutes. `check_encoder` sees the encoder first (its counter groups)."""
+    import z3
+
+    from gpcheck.checker.param.encode import reset_names
+    from gpcheck.checker.param.extract import extract
+    from gpcheck.checker.param.induct import Consecution
+    from gpcheck.checker.param.prove import _encoder
+    from gpcheck.checker.smt.session import Deadline, fresh_context
+
+    with fresh_context():
+        reset_names()
+        pm = extract(lambda c: load_source(src, "lemmas.gpspec", c), names, {}, {n: 1 for n in names})
+        enc = _encoder(pm, [*hyps, *goals])
+        if check_encoder is not None:
+            check_encoder(enc)
+        invs = {p.name: p.expr for p in enc.model.invariants}
+        s, t = enc.state("s."), enc.state("t.")
+        sol = z3.Solver()
+        sol.add(*enc.facts, enc.init(s), z3.Not(z3.And(*[enc.holds(invs[g], s) for g in goals])))
+        cons = Consecution(enc, s, t, [enc.holds(invs[h], s) for h in hyps],
+                           z3.Not(z3.And(*[enc.holds(invs[g], t) for g in goals])))
+        return sol.check() == z3.unsat, cons.check(range(len(hyps)), Deadline(None)).verdict == "unsat"

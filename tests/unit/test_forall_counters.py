@@ -10,7 +10,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.param import verify_for_all
-from tests.recheck import recheck_lemmas, write_spec
+from tests.recheck import read_back_inductive, recheck_lemmas, write_spec
 
 # Two streams' blocks in S slots; `tick` advances every resident block and accumulates the
 # block-ticks per stream (saturating, as nvidia_tsg does). `few_busy` holds while S <= 3 and
@@ -141,27 +141,15 @@ TSG_LEMMAS = [
 ]
 
 
-def _inductive(src: str, hyps: list[str], goal: str) -> tuple[bool, bool]:
-    """(initiation, consecution) of invariant `goal` relative to the invariants `hyps` of `src`
-    with S and NB symbolic, as the for-all encoder reads the text (counters for the slots)."""
-    import z3
-
-    from gpcheck.checker.param.extract import extract
-    from gpcheck.checker.param.induct import Consecution
-    from gpcheck.checker.param.prove import _encoder
-    from gpcheck.checker.smt.session import Deadline
-    from gpcheck.spec import load_source
-
-    pm = extract(lambda c: load_source(src, "lemmas.gpspec", c), ["S", "NB"], {}, {"S": 1, "NB": 1})
-    enc = _encoder(pm, [*hyps, goal])
+def _groups(enc) -> None:  # type: ignore[no-untyped-def]
     assert enc.counters is not None and enc.counters.describe() == \
         "(slot, prog), (sv[0], sv_prog[0]), (sv[1], sv_prog[1])"
-    invs = {p.name: p.expr for p in enc.model.invariants}
-    s, t = enc.state("s."), enc.state("t.")
-    sol = z3.Solver()
-    sol.add(*enc.facts, enc.init(s), z3.Not(enc.holds(invs[goal], s)))
-    cons = Consecution(enc, s, t, [enc.holds(invs[h], s) for h in hyps], z3.Not(enc.holds(invs[goal], t)))
-    return sol.check() == z3.unsat, cons.check(range(len(hyps)), Deadline(None)).verdict == "unsat"
+
+
+def _inductive(src: str, hyps: list[str], goal: str) -> tuple[bool, bool]:
+    """(initiation, consecution) of invariant `goal` relative to `hyps` with S and NB symbolic
+    (counters for the slots)."""
+    return read_back_inductive(src, ["S", "NB"], hyps, [goal], _groups)
 
 
 def test_nvidia_tsg_printed_lemmas_read_back_are_inductive_for_all_s_and_nb_and_each_accounting_one_is_needed():

@@ -13,7 +13,7 @@ from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported, extract
 from gpcheck.spec import load_source
 
-from tests.recheck import assert_never_proved_beyond, recheck_lemmas, write_spec
+from tests.recheck import assert_never_proved_beyond, read_back_inductive, recheck_lemmas, write_spec
 
 # N blocks of L ticks each; `work` counts the block-ticks executed (saturating above N * L).
 BLOCKS = """model blocks
@@ -113,29 +113,9 @@ TSG_LEMMAS = [
 
 
 def _inductive(src: str, hyps: list[str], goals: list[str]) -> tuple[bool, bool]:
-    """(initiation, consecution) of the invariants `goals` (their conjunction) relative to the
-    invariants `hyps` of `src` with NB and BLEN symbolic (S = 2 as declared)."""
-    import z3
-
-    from gpcheck.checker.param.encode import reset_names
-    from gpcheck.checker.param.induct import Consecution
-    from gpcheck.checker.param.prove import _encoder
-    from gpcheck.checker.smt.session import Deadline, fresh_context
-
-    # its own Z3 context and names, as a for-all run has (NOTE(fresh-context)): in the shared
-    # context, after the rest of the suite, Z3's nonlinear search took another path and ran
-    # for more than 14 minutes
-    with fresh_context():
-        reset_names()
-        pm = extract(lambda c: load_source(src, "lemmas.gpspec", c), ["NB", "BLEN"], {}, {"NB": 1, "BLEN": 1})
-        enc = _encoder(pm, [*hyps, *goals])
-        invs = {p.name: p.expr for p in enc.model.invariants}
-        s, t = enc.state("s."), enc.state("t.")
-        sol = z3.Solver()
-        sol.add(*enc.facts, enc.init(s), z3.Not(z3.And(*[enc.holds(invs[g], s) for g in goals])))
-        cons = Consecution(enc, s, t, [enc.holds(invs[h], s) for h in hyps],
-                           z3.Not(z3.And(*[enc.holds(invs[g], t) for g in goals])))
-        return sol.check() == z3.unsat, cons.check(range(len(hyps)), Deadline(None)).verdict == "unsat"
+    """(initiation, consecution) of `goals` relative to `hyps` with NB and BLEN symbolic (S = 2
+    as declared)."""
+    return read_back_inductive(src, ["NB", "BLEN"], hyps, goals)
 
 
 @pytest.mark.slow

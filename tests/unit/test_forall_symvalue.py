@@ -12,7 +12,7 @@ import pytest
 from gpcheck.checker import Verdict
 from gpcheck.checker.param import verify_for_all
 from gpcheck.checker.param.extract import Unsupported
-from tests.recheck import assert_never_proved_beyond, recheck_lemmas, write_spec
+from tests.recheck import assert_never_proved_beyond, read_back_inductive, recheck_lemmas, write_spec
 
 # N slots run blocks of L ticks for two streams (at most N blocks each); `tick` advances every
 # resident block, accumulates its work (saturating) and completes the blocks that reach L.
@@ -135,34 +135,16 @@ TSG_LEMMAS = [
 ]
 
 
+def _groups(enc) -> None:  # type: ignore[no-untyped-def]
+    assert enc.counters is not None and enc.counters.describe() == \
+        "(slot, prog), (sv[0], sv_prog[0]), (sv[1], sv_prog[1])"
+    assert [enc.counters.comps[k].text for k in enc.counters.sym if k is not None] == \
+        ["prog", "sv_prog[0]", "sv_prog[1]"]  # one symbolic-valued component per group
+
+
 def _inductive(src: str, hyps: list[str], goals: list[str]) -> tuple[bool, bool]:
-    """(initiation, consecution) of the invariants `goals` (their conjunction) relative to the
-    invariants `hyps` of `src` with S, NB and BLEN symbolic, as the for-all encoder reads it."""
-    import z3
-
-    from gpcheck.checker.param.encode import reset_names
-    from gpcheck.checker.param.extract import extract
-    from gpcheck.checker.param.induct import Consecution
-    from gpcheck.checker.param.prove import _encoder
-    from gpcheck.checker.smt.session import Deadline, fresh_context
-    from gpcheck.spec import load_source
-
-    names = ["S", "NB", "BLEN"]
-    with fresh_context():  # its own Z3 context and names, as a for-all run has (NOTE(fresh-context))
-        reset_names()
-        pm = extract(lambda c: load_source(src, "lemmas.gpspec", c), names, {}, {n: 1 for n in names})
-        enc = _encoder(pm, [*hyps, *goals])
-        assert enc.counters is not None and enc.counters.describe() == \
-            "(slot, prog), (sv[0], sv_prog[0]), (sv[1], sv_prog[1])"
-        assert [enc.counters.comps[k].text for k in enc.counters.sym if k is not None] == \
-            ["prog", "sv_prog[0]", "sv_prog[1]"]  # one symbolic-valued component per group
-        invs = {p.name: p.expr for p in enc.model.invariants}
-        s, t = enc.state("s."), enc.state("t.")
-        sol = z3.Solver()
-        sol.add(*enc.facts, enc.init(s), z3.Not(z3.And(*[enc.holds(invs[g], s) for g in goals])))
-        cons = Consecution(enc, s, t, [enc.holds(invs[h], s) for h in hyps],
-                           z3.Not(z3.And(*[enc.holds(invs[g], t) for g in goals])))
-        return sol.check() == z3.unsat, cons.check(range(len(hyps)), Deadline(None)).verdict == "unsat"
+    """(initiation, consecution) of `goals` relative to `hyps` with S, NB and BLEN symbolic."""
+    return read_back_inductive(src, ["S", "NB", "BLEN"], hyps, goals, _groups)
 
 
 def test_nvidia_tsg_lemmas_for_all_slots_blocks_and_lengths_read_back_are_inductive():
