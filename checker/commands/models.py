@@ -59,6 +59,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        description="List the bundled GPU preemption models with their parameters "
                                    "(constants, defaults, documentation) and expected verdicts.")
     p.add_argument("model", nargs="?", metavar="MODEL", help="show one model in full")
+    p.add_argument("--markdown", action="store_true",
+                   help="with MODEL: print its documentation page (Markdown: constants, properties with their "
+                        "expected and checked verdicts, latency figures, the code it cites)")
     p.set_defaults(run=run)
 
 
@@ -94,6 +97,13 @@ def run(args: argparse.Namespace) -> int:
     names = list(bundled_models())
     if args.model is not None and args.model not in names:
         raise UsageError(f"{args.model}: not a bundled model (bundled: {', '.join(names)})")
+    if args.markdown:
+        if args.model is None:
+            raise UsageError("--markdown needs a MODEL (one of: " + ", ".join(names) + ")")
+        from gpcheck.checker.commands.model_page import model_page
+
+        write_out(model_page(load_spec(args.model)))
+        return 0
     chosen = [args.model] if args.model else names
     data = [describe(load_spec(n)) for n in chosen]
     texts = [render(d, full=args.model is not None) for d in data]
