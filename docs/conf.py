@@ -18,7 +18,7 @@ sys.path.insert(0, str(HERE.parent))  # the checkout: `import gpcheck` finds spe
 project = "gpcheck"
 author = "The gpcheck authors"
 copyright = "2026, The gpcheck authors"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "gpcheck_models", "gpcheck_cli"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "gpcheck_models", "gpcheck_cli", "gpspec_lexer"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "editors/*.json", "editors/README.md", "tutorial/*"]

@@ -1,0 +1,162 @@
+"""Executes the examples of a Markdown page (the docs and the README), so that what they show is
+what gpcheck does. Used by tests/unit/test_docs_examples.py.
+
+What runs, in a fresh working directory per page, in page order:
+- `<!-- doc-test: use SRC as DST -->` copies SRC (relative to the page's folder) to DST in the
+  working directory; later examples see that file.
+- a ```gpspec block that starts with `model` must pass `gpcheck check`; any other ```gpspec block is
+  a fragment and must appear in the file the last `use` named (its lines in order; a `...` line
+  stands for any lines), so a fragment cannot drift from the complete file.
+- a ```console block: each `$ gpcheck ...` line runs (as `python -m gpcheck`, 100 columns) and its
+  output must be the lines that follow it, up to the next `$` line (times like `0.01 s` and runs
+  of spaces are normalised; a `...` line stands for any lines). `$` lines of other programs
+  (pip, python -m venv) are not run: CI's fresh install runs them.
+- `<!-- doc-test: pytest FILE -->` before a ```python block writes it to FILE and runs pytest on it;
+  a ```pycon block runs as a doctest; other ```python blocks run as scripts and must not fail.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_FENCE = re.compile(r"^(```+)([\w{}-]*)[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
+_DIRECTIVE = re.compile(r"<!--\s*doc-test:\s*(.*?)\s*-->")
+_TIME = re.compile(r"\b\d+(\.\d+)?\s?(s|ms|min)\b")
+
+
+@dataclass
+class Block:
+    kind: str  # the fence's info word, or "directive"
+    text: str
+    line: int  # 1-based line of the page where it starts
+
+
+def blocks(page: Path) -> list[Block]:
+    """The page's fenced blocks and doc-test directives, in order."""
+    text = page.read_text(encoding="utf-8")
+    found = [Block("directive", m.group(1), text.count("\n", 0, m.start()) + 1) for m in _DIRECTIVE.finditer(text)]
+    found += [Block(m.group(2), m.group(3), text.count("\n", 0, m.start()) + 1) for m in _FENCE.finditer(text)]
+    return sorted(found, key=lambda b: b.line)
+
+
+def _norm(lines: list[str]) -> list[str]:
+    return [" ".join(_TIME.sub("T", line).split()) for line in lines]
+
+
+def matches(expected: list[str], actual: list[str]) -> bool:
+    """Whether `actual` is `expected` with each `...` line standing for any lines (normalised)."""
+    exp, act = _norm(expected), _norm(actual)
+    while exp and exp[-1] == "":
+        exp.pop()
+    while act and act[-1] == "":
+        act.pop()
+
+    def go(i: int, j: int) -> bool:
+        if i == len(exp):
+            return j == len(act)
+        if exp[i] == "...":
+            return any(go(i + 1, k) for k in range(j, len(act) + 1))
+        return j < len(act) and (exp[i] == act[j] or (exp[i].endswith("...") and act[j].startswith(exp[i][:-3])))\
+            and go(i + 1, j + 1)
+
+    return go(0, 0)
+
+
+def contained(fragment: list[str], whole: list[str]) -> bool:
+    """Whether the fragment's lines (stripped, `...` skipped) occur in `whole` in order."""
+    want = [s.strip() for s in fragment if s.strip() and s.strip() != "..."]
+    have = iter(s.strip() for s in whole)
+    return all(any(w == h for h in have) for w in want)
+
+
+def _gpcheck(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, COLUMNS="100", PYTHONPATH=str(ROOT), NO_COLOR="1")
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "gpcheck", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def run_page(page: Path, work: Path) -> list[str]:
+    """Run every example of `page` in `work`; the list of failures (empty when all pass)."""
+    failures: list[str] = []
+    current: Path | None = None
+    pending_pytest: str | None = None
+    where = lambda b: f"{page.name}:{b.line}"  # noqa: E731
+    for b in blocks(page):
+        if b.kind == "directive":
+            words = b.text.split()
+            if words[:1] == ["use"] and len(words) == 4 and words[2] == "as":
+                shutil.copyfile(page.parent / words[1], work / words[3])
+                current = work / words[3]
+            elif words[:1] == ["pytest"] and len(words) == 2:
+                pending_pytest = words[1]
+            else:
+                failures.append(f"{where(b)}: unknown doc-test directive {b.text!r}")
+        elif b.kind == "gpspec":
+            if b.text.lstrip().startswith("model "):
+                spec = work / "_example.gpspec"
+                spec.write_text(b.text, encoding="utf-8")
+                r = _gpcheck(["check", str(spec)], work)
+                if r.returncode != 0:
+                    failures.append(f"{where(b)}: the spec does not check:\n{r.stderr}")
+            elif current is None or not contained(b.text.splitlines(), current.read_text().splitlines()):
+                failures.append(f"{where(b)}: a fragment not found in {current.name if current else 'any used file'}")
+        elif b.kind == "console":
+            failures += _console(b, work, where(b))
+        elif b.kind == "pycon":
+            test = doctest.DocTestParser().get_doctest(b.text, {}, where(b), str(page), b.line)
+            out: list[str] = []
+            cwd = os.getcwd()
+            os.chdir(work)
+            try:
+                runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+                runner.run(test, out=out.append)
+            finally:
+                os.chdir(cwd)
+            if runner.failures:
+                failures.append(f"{where(b)}: doctest failed:\n{''.join(out)}")
+        elif b.kind == "python":
+            if pending_pytest:
+                (work / pending_pytest).write_text(b.text, encoding="utf-8")
+                r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                    pending_pytest], cwd=work, capture_output=True, text=True, timeout=600,
+                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                pending_pytest = None
+            else:
+                r = subprocess.run([sys.executable, "-c", b.text], cwd=work, capture_output=True, text=True,
+                                   timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            if r.returncode != 0:
+                failures.append(f"{where(b)}: the Python example failed:\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+    return failures
+
+
+def _console(b: Block, work: Path, where: str) -> list[str]:
+    failures = []
+    lines = b.text.splitlines()
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("$ "):
+            i += 1
+            continue
+        cmd, j = lines[i][2:], i + 1
+        while j < len(lines) and not lines[j].startswith("$ "):
+            j += 1
+        expected = lines[i + 1:j]
+        words = shlex.split(cmd)
+        if words and words[0] == "gpcheck":
+            r = _gpcheck(words[1:], work)
+            if "Traceback" in r.stderr or r.returncode == 2:
+                failures.append(f"{where}: `{cmd}` failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
+            elif expected and not matches(expected, (r.stdout + r.stderr).splitlines()):
+                failures.append(f"{where}: `{cmd}` printed\n{r.stdout}{r.stderr}\ninstead of\n" + "\n".join(expected))
+        i = j
+    return failures
