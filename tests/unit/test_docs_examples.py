@@ -11,7 +11,7 @@ import pytest
 
 from tests.docsrun import ROOT, contained, matches, run_page
 
-PAGES = ["docs/getting-started.md", "docs/tutorial.md", "docs/api.md", "README.md"]
+PAGES = ["docs/getting-started.md", "docs/tutorial.md", "docs/language.md", "docs/api.md", "README.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -36,6 +36,19 @@ def test_matching_rules() -> None:
     assert matches(["took 0.01 s"], ["took  1.25 s"])
     assert not matches(["a", "b"], ["a", "c"])
     assert contained(["x = 1", "...", "z"], ["x = 1", "y", "z"]) and not contained(["z", "x = 1"], ["x = 1", "z"])
+
+
+def test_reserved_words_are_the_grammars() -> None:
+    """The language reference lists exactly the grammar's keywords (the contextual ones apart)."""
+    import re
+
+    grammar = (ROOT / "spec" / "grammar.lark").read_text(encoding="utf-8")
+    keywords = set(re.findall(r'"([a-z_]+)"', grammar))
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    listed = text[text.index("Reserved words:"):]
+    reserved = set(listed[listed.index("`") + 1:listed.index("`;")].split())
+    contextual = set(re.findall(r"`([a-z_]+)`", listed[listed.index("`;"):listed.index("names elsewhere")]))
+    assert reserved | contextual == keywords, (keywords - reserved - contextual, (reserved | contextual) - keywords)
 
 
 @pytest.mark.slow
