@@ -8,11 +8,17 @@ from pathlib import Path
 
 # topic -> (file under docs/, one-line summary); the order `gpcheck docs` lists them in
 TOPICS: dict[str, tuple[str, str]] = {
+    "getting-started": ("getting-started.md", "install, the first commands, where to go next"),
     "tutorial": ("tutorial.md", "from an empty file to a verified model, a replayed trace and a pytest test"),
     "language": ("language.md", "the gpspec language reference"),
+    "engines": ("engines.md", "which engine to use when, what each verdict means, JSON, sweeps"),
+    "for-all": ("for-all.md", "proofs for every size (--for-all) and PDR, and how they work"),
+    "api": ("api.md", "the Python API and the pytest plugin"),
     "trace-format": ("trace-format.md", "the trace format, simulate, replay, ITF and Perfetto"),
     "real-traces": ("real-traces.md", "importing real GPU traces (nsys, kineto, rocprof, CUPTI)"),
     "editors": ("editors/README.md", "editor support: the TextMate grammar and `gpcheck lsp`"),
+    "benchmarks": ("benchmarks.md", "every measured figure, with its command, machine and date"),
+    "changelog": ("changelog.md", "what changed, wave by wave"),
 }
 
 

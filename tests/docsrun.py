@@ -11,6 +11,7 @@ What runs, in a fresh working directory per page, in page order:
   output must be the lines that follow it, up to the next `$` line (times like `0.01 s` and runs
   of spaces are normalised; a `...` line stands for any lines). `$` lines of other programs
   (pip, python -m venv) are not run: CI's fresh install runs them.
+- `<!-- doc-test: save FILE -->` before a complete ```gpspec block also saves it as FILE.
 - `<!-- doc-test: pytest FILE -->` before a ```python block writes it to FILE and runs pytest on it;
   a ```pycon block runs as a doctest; other ```python blocks run as scripts and must not fail.
 """
@@ -90,6 +91,7 @@ def run_page(page: Path, work: Path) -> list[str]:
     failures: list[str] = []
     current: Path | None = None
     pending_pytest: str | None = None
+    pending_save: str | None = None
     where = lambda b: f"{page.name}:{b.line}"  # noqa: E731
     for b in blocks(page):
         if b.kind == "directive":
@@ -97,13 +99,16 @@ def run_page(page: Path, work: Path) -> list[str]:
             if words[:1] == ["use"] and len(words) == 4 and words[2] == "as":
                 shutil.copyfile(page.parent / words[1], work / words[3])
                 current = work / words[3]
+            elif words[:1] == ["save"] and len(words) == 2:
+                pending_save = words[1]
             elif words[:1] == ["pytest"] and len(words) == 2:
                 pending_pytest = words[1]
             else:
                 failures.append(f"{where(b)}: unknown doc-test directive {b.text!r}")
         elif b.kind == "gpspec":
             if b.text.lstrip().startswith("model "):
-                spec = work / "_example.gpspec"
+                spec = work / (pending_save or "_example.gpspec")
+                pending_save = None
                 spec.write_text(b.text, encoding="utf-8")
                 r = _gpcheck(["check", str(spec)], work)
                 if r.returncode != 0:

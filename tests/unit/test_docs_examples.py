@@ -51,7 +51,6 @@ def test_reserved_words_are_the_grammars() -> None:
     assert reserved | contextual == keywords, (keywords - reserved - contextual, (reserved | contextual) - keywords)
 
 
-@pytest.mark.slow
 def test_site_builds_without_warnings(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                         str(ROOT / "docs"), str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
