@@ -165,9 +165,11 @@ def render_text(report: Report, width: int | None = None) -> str:
     heads = ("property", "kind", "verdict", "engine", "states", "time")
     longest = [max([len(h)] + [len(cells[i]) for cells, _, _ in rows]) for i, h in enumerate(heads)]
     # the detail goes in a last column, wrapped inside it, when that column gets at least 30
-    # of the width; otherwise under the table, one wrapped paragraph per property
+    # of the width; otherwise under the table, one wrapped paragraph per property. With no detail
+    # at all the (empty) column is shown only where its heading fits whole.
     room = width - sum(longest) - 2 * len(heads)
-    inline = room >= 30 or not any(d for _, d, _ in rows)
+    need = 30 if any(d for _, d, _ in rows) else len("detail")
+    inline = room >= need
     table = Table(show_edge=False, box=None, pad_edge=False)
     for i, col in enumerate(heads):
         table.add_column(col, justify="right" if col in ("states", "time") else "left",
@@ -177,7 +179,7 @@ def render_text(report: Report, width: int | None = None) -> str:
     for cells, detail, style in rows:
         table.add_row(*cells, *([detail] if inline else []), style=style)
     # a table wider than the width is printed whole (lines get long) rather than cut
-    console.print(table, width=max(width, sum(longest) + 2 * (len(heads) - 1) + (30 if inline else 0)), crop=False)
+    console.print(table, width=max(width, sum(longest) + 2 * (len(heads) - 1) + (need if inline else 0)), crop=False)
     if not inline:
         for (cells, detail, _) in rows:
             if detail:

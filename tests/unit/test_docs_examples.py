@@ -56,3 +56,13 @@ def test_site_builds_without_warnings(tmp_path: Path) -> None:
                         str(ROOT / "docs"), str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-5000:]
     assert (tmp_path / "html" / "models" / "cwsr.html").is_file()
+
+
+def test_an_empty_detail_column_is_never_squeezed(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: a 100-column table with long property names folded the empty `detail` heading
+    into two-letter pieces (`de` / `ta` / `il`)."""
+    from gpcheck.checker.cli import main
+
+    main(["verify", str(ROOT / "docs" / "tutorial" / "step3_fair.gpspec"), "--width", "100"])
+    out = capsys.readouterr().out
+    assert not any(line.strip() in ("de", "ta", "il") for line in out.splitlines()), out
