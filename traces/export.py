@@ -3,14 +3,18 @@
 
 One counterexample goes to FILE itself; several (one per violated property) go to FILE with
 the property name inserted before the extension (`cx.itf.json` → `cx.no_reexecution.itf.json`),
-or in place of `{property}` when FILE contains it."""
+or in place of `{property}` when FILE contains it.
+
+Only counterexamples are written: the behaviours of *violated* properties. A property that holds
+may still carry a behaviour (the witness of a proved latency's maximum); it is shown in the
+report, not written as a file, so a file from `--itf`/`--perfetto` always means a violation."""
 
 from __future__ import annotations
 
 import os
 from typing import Iterable
 
-from gpcheck.checker.verdict import Result
+from gpcheck.checker.verdict import Result, Verdict
 from gpcheck.spec import ir
 
 
@@ -37,12 +41,13 @@ def counterexample_paths(path: str, props: Iterable[str]) -> list[str]:
 
 def export_counterexamples(
     results: Iterable[Result], model: ir.Model, itf: str | None = None, perfetto: str | None = None
-) -> list[str]:
-    """Write every counterexample of `results`; returns the files written (ITF round-trips
-    exactly: gpcheck.traces.itf.read_itf(path, model).to_counterexample() equals the original)."""
-    with_cx = [r for r in results if r.counterexample is not None]
+) -> list[tuple[str, str]]:
+    """Write the counterexample of every violated property of `results`; returns (file, property)
+    for each file written (ITF round-trips exactly: gpcheck.traces.itf.read_itf(path,
+    model).to_counterexample() equals the original)."""
+    with_cx = [r for r in results if r.counterexample is not None and r.verdict is Verdict.VIOLATED]
     several = len(with_cx) > 1
-    written: list[str] = []
+    written: list[tuple[str, str]] = []
     for r in with_cx:
         assert r.counterexample is not None
         desc = f"gpcheck: {r.kind} {r.property} {r.verdict.value} ({r.engine}) on {model.name}"
@@ -51,11 +56,11 @@ def export_counterexamples(
 
             p = counterexample_path(itf, r.property, several)
             write_itf(r.counterexample, model, p, description=desc)
-            written.append(p)
+            written.append((p, r.property))
         if perfetto:
             from gpcheck.traces.perfetto import export_counterexample
 
             p = counterexample_path(perfetto, r.property, several)
             export_counterexample(r.counterexample, model, p, title=f"{model.name}: {r.property} counterexample")
-            written.append(p)
+            written.append((p, r.property))
     return written

@@ -57,9 +57,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                         "that meets its expect line does not fail the run, and one that contradicts it exits 1, "
                         "in a single-model run as in the library run)")
     p.add_argument("--itf", metavar="FILE", default=None,
-                   help="write each counterexample as ITF (several: FILE gets the property name)")
+                   help="write the counterexample of each violated property as ITF (several: FILE gets the property name; "
+                        "nothing is written when no property is violated)")
     p.add_argument("--perfetto", metavar="FILE", default=None,
-                   help="write each counterexample as Chrome trace-event JSON for ui.perfetto.dev")
+                   help="write the counterexample of each violated property as Chrome trace-event JSON for "
+                        "ui.perfetto.dev (named as with --itf)")
     p.set_defaults(run=run)
 
 
@@ -114,8 +116,11 @@ def run(args: argparse.Namespace) -> int:
         if args.itf or args.perfetto:
             from gpcheck.traces.export import export_counterexamples
 
-            for path in export_counterexamples(report.results, model, args.itf, args.perfetto):
-                sys.stderr.write(f"wrote {path}\n")
+            written = export_counterexamples(report.results, model, args.itf, args.perfetto)
+            for path, prop in written:
+                sys.stderr.write(f"wrote the counterexample of {prop} to {path}\n")
+            if not written:
+                sys.stderr.write("no counterexample to write: no property is violated\n")
     return judged.exit_code if judged is not None else report.exit_code
 
 

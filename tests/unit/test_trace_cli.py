@@ -125,6 +125,15 @@ def test_verify_itf_and_perfetto(tmp_path, capsys) -> None:
         pytest.skip("no examples")
     itf, pf = str(tmp_path / "cx.itf.json"), str(tmp_path / "cx.json")
     assert main(["verify", str(EXAMPLES / "rewind.gpspec"), "--itf", itf, "--perfetto", pf]) == 1
-    assert f"wrote {itf}" in capsys.readouterr().err
+    assert f"to {itf}" in capsys.readouterr().err
     assert main(["replay", itf, "--model", str(EXAMPLES / "rewind.gpspec")]) == 1
     assert validate_chrome_trace(orjson.loads(Path(pf).read_bytes())) == []
+
+
+def test_verify_writes_no_file_when_nothing_is_violated(tmp_path, capsys) -> None:
+    """Issue 33: a proved latency carries the witness of its maximum; it is no counterexample, so
+    `--itf`/`--perfetto` write nothing for a model whose properties all hold."""
+    itf, pf = tmp_path / "cx.itf.json", tmp_path / "cx.json"
+    assert main(["verify", "cwsr", "--property", "rt_preempt_latency", "--itf", str(itf), "--perfetto", str(pf)]) == 0
+    assert "no counterexample to write" in capsys.readouterr().err
+    assert not itf.exists() and not pf.exists()
