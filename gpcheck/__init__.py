@@ -1,6 +1,6 @@
 """gpcheck: formal models and trace checking for GPU preemption.
 
-One import package (issue 17): `gpcheck.spec` (text -> AST -> typed IR), `gpcheck.gpmodel`
+One import package: `gpcheck.spec` (text -> AST -> typed IR), `gpcheck.gpmodel`
 (IR -> successor functions), `gpcheck.checker` (engines, reports, the command),
 `gpcheck.traces` (trace formats, importers, replay). The stable Python API is
 `gpcheck.checker`'s, also reachable from here: `from gpcheck import verify, Verdict`.

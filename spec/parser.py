@@ -183,9 +183,10 @@ class _Builder(Transformer[Any, Any]):
         while i < len(self.lines) and not self.lines[i].strip():
             i += 1
         while i < len(self.lines) and self.lines[i].lstrip().startswith("#"):
-            doc_lines.append(self.lines[i].lstrip()[1:].strip())
+            text = self.lines[i].lstrip()[1:].rstrip()  # the comment's own indentation kept (aligned columns)
+            doc_lines.append(text[1:] if text.startswith(" ") else text)
             i += 1
-        return S.Spec(self.file, name, desc, "\n".join(doc_lines).strip(), tuple(decls), self._sp(meta))
+        return S.Spec(self.file, name, desc, "\n".join(doc_lines).strip("\n"), tuple(decls), self._sp(meta))
 
     def model_decl(self, meta: Any, name: Token, desc: Token | None) -> tuple[str, str, int]:
         return str(name), (str(desc)[1:-1] if desc is not None else ""), meta.end_line

@@ -92,3 +92,14 @@ def test_explain_the_issue_16_findings(capsys: pytest.CaptureFixture[str], argv:
     names = {b["name"] for s in d["steps"] for b in s["made_possible_by"]}
     if blamed is not None:
         assert blamed in names, names
+
+
+def test_models_keeps_the_comment_blocks_alignment(capsys) -> None:
+    """Issue 33: `gpcheck models M` printed the model's comment block with every line's own
+    indentation stripped, so its aligned columns of code citations collapsed."""
+    from gpcheck.checker.cli import main
+
+    assert main(["models", "cwsr"]) == 0
+    out = capsys.readouterr().out
+    assert "  #   amdkfd/kfd_device_queue_manager.c" in out
+    assert "  #     execute_queues_cpsch  L2368-2382" in out
