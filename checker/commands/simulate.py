@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import sys
 from typing import Any
 
 import orjson
@@ -87,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     for r in range(args.runs):
         seed = args.seed + r
         path = run_path(out, r, args.runs)
+        if os.path.lexists(path):
+            sys.stderr.write(f"gpcheck: replacing {path} (written before)\n")
         steps: list[int] = [0]
         error: list[str] = []
         violated: list[Violation] = []

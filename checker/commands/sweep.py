@@ -21,6 +21,7 @@ from gpcheck.checker.report import to_json_bytes
 from gpcheck.checker.sweep import Instance, Run, combined_exit_code, parse_values, plan_sweep, run_sweep
 from gpcheck.checker.sweep_report import progress_line
 from gpcheck.spec.errors import UsageError
+from gpcheck.checker.engines import DEFAULT_DEPTH, DEFAULT_MAX_K
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -37,7 +38,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--max-states", type=count, default=None, metavar="N",
                    help="explicit engine: stop each run after N distinct states (unknown)")
     p.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS", help="per combination")
-    p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--depth", type=non_negative, default=None, metavar="K", help=f"bound for bmc (default {DEFAULT_DEPTH} steps) and k-induction "
+                        f"(default: k up to {DEFAULT_MAX_K})")
     add_cluster_flags(p)
     p.add_argument("--html", metavar="FILE", default=None, help="also write the sweep as a self-contained heat map")
     p.set_defaults(run=run)

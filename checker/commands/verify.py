@@ -16,6 +16,7 @@ from gpcheck.checker.outputs import OutputPlan
 from gpcheck.spec import resolve_spec_path
 from gpcheck.spec.errors import UsageError
 from gpcheck.checker.report import render_text, to_json_bytes
+from gpcheck.checker.engines import DEFAULT_DEPTH, DEFAULT_MAX_K
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -47,7 +48,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--max-states", type=count, default=None, metavar="N",
                    help="explicit engine: stop after N distinct states (the verdicts not decided by then: unknown)")
     add_timeout_flag(p, "the check (per model for the whole library)")
-    p.add_argument("--depth", type=non_negative, default=None, metavar="K", help="bound for bmc and k-induction")
+    p.add_argument("--depth", type=non_negative, default=None, metavar="K", help=f"bound for bmc (default {DEFAULT_DEPTH} steps) and k-induction "
+                        f"(default: k up to {DEFAULT_MAX_K})")
     p.add_argument("--for-all", metavar="NAME[,NAME...]", default=None,
                    help="prove invariants and transition properties for every value of these constants "
                         "(each >= 1; NAME>=K for another lower bound)")

@@ -137,3 +137,13 @@ def test_verify_writes_no_file_when_nothing_is_violated(tmp_path, capsys) -> Non
     assert main(["verify", "cwsr", "--property", "rt_preempt_latency", "--itf", str(itf), "--perfetto", str(pf)]) == 0
     assert "no counterexample to write" in capsys.readouterr().err
     assert not itf.exists() and not pf.exists()
+
+
+def test_simulate_says_when_it_replaces_a_file(tmp_path, capsys) -> None:
+    """Issue 33: `simulate --runs` replaced an earlier run's files without a word."""
+    out = str(tmp_path / "run.jsonl")
+    assert main(["simulate", "kfd_monitor", "--runs", "2", "--out", out]) == 0
+    assert "replacing" not in capsys.readouterr().err
+    assert main(["simulate", "kfd_monitor", "--runs", "2", "--seed", "5", "--out", out]) == 0
+    err = capsys.readouterr().err
+    assert f"replacing {tmp_path / 'run-0.jsonl'}" in err and f"replacing {tmp_path / 'run-1.jsonl'}" in err
