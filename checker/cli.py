@@ -31,6 +31,7 @@ COMMANDS = (
     "gpcheck.checker.commands.sweep",
     "gpcheck.checker.commands.docs",
     "gpcheck.checker.commands.lsp",
+    "gpcheck.checker.commands.completion",
 )
 
 # the subcommand names each module registers (aliases included): a command line that names one
@@ -42,7 +43,7 @@ COMMAND_NAMES = {
     "models": "gpcheck.checker.commands.models", "explain": "gpcheck.checker.commands.explain",
     "verify-claims": "gpcheck.checker.commands.claims", "claims": "gpcheck.checker.commands.claims",
     "sweep": "gpcheck.checker.commands.sweep", "docs": "gpcheck.checker.commands.docs",
-    "lsp": "gpcheck.checker.commands.lsp",
+    "lsp": "gpcheck.checker.commands.lsp", "completion": "gpcheck.checker.commands.completion",
 }
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -136,6 +137,22 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _with_config(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
+    """The command line with the project configuration's defaults put in front of the user's own
+    flags (checker/commands/config.py)."""
+    if not words or words[0] not in COMMAND_NAMES:
+        return words
+    sub = next((a.choices.get(words[0]) for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if sub is None:
+        return words
+    from pathlib import Path
+
+    from gpcheck.checker.commands.config import defaults_argv
+
+    extra = defaults_argv(words[0], sub, words[1:], Path.cwd(), set(COMMAND_NAMES))
+    return [words[0], *extra, *words[1:]] if extra else words
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     global _json_errors
     words = list(sys.argv[1:] if argv is None else argv)
@@ -145,7 +162,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     reset_report()
     try:
-        args = parser.parse_args(argv)
+        words = _with_config(parser, words)
+    except GpcheckError as e:
+        sys.stderr.write(f"gpcheck: error: {e}\n")
+        if _json_errors:
+            _print_json_error(e, _error_kind(e))
+        return EXIT_USAGE
+    try:
+        args = parser.parse_args(words)
     except SystemExit as e:  # a usage error (message printed) or --help: the exit code
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     max_memory = getattr(args, "max_memory", None)
