@@ -83,8 +83,8 @@ class Result:
             detail = dict(detail)
             for key in ("min", "max", "within"):
                 out[key] = detail.pop(key, None)
+        out["detail"] = detail
         if detail:
-            out["detail"] = detail
             for key in ("for_all", "instance"):  # --for-all: the constants proved over / refuted at
                 if key in detail:
                     out[key] = detail[key]
@@ -134,13 +134,10 @@ class Report:
             "states": self.states,
             "seconds": round(self.seconds, 4),
             "results": [r.to_json() for r in self.results],
+            # every key always present, null where the engine has none (docs/schema/report.schema.json)
+            "symmetry": self.symmetry,
+            "coverage": self.coverage,
+            "warnings": list(self.warnings),
+            "fingerprint": self.fingerprint,
         }
-        if self.symmetry is not None:
-            out["symmetry"] = self.symmetry
-        if self.coverage is not None:
-            out["coverage"] = self.coverage
-        if self.warnings:
-            out["warnings"] = self.warnings
-        if self.fingerprint is not None:
-            out["fingerprint"] = self.fingerprint
         return out

@@ -106,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
         judged = judge(model, report) if not args.ignore_expect else None
         if args.json:
             doc = report.to_json()
-            if judged is not None and judged.applied:
-                doc["expectations"] = judged.to_json()
+            doc["expectations"] = judged.to_json() if judged is not None and judged.applied else None
             doc["exit_code"] = judged.exit_code if judged is not None else report.exit_code
             write_out(to_json_bytes(doc))
         else:
@@ -135,5 +134,8 @@ def _for_all(args: argparse.Namespace, model: object) -> int:
         raise UsageError("--for-all has its own engine (checker/param); leave --engine out")
     names, lower = parse_for_all(args.for_all, model)  # type: ignore[arg-type]
     report = verify_for_all(args.spec, names, lower, consts_of(args), args.property, args.timeout)
-    write_out(to_json_bytes(report.to_json()) if args.json else render_text(report))
+    if args.json:  # the same keys as every other engine's report (docs/schema/report.schema.json)
+        write_out(to_json_bytes({**report.to_json(), "expectations": None, "exit_code": report.exit_code}))
+    else:
+        write_out(render_text(report))
     return report.exit_code

@@ -1,0 +1,53 @@
+"""Issue 33: `gpcheck verify --json` has one schema whatever the engine (docs/schema/report.schema.json):
+every documented key present in every engine's report, --for-all included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from gpcheck.checker.cli import main
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schema" / "report.schema.json").read_text())
+SPEC = """model sch "a counter"
+const N = 2
+var x: 0..N = 0
+fair action inc { require x < N
+    x = x + 1 }
+invariant small: x <= N
+transition grows: x' >= x
+terminal: x == N
+"""
+
+
+@pytest.mark.parametrize("flags", [
+    ["--engine", "explicit"], ["--engine", "explicit", "--core", "compiled"], ["--engine", "bmc"],
+    ["--engine", "kind"], ["--engine", "pdr"], ["--for-all", "N"], ["--engine", "explicit", "--fingerprint",
+                                                                     "--core", "compiled"],
+])
+def test_every_engine_writes_the_schema(flags: list[str], tmp_path: Path, capsys) -> None:
+    spec = tmp_path / "sch.gpspec"
+    spec.write_text(SPEC)
+    code = main(["verify", str(spec), "--json", *flags])
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["exit_code"] == code
+    assert set(SCHEMA["required"]) <= set(doc)
+
+
+def test_a_bundled_model_with_latency_and_expectations(capsys) -> None:
+    main(["verify", "cwsr", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["expectations"] is not None and any(r["kind"] == "latency" for r in doc["results"])
+
+
+def test_the_schema_rejects_a_report_missing_a_key(capsys) -> None:
+    main(["verify", "cwsr", "--json", "--property", "no_loss"])
+    doc = json.loads(capsys.readouterr().out)
+    del doc["coverage"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, SCHEMA)
