@@ -17,6 +17,7 @@ from gpcheck.spec import ir, load_spec
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model, jit
 from gpcheck.checker import budget, explicit, liveness
+from gpcheck.checker import progress as meter
 from gpcheck.checker.explicit import ENGINE, Limits, ProgressFn
 from gpcheck.gpmodel.symmetry import Symmetry
 from gpcheck.checker.verdict import Counterexample, Report, Result, Verdict
@@ -157,6 +158,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     than AUTO_SYMMETRY_GROUP permutations a model that outgrows the Python core's switch
     points goes to the compiled core unreduced; `off` (the default here) never."""
     _check_compiled_options(core, workers, fingerprint)
+    meter.note(engine=ENGINE, phase="search")
     cm = cm or compile_model(model)
     collision: dict[str, float] | None = None
     started = time.monotonic()
@@ -190,6 +192,8 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
         except budget.Stop as stop:  # stopped while the compiled code was being built: nothing explored
             res, graph = explicit.Search({}, complete=False, pruned=False, depth=0, stop_reason=stop.text,
                                          fired=[0] * len(cm.instances)), None
+    if any(p.name in wanted for p in model.liveness):
+        meter.note(engine=ENGINE, phase="liveness (fair cycles over the state graph)")
     if graph is not None:
         states = graph.n if res.complete else None
         live = fast_explicit.liveness_results(cm, res, graph, wanted)
@@ -204,6 +208,8 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
         lat = [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=live_refused)
                for p in model.latencies if p.name in wanted]
     else:
+        if any(p.name in wanted for p in model.latencies):
+            meter.note(engine=ENGINE, phase="latency (shortest and longest paths)")
         lat = _latencies(cm, res, graph, wanted)
     results = explicit.safety_results(cm, res, wanted) + live + lat
     if collision is not None:

@@ -116,12 +116,14 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(),
         raise ValueError("fingerprints run on one worker")
     model = cm.model
     packed = packed or PackedLayout(cm.layout.slot_types)
+    meter.note(engine=ENGINE, phase="compiling the model (numba)")
     with budget.uncooperative():  # compiling has nothing partial to report: a stop ends it
         mod = load_kernels(module_source(cm, packed))
         if workers <= 1 and not fingerprint:  # kept native code (gpmodel/native.py), else numba's module
             mod.expand  # (retable, called only when the table grows, is resolved then)
         else:
             mod.numba_module()
+    meter.note(phase="search (compiled core)")
     words = packed.words
     ninst = max(1, len(cm.instances))
     nslots = max(1, model.slot_total)

@@ -112,6 +112,17 @@ def interval() -> float:
     return value if value > 0 and value == value and value != float("inf") else DEFAULT_INTERVAL
 
 
+_active: "_Reporter | None" = None  # the reporter drawing now, if any
+
+
+def clear() -> None:
+    """Stop drawing and erase the redrawn line, before a report goes to the terminal (stdout and
+    stderr share it: the report's first line would otherwise be glued to a stale frame)."""
+    reporter = _active
+    if reporter is not None:
+        reporter.stop()
+
+
 class _Reporter(threading.Thread):
     def __init__(self, stream: IO[str], terminal: bool, every: float):
         super().__init__(name="gpcheck-progress", daemon=True)
@@ -120,6 +131,7 @@ class _Reporter(threading.Thread):
         self.every = every
         self.halt = threading.Event()
         self.drawn = 0  # width of the line on the terminal
+        self.lock = threading.Lock()  # one writer of the line at a time: a redraw, or the erase
 
     def run(self) -> None:
         from gpcheck.checker.budget import resident_memory
@@ -136,10 +148,13 @@ class _Reporter(threading.Thread):
                     if now - start < TERMINAL_DELAY:
                         continue
                     text = describe(s, now, resident_memory())[:_columns() - 1]
-                    pad = " " * max(0, self.drawn - len(text))
-                    self.stream.write("\r" + text + pad)
-                    self.stream.flush()
-                    self.drawn = len(text)
+                    with self.lock:
+                        if self.halt.is_set():
+                            return
+                        pad = " " * max(0, self.drawn - len(text))
+                        self.stream.write("\r" + text + pad)
+                        self.stream.flush()
+                        self.drawn = len(text)
                 elif now - last_line >= self.every:
                     last_line = now
                     self.stream.write(f"gpcheck: progress: {describe(s, now, resident_memory())}\n")
@@ -148,14 +163,17 @@ class _Reporter(threading.Thread):
                 return
 
     def stop(self) -> None:
-        self.halt.set()
-        self.join(timeout=1.0)
-        if self.terminal and self.drawn:
-            try:
-                self.stream.write("\r" + " " * self.drawn + "\r")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
+        with self.lock:
+            self.halt.set()
+            if self.terminal and self.drawn:
+                try:
+                    self.stream.write("\r" + " " * self.drawn + "\r")
+                    self.stream.flush()
+                except (OSError, ValueError):
+                    pass
+                self.drawn = 0
+        if self is not threading.current_thread():
+            self.join(timeout=1.0)
 
 
 def _columns() -> int:
@@ -178,10 +196,13 @@ def reporting(enabled: bool = True, stream: IO[str] | None = None) -> Iterator[N
         terminal = out.isatty()
     except (AttributeError, ValueError):
         terminal = False
+    global _active
     reporter = _Reporter(out, terminal, interval())
     reporter.start()
+    _active = reporter
     try:
         yield
     finally:
+        _active = None
         reporter.stop()
         _status = None

@@ -36,6 +36,7 @@ def reset_report() -> None:
 def write_out(data: bytes | str) -> None:
     global _written
     _written = True
+    meter.clear()  # the progress line is erased before the report (they share the terminal)
     if isinstance(data, bytes):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.write(b"\n")
