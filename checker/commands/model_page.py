@@ -99,6 +99,8 @@ def model_page(model: ir.Model, run: bool = True) -> str:
     if defs:
         out += ["", "## Definitions", "", "```text", *defs, "```"]
     if model.doc:
+        from gpcheck.checker.commands.models import SOURCES
+
         out += ["", "## The code it follows", "", "The model's own comment block, verbatim:", "", "```text",
-                *model.doc.splitlines(), "```"]
+                *model.doc.splitlines(), "```", "", f"Citations: {SOURCES}."]
     return "\n".join(out) + "\n"

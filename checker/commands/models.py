@@ -42,8 +42,10 @@ GLOSSARY: dict[str, str] = {
 }
 
 SOURCES = ("file:line citations in a model's documentation refer to the upstream code named on its "
-           "\"Code modelled\" line (repository @ commit); research/... are the project's research notes, "
-           "which are not shipped with gpcheck")
+           "\"Code modelled\" line (repository @ commit), which is public; \"seeds 002 4.2.x\" (or 4.1.x) is a row "
+           "of the seed analysis's tables that `gpcheck verify-claims` prints and checks row by row; "
+           "research/*.md are the project's code studies of that upstream code (not shipped with gpcheck: each "
+           "one's facts are cited again here as the upstream file and line)")
 
 
 def glossary_for(texts: list[str]) -> dict[str, str]:
