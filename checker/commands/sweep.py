@@ -71,6 +71,9 @@ def _check_output(out: Path, spec: Path) -> None:
         raise UsageError(f"--html {out}: no such directory {out.parent}")
     if spec.exists() and out.exists() and out.resolve() == spec.resolve():
         raise UsageError(f"--html {out}: that is the spec itself; give another file")
+    from gpcheck.checker.outputs import check_target
+
+    check_target("--html", str(out))  # a directory, a device, a read-only folder, a name too long
 
 
 def _emit(args: argparse.Namespace, instances: Sequence[Instance], runs: list[Run | None], where: str,
