@@ -26,19 +26,38 @@ from gpcheck.spec import syntax as S
 from gpcheck.spec.ir import ARITH_OPS, EQUALITY_OPS, ORDER_OPS, BinOp
 
 Clause = tuple[frozenset[str], ...]  # every set meets the symbolic constants: not affine
-Deps = tuple[frozenset[str], frozenset[Clause]]  # (every constant it depends on, the clauses)
+Deps = tuple[frozenset[str], frozenset[Clause]]  # (the constants it names, the clauses)
 NONE: Deps = (frozenset(), frozenset())
+
+# NOTE(direct-deps): a Deps holds the constants an expression *names*, not every constant they
+# depend on in turn: `const C2 = C1 + 1 ... const Cn = Cn-1 + 1` gave each constant the set of all
+# before it, n^2/2 set entries (a 128 KiB spec of such a chain took 1 GB and 7 s to check, issue
+# 36). The dependence on the constants behind a name is recovered by `closure` only where a
+# clause is recorded in the IR (spec/typecheck.py `_note_nonaffine`), so the IR's clauses are
+# the same as before: each part every constant it depends on.
+
+
+def closure(part: frozenset[str], consts: Mapping[str, Deps]) -> frozenset[str]:
+    """`part` with every constant its constants depend on, through `consts` (NOTE(direct-deps))."""
+    seen = set(part)
+    todo = list(part)
+    while todo:
+        deps = consts.get(todo.pop())
+        for d in deps[0] if deps is not None else ():
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return frozenset(seen)
 
 
 def affinity(e: S.Expr, consts: Mapping[str, Deps]) -> Deps:
-    """The constants `e` depends on (through `consts`, each constant's own dependence; a
-    constant's name counts itself), and the clauses under which it is not affine in the
+    """The constants `e` names (each stands for itself and, through `consts`, the constants it
+    depends on: NOTE(direct-deps)), and the clauses under which it is not affine in the
     symbolic ones (a division, a modulo, a product of two terms that both depend on them, a
     condition on them). Conservative: both branches of an `if` count."""
     match e:
         case S.Name(name=n) if n in consts:
-            deps, clauses = consts[n]
-            return deps | {n}, clauses
+            return frozenset((n,)), consts[n][1]
         case S.Neg(operand=o):
             return affinity(o, consts)
         case S.BinE(op=op, lhs=lhs, rhs=rhs) if op in ARITH_OPS:

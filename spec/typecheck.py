@@ -13,7 +13,7 @@ from typing import Iterator, Mapping
 
 from gpcheck.spec import ir
 from gpcheck.spec import syntax as S
-from gpcheck.spec.affinity import NONE, Clause, Deps, affinity
+from gpcheck.spec.affinity import NONE, Clause, Deps, affinity, closure
 from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
 from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
@@ -251,7 +251,10 @@ class _Checker:
         return value
 
     def _note_nonaffine(self, clauses: frozenset[Clause], span: Span) -> None:
-        for clause in sorted(tuple(tuple(sorted(part)) for part in c) for c in clauses):
+        if not clauses:
+            return
+        deps = self.const_deps
+        for clause in sorted(tuple(tuple(sorted(closure(part, deps))) for part in c) for c in clauses):
             self.nonaffine[(clause, str(span))] = None
 
     def _const_eval(self, e: S.Expr) -> int:
