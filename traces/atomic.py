@@ -88,21 +88,49 @@ def remove_temp_files() -> None:
 atexit.register(remove_temp_files)
 
 
+class _Guarded:
+    """The temporary file as writers see it: a write that fails (a full disk, a file-size limit:
+    ENOSPC, EFBIG) aborts the output and raises TraceError naming the target, as any other
+    failure to write it, instead of an OSError that ends as an internal error (issue 36)."""
+
+    def __init__(self, owner: "AtomicFile", raw: IO[bytes]):
+        self._owner = owner
+        self._raw = raw
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._raw.write(data)
+        except OSError as e:
+            self._owner.abort()
+            raise TraceError(f"{self._owner.path}: cannot write: {e.strerror or e}") from None
+
+    def flush(self) -> None:
+        try:
+            self._raw.flush()
+        except OSError as e:
+            self._owner.abort()
+            raise TraceError(f"{self._owner.path}: cannot write: {e.strerror or e}") from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._raw, name)
+
+
 class AtomicFile:
     """A binary file that appears at `path` only when committed; aborting leaves `path` as it was."""
 
     def __init__(self, path: str):
         self.path = path
-        self.file, self._tmp = temp_beside(path)
+        self._raw, self._tmp = temp_beside(path)
+        self.file: IO[bytes] = _Guarded(self, self._raw)  # type: ignore[assignment]
         self._done = False
 
     def commit(self) -> None:
         if self._done:
             return
         try:
-            self.file.flush()
-            os.fsync(self.file.fileno())
-            self.file.close()
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
             _refuse_non_regular(self.path)
             os.replace(self._tmp, self.path)
         except OSError as e:
@@ -119,7 +147,7 @@ class AtomicFile:
             return
         self._done = True
         try:
-            self.file.close()
+            self._raw.close()
         except OSError:
             pass
         finally:
