@@ -141,6 +141,12 @@ class Server:
         """Answer messages until `exit`; the exit code is 0 after a `shutdown`, else 1. A
         malformed message (wrong types, missing fields, a bad id) is answered with a JSON-RPC
         error when it is a request, dropped when it is a notification, and the server goes on."""
+        try:
+            return self._serve()
+        except (BrokenPipeError, ConnectionError):
+            return 0 if self.shutdown else 1  # the client went away: nothing left to answer
+
+    def _serve(self) -> int:
         while True:
             msg = self.read()
             if msg is None:
