@@ -141,8 +141,31 @@ def test_all_flags_at_once(capsys: pytest.CaptureFixture[str], in_process: None)
                                                               "--const", "N=3", "--timeout", "60"])
 
 
+def test_a_trace_timeout_holds_on_the_worker(tmp_path: Path) -> None:
+    """`--timeout` is each trace's: the job (as a worker runs it) ends its replay undecided with
+    the partial report, as `gpcheck replay TRACE --timeout T --json` does; no command budget."""
+    from gpcheck.checker.commands.replay import trace_outcome
+    from gpcheck.checker.corpus import TraceJob, check_job
+
+    trace = tmp_path / "hidden.jsonl"
+    assert main(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "20000", "--seed", "1", "--observe", "none",
+                 "--no-internal", "--out", str(trace)]) == 0
+    parser = build_parser(["replay"])
+    args = parser.parse_args(["replay", str(trace), "--timeout", "0.5"])
+    from gpcheck.checker.corpus import job_flags
+
+    run = check_job(TraceJob("replay", str(trace), job_flags(args, "trace"), trace_outcome))
+    assert run.exit_code == 3 and run.report is not None, run
+    assert run.report["verdict"] == "unknown" and run.report["reason"].startswith("timeout after 0.5 s at line ")
+    from gpcheck.checker import budget
+
+    assert budget.stopped() is None  # the task's budget is gone with the task
+
+
+@pytest.mark.long
 def test_issue_reproducers_on_a_local_cluster(tmp_path: Path) -> None:
-    """The three findings of issue 36 as the user met them: one real embedded cluster."""
+    """The three findings of issue 36 as the user met them: one real embedded cluster (long:
+    three cluster start-ups; the same code paths run in-process above)."""
     def gpcheck(*argv: str) -> tuple[int, Any, str]:
         proc = subprocess.run([sys.executable, "-m", "gpcheck", *argv, "--json", "--no-progress", "--workers", "1"],
                               cwd=ROOT, capture_output=True, text=True, timeout=300)
