@@ -127,12 +127,32 @@ def test_check_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], i
         assert with_flag != _rows_equal_single_runs(capsys, "check", CHECK_TRACES, []), flag
 
 
-@pytest.mark.parametrize("flag", sorted(REPLAY_CASES))
+SLOW = {"--max-candidates"}  # past the limit the Z3 fallback decides blp-hidden: tens of seconds per run
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.long) if f in SLOW else f for f in sorted(REPLAY_CASES)])
 def test_replay_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], in_process: None, flag: str) -> None:
     extra, changes = REPLAY_CASES[flag]
     with_flag = _rows_equal_single_runs(capsys, "replay", REPLAY_TRACES, extra)
     if changes:
         assert with_flag != _rows_equal_single_runs(capsys, "replay", REPLAY_TRACES, []), flag
+
+
+@pytest.mark.parametrize("command,first,cases", [("check", "file", CHECK_CASES), ("replay", "trace", REPLAY_CASES)])
+def test_every_job_gets_every_flag(command: str, first: str, cases: dict[str, tuple[list[str], bool]]) -> None:
+    """What each trace's job receives is the parsed command line, every flag of the cases above."""
+    from gpcheck.checker.corpus import job_flags
+
+    parser = build_parser([command])
+    argv = [command, "a.jsonl", "b.jsonl", *[a for args, _ in cases.values() for a in args]]
+    args = parser.parse_args(argv)
+    flags = job_flags(args, first)
+    assert flags == {k: v for k, v in vars(args).items() if k not in CORPUS_LEVEL_FLAGS and k != first}
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    defaults = vars(sub.parse_args(["a.jsonl"]))
+    for flag in cases:
+        dest = next(a.dest for a in sub._actions if flag in a.option_strings)
+        assert flags[dest] != defaults[dest], flag  # the value given, not the default, reaches the job
 
 
 def test_all_flags_at_once(capsys: pytest.CaptureFixture[str], in_process: None) -> None:
