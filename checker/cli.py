@@ -309,7 +309,7 @@ def _leave(code: int) -> None:
         for t in threading.enumerate():
             if t is not threading.current_thread() and not t.daemon and t.is_alive():
                 t.join()
-    if not _flush_std() and code != EXIT_USAGE:  # what --help or --version printed did not get out
+    if not _flush_std() and code in (EXIT_OK, EXIT_VIOLATED, EXIT_UNKNOWN):  # a report that did not get out
         sys.stderr.write(f"gpcheck: error: {stdout_failure(None)}\n")
         code = EXIT_USAGE
     try:
