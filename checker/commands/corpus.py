@@ -29,7 +29,8 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     """More traces after the first, and where to check them."""
     p.add_argument("more", nargs="*", metavar="MORE",
                    help="more traces; with several, a folder or a quoted glob ('runs/**/*.jsonl') every "
-                        "trace is checked in parallel on a cluster and summarised in one table")
+                        "trace is checked in parallel on a cluster, with every flag of the single command "
+                        "(--timeout is each trace's), and summarised in one table")
     add_cluster_flags(p)
 
 
