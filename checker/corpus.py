@@ -69,7 +69,7 @@ CORPUS_LEVEL_FLAGS = frozenset({
     "perfetto", "itf",  # output files of one trace: refused with several (checker/commands/corpus.py)
 })
 
-Outcome = Callable[[argparse.Namespace, str], tuple[dict[str, Any], int]]
+TraceOutcome = Callable[[argparse.Namespace, str], tuple[dict[str, Any], int]]
 """A command's per-trace function: (flags, trace) -> (its --json report, its exit code); raises
 GpcheckError on bad input."""
 
@@ -84,7 +84,7 @@ class TraceJob:
     mode: str
     trace: str
     flags: Mapping[str, Any]
-    outcome: Outcome
+    outcome: TraceOutcome
 
 
 def job_flags(args: argparse.Namespace, first: str) -> dict[str, Any]:

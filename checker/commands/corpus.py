@@ -19,7 +19,7 @@ from rich.table import Table
 from gpcheck.checker import textout
 from gpcheck.checker.commands.common import consts_of, write_out
 from gpcheck.checker.commands.fanout import add_cluster_flags, interrupted_exit_code, run_fanned_out
-from gpcheck.checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, Outcome, TraceJob, TraceRun,
+from gpcheck.checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, TraceJob, TraceOutcome, TraceRun,
                                     corpus_exit_code, expand_traces, job_flags, run_corpus)
 from gpcheck.checker.report import to_json_bytes
 from gpcheck.spec.errors import UsageError
@@ -38,7 +38,7 @@ def inputs_of(args: argparse.Namespace, first: str) -> list[str]:
     return [first, *args.more]
 
 
-def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: Outcome) -> int:
+def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: TraceOutcome) -> int:
     """`gpcheck check` of many observation traces; `outcome` is check.py's per-trace function."""
     specs = [i for i in inputs if i.endswith(".gpspec")]
     if specs:
@@ -49,7 +49,7 @@ def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: O
     return _run(args, "check", [TraceJob("check", t, flags, outcome) for t in traces])
 
 
-def run_replay_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: Outcome) -> int:
+def run_replay_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: TraceOutcome) -> int:
     """`gpcheck replay` of many traces, each against --model or the model its header names;
     `outcome` is replay.py's per-trace function."""
     for flag in ("perfetto", "itf"):
