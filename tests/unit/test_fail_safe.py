@@ -145,3 +145,16 @@ def test_a_failed_write_part_way_is_an_error_and_leaves_nothing(tmp_path: Path) 
                           capture_output=True, text=True, timeout=60)
     assert "big.json: cannot write: File too large" in proc.stdout, proc.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_a_fanned_out_run_cut_by_the_memory_limit_is_unknown_not_interrupted() -> None:
+    from gpcheck.checker import budget
+    from gpcheck.checker.commands.fanout import interrupted_exit_code
+
+    with budget.activate():
+        budget.request_stop(budget.MEMORY, "memory limit 1 GiB reached")
+        assert interrupted_exit_code() == 3
+    with budget.activate():
+        budget.request_stop(budget.INTERRUPTED, "interrupted (SIGTERM)", signal.SIGTERM)
+        assert interrupted_exit_code() == 143
+    assert interrupted_exit_code() == 130  # a KeyboardInterrupt without a budget
