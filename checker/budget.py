@@ -314,9 +314,10 @@ def format_bytes(n: float) -> str:
 
 
 class _Watchdog(threading.Thread):
-    def __init__(self, wake_fd: int | None):
+    def __init__(self, wake_fd: int | None, enforce: bool = True):
         super().__init__(name="gpcheck-budget", daemon=True)
         self.wake_fd = wake_fd
+        self.enforce = enforce  # False: a task's budget (`task_limit`): interrupters only
         self.done = threading.Event()
         self.forced_at = -GRACE
 
@@ -360,6 +361,8 @@ class _Watchdog(threading.Thread):
                 fn()
             except Exception:  # an interrupter must never kill the watchdog
                 pass
+        if not self.enforce:
+            return
         now = time.monotonic()
         since = now - (_state.stopped_at or now)
         if (_cooperative == 0 or since >= GRACE) and now - self.forced_at >= GRACE:
@@ -385,11 +388,29 @@ def _hard_exit() -> None:
         os._exit(exit_code_for(_state.reason, _state.signum))
 
 
+_task_lock = threading.Lock()
+
+
 @contextmanager
-def activate(timeout: float | None = None, max_memory: int | None = None) -> Iterator[None]:
+def task_limit(timeout: float | None) -> Iterator[None]:
+    """One task's deadline on a cluster worker (a trace of `gpcheck replay TRACE...` with
+    --timeout): `stopped()` says "timeout after T s" once it passed and Z3 is interrupted, as in
+    the single command, but the process is the worker's: no signal handler, no `Stop` raised in
+    its main thread, no forced exit. The budget is the process's, so the timed tasks of a worker
+    with several threads take turns (the embedded cluster's workers have one thread each)."""
+    if timeout is None:
+        yield
+        return
+    with _task_lock, activate(timeout=timeout, enforce=False):
+        yield
+
+
+@contextmanager
+def activate(timeout: float | None = None, max_memory: int | None = None, enforce: bool = True) -> Iterator[None]:
     """Run the body under a budget: the deadline `timeout` seconds from now, at most
     `max_memory` bytes resident, SIGINT/SIGTERM caught (only in the main thread). Everything
-    is restored afterwards, so the command line can be run in-process (tests)."""
+    is restored afterwards, so the command line can be run in-process (tests). `enforce=False`
+    (`task_limit`): no signal handlers, and a stop only sets `stopped()` and runs the interrupters."""
     global _state
     old_state = _state
     _state = _State(
@@ -397,7 +418,7 @@ def activate(timeout: float | None = None, max_memory: int | None = None) -> Ite
         timeout=timeout,
         max_memory=max_memory,
     )
-    main = threading.current_thread() is threading.main_thread()
+    main = enforce and threading.current_thread() is threading.main_thread()
     handlers: dict[int, object] = {}
     old_wakeup, read_fd, write_fd = -1, None, None
     if main:
@@ -407,7 +428,7 @@ def activate(timeout: float | None = None, max_memory: int | None = None) -> Ite
         for s in SIGNALS:
             handlers[s] = signal.signal(s, _on_signal)
         old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    watchdog = _Watchdog(read_fd)
+    watchdog = _Watchdog(read_fd, enforce)
     watchdog.start()
     try:
         yield

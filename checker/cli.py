@@ -14,7 +14,8 @@ from typing import Callable, Sequence
 
 from gpcheck.checker import budget, progress, textout
 from gpcheck.checker.commands.flags import add_memory_flag
-from gpcheck.spec.errors import GpcheckError, SpecError
+from gpcheck.spec.errors import GpcheckError, OutputError, SpecError
+from gpcheck.checker.commands.common import StdoutError, stdout_failure
 from gpcheck.traces.atomic import remove_temp_files
 
 # Subcommand modules, each with `register(subparsers, common) -> None`.
@@ -50,6 +51,7 @@ EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
 _json_errors = False  # --json was asked for: errors also go to stdout as a JSON object
+_stdout_broken = False  # standard output refused a write: nothing more is sent there
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +62,22 @@ class _Parser(argparse.ArgumentParser):
             _print_json_error(f"{self.prog}: {message}", "usage")
         raise SystemExit(EXIT_USAGE)
 
+    def _print_message(self, message: str, file: object = None) -> None:
+        # argparse drops a failed write of --help or a usage message; a help that did not reach
+        # standard output is an error (exit 2), as a report that did not
+        if not message:
+            return
+        stream = file if file is not None else sys.stderr
+        try:
+            stream.write(message)  # type: ignore[attr-defined]
+            if stream is sys.stdout:
+                stream.flush()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            pass
+        except (AttributeError, OSError, ValueError) as e:
+            if stream is sys.stdout:
+                raise StdoutError(stdout_failure(e)) from None
+
 
 def _print_json_error(exc: BaseException | str, kind: str) -> None:
     """Under --json, the error as `{"error": {"file", "line", "column", "message"}}` on stdout
@@ -68,7 +86,7 @@ def _print_json_error(exc: BaseException | str, kind: str) -> None:
     from gpcheck.checker.error_report import error_object
     from gpcheck.checker.report import to_json_bytes
 
-    if wrote_report():  # the report is out already (a stop while writing files): one document only
+    if wrote_report() or _stdout_broken:  # the report is out already, or stdout cannot take one
         return
     try:
         sys.stdout.buffer.write(to_json_bytes(error_object(exc, kind)) + b"\n")
@@ -97,7 +115,7 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
-        sys.stdout.write(f"gpcheck {version()}\n")
+        parser._print_message(f"gpcheck {version()}\n", sys.stdout)
         parser.exit()
 
 
@@ -154,7 +172,8 @@ def _with_config(parser: argparse.ArgumentParser, words: list[str]) -> list[str]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global _json_errors
+    global _json_errors, _stdout_broken
+    _stdout_broken = False
     words = list(sys.argv[1:] if argv is None else argv)
     _json_errors = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser(words)
@@ -172,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
     except SystemExit as e:  # a usage error (message printed) or --help: the exit code
         return e.code if isinstance(e.code, int) else EXIT_USAGE
+    except StdoutError as e:  # --help or --version could not be printed
+        _stdout_broken = True
+        sys.stderr.write(f"gpcheck: error: {e}\n")
+        return EXIT_USAGE
     max_memory = getattr(args, "max_memory", None)
     max_memory = max_memory if max_memory is not None else budget.default_max_memory()
     textout.set_width(getattr(args, "width", None))
@@ -193,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    global _stdout_broken
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
@@ -201,6 +225,12 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"gpcheck: the language is described in {_docs_hint('language')}\n")
         if _json_errors:
             _print_json_error(e, "spec")
+        return EXIT_USAGE
+    except OutputError as e:  # standard output or an output file cannot be written
+        _stdout_broken = _stdout_broken or isinstance(e, StdoutError)
+        sys.stderr.write(f"gpcheck: error: {e}\n")
+        if _json_errors:
+            _print_json_error(e, "output")
         return EXIT_USAGE
     except GpcheckError as e:
         sys.stderr.write(f"gpcheck: error: {e}\n")
@@ -261,18 +291,32 @@ def entry() -> None:
     """The `gpcheck` command: `main`, then leave at once (`_leave`)."""
     for s in budget.SIGNALS:
         signal.signal(s, _stop_before_work)
+    if sys.stderr is None:  # started with descriptor 2 closed: messages go nowhere, not into a traceback
+        sys.stderr = open(os.devnull, "w")
+    if sys.stdout is None:
+        sys.stderr.write("gpcheck: error: standard output is closed: nowhere to print the report "
+                         "(redirect it to a file or /dev/null)\n")
+        os._exit(EXIT_USAGE)
     code = main()
     if _stopped:
         remove_temp_files()
     _leave(code)
 
 
-def _flush_std() -> None:
+def _flush_std() -> bool:
+    """Flush stdout and stderr; False when stdout held text it could not write (a full disk,
+    /dev/full: the report is incomplete) and no error was reported for it yet."""
+    ok = True
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
         try:
             stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
+        except BrokenPipeError:
             pass
+        except (ValueError, OSError):
+            ok = ok and stream is not sys.stdout
+    return ok or _stdout_broken
 
 
 def _leave(code: int) -> None:
@@ -289,7 +333,9 @@ def _leave(code: int) -> None:
         for t in threading.enumerate():
             if t is not threading.current_thread() and not t.daemon and t.is_alive():
                 t.join()
-    _flush_std()
+    if not _flush_std() and code in (EXIT_OK, EXIT_VIOLATED, EXIT_UNKNOWN):  # a report that did not get out
+        sys.stderr.write(f"gpcheck: error: {stdout_failure(None)}\n")
+        code = EXIT_USAGE
     try:
         atexit._run_exitfuncs()
     except BaseException:  # noqa: BLE001 - as at a normal exit: a failing handler does not change the code

@@ -10,12 +10,13 @@ Workers open the traces by path: a remote cluster's workers must see the same fi
 
 from __future__ import annotations
 
+import argparse
 import glob
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from gpcheck.checker.cluster import Cluster
 from gpcheck.spec.errors import GpcheckError, SpecError, UsageError
@@ -54,20 +55,42 @@ def expand_traces(inputs: Sequence[str], suffixes: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# NOTE(corpus-flags): a corpus run is the single runs side by side. A job carries the command's
+# parsed flags whole (`flags`: every argparse destination but the few in CORPUS_LEVEL_FLAGS, which
+# shape the corpus run itself) and the single command's own per-trace function (`outcome`), which
+# the single command calls too; so a flag added to `check` or `replay` reaches every trace's job
+# without anyone listing it here. tests/unit/test_corpus_flags.py compares each row with the single
+# command's --json for every flag of both parsers.
+CORPUS_LEVEL_FLAGS = frozenset({
+    "run", "command", "more",  # argparse's own: the handler, the subcommand, the traces after the first
+    "json", "width", "no_progress",  # how the corpus run prints (each row's report is JSON anyway)
+    "cluster", "workers",  # where the jobs run
+    "max_memory",  # the command's process (workers are separate processes with their own memory)
+    "perfetto", "itf",  # output files of one trace: refused with several (checker/commands/corpus.py)
+})
+
+TraceOutcome = Callable[[argparse.Namespace, str], tuple[dict[str, Any], int]]
+"""A command's per-trace function: (flags, trace) -> (its --json report, its exit code); raises
+GpcheckError on bad input."""
+
+
 @dataclass(frozen=True)
 class TraceJob:
     """One trace to check: `mode` is `check` (observation properties) or `replay` (against a
-    model); the options are those of the single-trace command."""
+    model); `flags` the single-trace command's parsed flags, `outcome` its per-trace function
+    (a module-level function, sent to workers by reference). `flags["timeout"]` is this trace's
+    limit, as for the single command."""
 
     mode: str
     trace: str
-    properties: tuple[str, ...] | None = None
-    observe: Mapping[str, int | None] = field(default_factory=dict)  # check_trace thresholds
-    model: str | None = None
-    constants: Mapping[str, int] = field(default_factory=dict)
-    max_hidden: int | None = None
-    max_candidates: int | None = None
-    format: str | None = None
+    flags: Mapping[str, Any]
+    outcome: TraceOutcome
+
+
+def job_flags(args: argparse.Namespace, first: str) -> dict[str, Any]:
+    """The flags of `args` that every trace's job gets (all but CORPUS_LEVEL_FLAGS and the
+    positional `first`, whose destination names the trace)."""
+    return {k: v for k, v in vars(args).items() if k not in CORPUS_LEVEL_FLAGS and k != first}
 
 
 @dataclass
@@ -92,22 +115,25 @@ class TraceRun:
 
 
 def check_job(job: TraceJob) -> TraceRun:
-    """Run on a worker: one trace, as `gpcheck check TRACE --json` or `gpcheck replay TRACE --json`."""
-    from gpcheck.checker.trace_api import check_trace, replay
+    """Run on a worker: one trace, as the single-trace command with the same flags and `--json`.
+    The trace's --timeout holds on the worker as on the command line (budget.task_limit): replay
+    ends undecided with its partial report; a check that has none is exit 3 with the reason."""
+    from gpcheck.checker import budget
 
     started = time.monotonic()
+    flags = argparse.Namespace(**job.flags)
     try:
-        if job.mode == "check":
-            obs = check_trace(job.trace, job.properties, **job.observe)
-            report, code = obs.to_json(), obs.exit_code
-        else:
-            rep = replay(job.trace, job.model, dict(job.constants), max_hidden=job.max_hidden,
-                         max_candidates=job.max_candidates, format=job.format)
-            report, code = rep.to_json(), rep.exit_code
+        with budget.task_limit(job.flags.get("timeout")):
+            report, code = job.outcome(flags, job.trace)
+            stopped = budget.stopped() if job.mode == "check" else None
+    except budget.Stop as e:
+        return TraceRun(job.trace, e.exit_code, time.monotonic() - started, error=e.text)
     except SpecError as e:
         return TraceRun(job.trace, 2, time.monotonic() - started, error=e.render())
     except GpcheckError as e:
         return TraceRun(job.trace, 2, time.monotonic() - started, error=str(e))
+    if stopped:
+        return TraceRun(job.trace, 3, time.monotonic() - started, error=stopped)  # as `Stop`: unknown
     return TraceRun(job.trace, code, time.monotonic() - started, report)
 
 

@@ -10,8 +10,6 @@ boundary such as "re-executes from CAP = 2 on" is seen at a glance."""
 from __future__ import annotations
 
 import itertools
-import os
-import tempfile
 from html import escape
 from pathlib import Path
 from typing import Sequence
@@ -63,16 +61,11 @@ def render_html(title: str, runs: Sequence[Run | None]) -> str:
 
 
 def write_html(path: str | Path, text: str) -> None:
-    """Write the page whole or not at all: a temporary file beside it, then renamed over it."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write the page whole or not at all (traces/atomic.py: a temporary file beside it, renamed
+    over it; TraceError, exit 2, when it cannot be written: a full disk, a file-size limit)."""
+    from gpcheck.traces.atomic import write_atomic
+
+    write_atomic(str(path), text.encode("utf-8"))
 
 
 def _legend(scale: tuple[int, int]) -> str:

@@ -16,6 +16,7 @@ counted in code points (exact for ASCII sources; LSP's UTF-16 units differ only 
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from typing import IO, Any
@@ -23,7 +24,8 @@ from urllib.parse import unquote, urlparse
 
 from gpcheck.spec.errors import GpcheckError, Severity, SpecError
 
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message's body; a longer one is skipped and answered with an error
 _SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.NOTE: 3}
 
 
@@ -83,6 +85,7 @@ class Server:
         self.inp = inp
         self.out = out
         self.docs: dict[str, str] = {}
+        self.checked: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # uri -> (text, its diagnostics)
         self.shutdown = False
 
     # ------------------------------------------------------------------ framing
@@ -106,13 +109,27 @@ class Server:
             self.send({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST,
                                                                  "message": "missing Content-Length"}})
             return {}
+        if length > MAX_MESSAGE:
+            while length > 0:  # skip it in pieces, never holding it whole
+                piece = self.inp.read(min(length, 1 << 20))
+                if not piece:
+                    return None
+                length -= len(piece)
+            self._error(None, INVALID_REQUEST, f"message longer than {MAX_MESSAGE} bytes, skipped")
+            return {}
         body = self.inp.read(length)
         try:
             msg = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            self.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": str(e)}})
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            self._error(None, PARSE_ERROR, f"not a JSON message: {str(e)[:200]}")
             return {}
-        return msg if isinstance(msg, dict) else {}
+        if not isinstance(msg, dict):
+            self._error(None, INVALID_REQUEST, "a JSON-RPC message is a JSON object")
+            return {}
+        return msg
+
+    def _error(self, ident: Any, code: int, message: str) -> None:
+        self.send({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}})
 
     def send(self, msg: dict[str, Any]) -> None:
         body = json.dumps(msg, ensure_ascii=False).encode("utf-8")
@@ -121,19 +138,52 @@ class Server:
 
     # ------------------------------------------------------------------ dispatch
     def serve(self) -> int:
-        """Answer messages until `exit`; the exit code is 0 after a `shutdown`, else 1."""
+        """Answer messages until `exit`; the exit code is 0 after a `shutdown`, else 1. A
+        malformed message (wrong types, missing fields, a bad id) is answered with a JSON-RPC
+        error when it is a request, dropped when it is a notification, and the server goes on."""
+        try:
+            return self._serve()
+        except (BrokenPipeError, ConnectionError):
+            return 0 if self.shutdown else 1  # the client went away: nothing left to answer
+
+    def _serve(self) -> int:
         while True:
             msg = self.read()
             if msg is None:
                 return 0 if self.shutdown else 1
+            if not msg:
+                continue
             method = msg.get("method")
-            params = msg.get("params") or {}
             if method == "exit":
                 return 0 if self.shutdown else 1
-            if "id" in msg and method is not None:
-                self._request(msg["id"], method, params)
-            elif method is not None:
-                self._notification(method, params)
+            try:
+                self._dispatch(msg, method)
+            except Exception as e:  # noqa: BLE001 - a bad message must not end the session
+                if "id" in msg and _valid_id(msg["id"]):
+                    self._error(msg["id"], INTERNAL_ERROR, f"{type(e).__name__}: {str(e)[:200]}")
+
+    def _dispatch(self, msg: dict[str, Any], method: Any) -> None:
+        if method is None:
+            return  # a response to a request of ours (we send none), or junk without a method
+        ident = msg.get("id")
+        if "id" in msg and not _valid_id(ident):
+            self._error(None, INVALID_REQUEST, "the id of a request is a number or a string")
+            return
+        if not isinstance(method, str):
+            if "id" in msg:
+                self._error(ident, INVALID_REQUEST, "the method of a request is a string")
+            return
+        params = msg.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            if "id" in msg:
+                self._error(ident, INVALID_PARAMS, f"the params of {method} are not an object")
+            return
+        if "id" in msg:
+            self._request(ident, method, params)
+        else:
+            self._notification(method, params)
 
     def _request(self, ident: Any, method: str, params: dict[str, Any]) -> None:
         if method == "initialize":
@@ -152,27 +202,42 @@ class Server:
         self.send({"jsonrpc": "2.0", "id": ident, "result": result})
 
     def _notification(self, method: str, params: dict[str, Any]) -> None:
-        doc = params.get("textDocument") or {}
-        uri = doc.get("uri")
+        doc = params.get("textDocument")
+        uri = doc.get("uri") if isinstance(doc, dict) else None
         if not isinstance(uri, str):
             return
         if method == "textDocument/didOpen":
             self.docs[uri] = str(doc.get("text", ""))
         elif method == "textDocument/didChange":
-            changes = params.get("contentChanges") or []
-            if changes and isinstance(changes[-1], dict) and "text" in changes[-1]:
+            changes = params.get("contentChanges")
+            if isinstance(changes, list) and changes and isinstance(changes[-1], dict) and "text" in changes[-1]:
                 self.docs[uri] = str(changes[-1]["text"])  # full sync: the last change is the text
         elif method == "textDocument/didSave":
             if "text" in params:
                 self.docs[uri] = str(params["text"])
         elif method == "textDocument/didClose":
             self.docs.pop(uri, None)
+            self.checked.pop(uri, None)
             self.publish(uri, [])
             return
         else:
             return
         if uri in self.docs:
-            self.publish(uri, diagnostics(self.docs[uri], uri))
+            self.publish(uri, self._diagnostics(uri, self.docs[uri]))
+
+    def _diagnostics(self, uri: str, text: str) -> list[dict[str, Any]]:
+        """`diagnostics`, computed again only when the text changed since the last check of this
+        document (a save or a change that leaves it as it was does not re-check a large spec)."""
+        last = self.checked.get(uri)
+        if last is not None and last[0] == text:
+            return copy.deepcopy(last[1])
+        try:
+            items = diagnostics(text, uri)
+        except RecursionError:
+            items = [{"range": _range(1, 1, 1, 1), "severity": 1, "source": "gpcheck",
+                      "message": "the spec nests too deeply to be checked"}]
+        self.checked[uri] = (text, copy.deepcopy(items))
+        return items
 
     def publish(self, uri: str, items: list[dict[str, Any]]) -> None:
         for d in items:
@@ -180,6 +245,11 @@ class Server:
                 rel["location"]["uri"] = uri
         self.send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                    "params": {"uri": uri, "diagnostics": items}})
+
+
+def _valid_id(ident: Any) -> bool:
+    """JSON-RPC ids are numbers, strings or null (booleans are not numbers here)."""
+    return ident is None or isinstance(ident, str) or (isinstance(ident, (int, float)) and not isinstance(ident, bool))
 
 
 def serve_stdio() -> int:

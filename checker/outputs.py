@@ -29,6 +29,49 @@ def identity(path: str | Path) -> Identity:
         return os.path.realpath(os.path.abspath(path))
 
 
+def check_target(flag: str, path: str) -> None:
+    """Refuse, before any work, an output target gpcheck cannot write whole: gpcheck writes a
+    temporary file beside it and renames it over the target (traces/atomic.py), which would
+    replace a device such as /dev/full, a FIFO or a socket with a regular file, and fails on a
+    directory, in a directory that is missing or not writable, or with a name too long for the
+    filesystem. UsageError (exit 2) naming the flag and the reason."""
+    kind = non_regular_kind(path)
+    if kind is not None:
+        raise UsageError(f"{flag} {path}: {kind}, not a regular file; give a file name "
+                         "(gpcheck writes this output whole, to a new or regular file)")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{flag} {path}: no such directory {os.path.dirname(path) or parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: cannot write in the directory {parent} (read-only or no permission)")
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    if len(os.fsencode(os.path.basename(path))) > name_max:
+        raise UsageError(f"{flag} {path}: file name too long (at most {name_max} bytes on this filesystem)")
+
+
+def non_regular_kind(path: str | Path) -> str | None:
+    """What an existing `path` is when it is not a regular file (followed through symbolic
+    links): "a directory", "a device", "a FIFO", "a socket"; None for a regular file or none."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
+
+
 @dataclass
 class OutputPlan:
     """The inputs of one run (as `(role, path)`) and the outputs claimed so far."""
@@ -50,6 +93,7 @@ class OutputPlan:
         if path.strip() in ("", "-"):
             raise UsageError(f"{flag} {path!r}: give a file name (gpcheck writes this output to a file; "
                              "standard output carries the report, or --json's object)")
+        check_target(flag, path)
         ident = identity(path)
         real = os.path.realpath(os.path.abspath(path))
         for role, src in self.inputs:

@@ -13,7 +13,10 @@ itself and never needs it."""
 from __future__ import annotations
 
 import os as _os
-from typing import Any
+
+TYPE_CHECKING = False  # not `typing`'s: importing typing takes milliseconds before `gpcheck`'s quiet Ctrl-C is on
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

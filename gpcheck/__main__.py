@@ -1,6 +1,31 @@
-"""`python -m gpcheck ...`: the `gpcheck` command."""
+"""`python -m gpcheck ...` and the `gpcheck` console script: the `gpcheck` command.
 
-from gpcheck.checker.cli import entry
+`entry` makes SIGINT/SIGTERM end the process quietly (exit 128 + the signal, no traceback)
+before anything else is imported: importing `gpcheck.checker.cli` imports `gpcheck.checker`,
+whose API takes most of a second to import, and a Ctrl-C in that time was a KeyboardInterrupt
+traceback (issue 36). `checker/budget.py` installs the real handlers once a command runs. Only
+`os`, `signal` and `sys` are imported here, and they are loaded with the interpreter."""
+
+import os
+import signal
+
+
+def _stop_before_work(signum: int, frame: object) -> None:
+    try:
+        os.write(2, b"gpcheck: interrupted before any work\n")
+    except OSError:
+        pass
+    os._exit(128 + signum)
+
+
+def entry() -> None:
+    """The `gpcheck` command (checker/cli.py `entry`), with the quiet stop installed first."""
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _stop_before_work)
+    from gpcheck.checker.cli import entry as command
+
+    command()
+
 
 if __name__ == "__main__":
     entry()

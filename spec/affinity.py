@@ -26,34 +26,78 @@ from gpcheck.spec import syntax as S
 from gpcheck.spec.ir import ARITH_OPS, EQUALITY_OPS, ORDER_OPS, BinOp
 
 Clause = tuple[frozenset[str], ...]  # every set meets the symbolic constants: not affine
-Deps = tuple[frozenset[str], frozenset[Clause]]  # (every constant it depends on, the clauses)
-NONE: Deps = (frozenset(), frozenset())
+# (the constants it names, the clauses it makes itself, the constants whose clauses it inherits)
+Deps = tuple[frozenset[str], frozenset[Clause], frozenset[str]]
+NONE: Deps = (frozenset(), frozenset(), frozenset())
+
+# NOTE(direct-deps): a Deps holds the constants an expression *names* and the clauses it *makes*,
+# not every constant behind those names nor every clause they carry: `const C2 = C1 + 1 ...
+# const Cn = Cn-1 + 1` gave each constant the set of all before it (n^2/2 set entries: a 128 KiB
+# spec of such a chain took 1 GB and 7 s to check, issue 36), `Ck = Ck-1 / 2 + 1` each constant
+# every division before it. The constants and clauses behind a name are followed (`closure`,
+# `clauses`) only where a clause is recorded in the IR (spec/typecheck.py `_note_nonaffine`) and
+# where a product of two dependent factors needs its factors' two-set clauses (degree three), so
+# the IR's clauses are the same as before. What stays superlinear: a chain of products whose
+# factors both depend on constants, where the degree-three clauses themselves grow with it.
+
+
+def closure(part: frozenset[str], consts: Mapping[str, Deps]) -> frozenset[str]:
+    """`part` with every constant its constants depend on, through `consts` (NOTE(direct-deps))."""
+    seen = set(part)
+    todo = list(part)
+    while todo:
+        deps = consts.get(todo.pop())
+        for d in deps[0] if deps is not None else ():
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return frozenset(seen)
+
+
+def clauses(deps: Deps, consts: Mapping[str, Deps]) -> frozenset[Clause]:
+    """Every clause of an expression: its own and those of the constants it inherits from, in
+    turn (NOTE(direct-deps))."""
+    out = set(deps[1])
+    seen = set(deps[2])
+    todo = list(deps[2])
+    while todo:
+        d = consts.get(todo.pop())
+        if d is None:
+            continue
+        out |= d[1]
+        for m in d[2]:
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return frozenset(out)
 
 
 def affinity(e: S.Expr, consts: Mapping[str, Deps]) -> Deps:
-    """The constants `e` depends on (through `consts`, each constant's own dependence; a
-    constant's name counts itself), and the clauses under which it is not affine in the
-    symbolic ones (a division, a modulo, a product of two terms that both depend on them, a
-    condition on them). Conservative: both branches of an `if` count."""
+    """The constants `e` names (each stands for itself and, through `consts`, the constants it
+    depends on), the clauses it makes under which it is not affine in the symbolic ones (a
+    division, a modulo, a product of two terms that both depend on them, a condition on them),
+    and the constants whose clauses it carries (NOTE(direct-deps); `clauses` gives them all).
+    Conservative: both branches of an `if` count."""
     match e:
         case S.Name(name=n) if n in consts:
-            deps, clauses = consts[n]
-            return deps | {n}, clauses
+            return frozenset((n,)), frozenset(), frozenset((n,))
         case S.Neg(operand=o):
             return affinity(o, consts)
         case S.BinE(op=op, lhs=lhs, rhs=rhs) if op in ARITH_OPS:
-            (da, ca), (db, cb) = affinity(lhs, consts), affinity(rhs, consts)
-            deps, clauses = da | db, ca | cb
+            a, b = affinity(lhs, consts), affinity(rhs, consts)
+            (da, oa, ia), (db, ob, ib) = a, b
+            deps, own = da | db, oa | ob
             if op in (BinOp.DIV, BinOp.MOD) and deps:
-                clauses |= {(deps,)}
+                own |= {(deps,)}
             elif op is BinOp.MUL and da and db:
                 # a product, and a product of a product (degree three: three sets)
-                clauses |= {(da, db)} | {c + (db,) for c in ca if len(c) == 2} | {c + (da,) for c in cb if len(c) == 2}
-            return deps, clauses
+                own |= {(da, db)} | {c + (db,) for c in clauses(a, consts) if len(c) == 2} \
+                    | {c + (da,) for c in clauses(b, consts) if len(c) == 2}
+            return deps, own, ia | ib
         case S.IteE(cond=c, then=t, else_=f):
             cd = _condition(c, consts)
-            (dt, ct), (df, cf) = affinity(t, consts), affinity(f, consts)
-            return cd | dt | df, ct | cf | ({(cd,)} if cd else frozenset())
+            (dt, ot, it), (df, of, if_) = affinity(t, consts), affinity(f, consts)
+            return cd | dt | df, ot | of | ({(cd,)} if cd else frozenset()), it | if_
         case _:
             return NONE
 

@@ -84,3 +84,8 @@ class ConstantError(SpecError):
 
 class TraceError(GpcheckError):
     """A malformed trace or import input; the message names the file and line or table."""
+
+
+class OutputError(GpcheckError):
+    """An output the command cannot write: standard output full or closed, an output file's
+    target that is not a regular file (a directory, a device, a FIFO) or cannot be created."""

@@ -13,7 +13,7 @@ from typing import Iterator, Mapping
 
 from gpcheck.spec import ir
 from gpcheck.spec import syntax as S
-from gpcheck.spec.affinity import NONE, Clause, Deps, affinity
+from gpcheck.spec.affinity import NONE, Clause, Deps, affinity, clauses, closure
 from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
 from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
@@ -247,11 +247,14 @@ class _Checker:
         """`_const_eval` where the value lands in the IR (a range bound, an initial value, a
         latency bound): noting the constants it depends on other than affinely."""
         value = self._const_eval(e)
-        self._note_nonaffine(affinity(e, self.const_deps)[1], e.span)
+        self._note_nonaffine(clauses(affinity(e, self.const_deps), self.const_deps), e.span)
         return value
 
     def _note_nonaffine(self, clauses: frozenset[Clause], span: Span) -> None:
-        for clause in sorted(tuple(tuple(sorted(part)) for part in c) for c in clauses):
+        if not clauses:
+            return
+        deps = self.const_deps
+        for clause in sorted(tuple(tuple(sorted(closure(part, deps))) for part in c) for c in clauses):
             self.nonaffine[(clause, str(span))] = None
 
     def _const_eval(self, e: S.Expr) -> int:
@@ -845,7 +848,7 @@ class _Checker:
             v = self.vars[n]
             return ir.VarRef(v.index, v.type, self.priming, sp)
         if n in self.consts:
-            self._note_nonaffine(self.const_deps.get(n, NONE)[1], sp)
+            self._note_nonaffine(clauses(self.const_deps.get(n, NONE), self.const_deps), sp)
             return ir.Lit(self.consts[n].value, INT, sp)
         if n in self.members:
             t, i = self.members[n]

@@ -12,7 +12,9 @@ umask), not mkstemp's private 0600, so the renamed output is readable like any o
 from __future__ import annotations
 
 import atexit
+import errno
 import os
+import stat
 import tempfile
 from typing import IO
 
@@ -28,9 +30,30 @@ def _umask() -> int:
     return mask
 
 
+def _refuse_non_regular(path: str) -> None:
+    """The rename must never replace a device node, a FIFO, a socket or a directory (run as root,
+    `--perfetto /dev/full` replaced the device with a regular file): OSError if `path` exists
+    and is not a regular file (through symbolic links). The commands refuse such targets before
+    any work (checker/outputs.py `check_target`); this is the writer's own guard."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # a dangling link's loop or a permission problem: the rename itself reports it
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EEXIST, "not a regular file (a directory, a device, a FIFO or a socket): "
+                                    "not replaced")
+
+
 def temp_beside(path: str) -> tuple[IO[bytes], str]:
     """An open binary temporary file in `path`'s directory, and its name (registered for
-    removal at exit until `forget_temp` is called)."""
+    removal at exit until `forget_temp` is called). OSError-based TraceError for a target that
+    exists and is not a regular file."""
+    try:
+        _refuse_non_regular(path)
+    except OSError as e:
+        raise TraceError(f"{path}: cannot write: {e.strerror or e}") from None
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=directory)
@@ -65,21 +88,50 @@ def remove_temp_files() -> None:
 atexit.register(remove_temp_files)
 
 
+class _Guarded:
+    """The temporary file as writers see it: a write that fails (a full disk, a file-size limit:
+    ENOSPC, EFBIG) aborts the output and raises TraceError naming the target, as any other
+    failure to write it, instead of an OSError that ends as an internal error (issue 36)."""
+
+    def __init__(self, owner: "AtomicFile", raw: IO[bytes]):
+        self._owner = owner
+        self._raw = raw
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._raw.write(data)
+        except OSError as e:
+            self._owner.abort()
+            raise TraceError(f"{self._owner.path}: cannot write: {e.strerror or e}") from None
+
+    def flush(self) -> None:
+        try:
+            self._raw.flush()
+        except OSError as e:
+            self._owner.abort()
+            raise TraceError(f"{self._owner.path}: cannot write: {e.strerror or e}") from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._raw, name)
+
+
 class AtomicFile:
     """A binary file that appears at `path` only when committed; aborting leaves `path` as it was."""
 
     def __init__(self, path: str):
         self.path = path
-        self.file, self._tmp = temp_beside(path)
+        self._raw, self._tmp = temp_beside(path)
+        self.file: IO[bytes] = _Guarded(self, self._raw)  # type: ignore[assignment]
         self._done = False
 
     def commit(self) -> None:
         if self._done:
             return
         try:
-            self.file.flush()
-            os.fsync(self.file.fileno())
-            self.file.close()
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
+            _refuse_non_regular(self.path)
             os.replace(self._tmp, self.path)
         except OSError as e:
             self.abort()
@@ -95,7 +147,7 @@ class AtomicFile:
             return
         self._done = True
         try:
-            self.file.close()
+            self._raw.close()
         except OSError:
             pass
         finally:

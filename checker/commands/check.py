@@ -7,7 +7,10 @@ import argparse
 
 from gpcheck.spec import load_spec
 from gpcheck.spec.errors import UsageError
-from gpcheck.checker.commands.observe_cmd import add_observation_flags, options_of, run_observation_check
+from typing import Any
+
+from gpcheck.checker.commands.observe_cmd import (add_observation_flags, observation_report, options_of,
+                                                 run_observation_check)
 from gpcheck.checker import budget
 from gpcheck.checker.commands.flags import add_timeout_flag
 from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
@@ -32,9 +35,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_corpus(inputs_of(args, args.file)):  # --timeout is then each trace's (checker/corpus.py)
+        return run_check_corpus(args, inputs_of(args, args.file), trace_outcome)
     budget.limit_time(args.timeout)
-    if is_corpus(inputs_of(args, args.file)):
-        return run_check_corpus(args, inputs_of(args, args.file))
     if _is_trace(args.file):
         return run_observation_check(args.file, args.property, args.json, options_of(args))
     _refuse_json(args.file)
@@ -58,6 +61,15 @@ def run(args: argparse.Namespace) -> int:
         write_out(f"ok: model {model.name}: {len(model.vars)} variables ({model.slot_total} slots), "
                   f"{len(model.actions)} actions, {len(model.property_names())} properties\n")
     return 0
+
+
+def trace_outcome(args: argparse.Namespace, trace: str) -> tuple[dict[str, Any], int]:
+    """One trace of `gpcheck check TRACE...` on a cluster worker: the report that
+    `gpcheck check TRACE --json` prints with the same flags (`args`), and its exit code. The
+    single command and every corpus row go through `observation_report` with `options_of(args)`,
+    so a flag cannot reach one and not the other (checker/corpus.py TraceJob)."""
+    report = observation_report(trace, args.property, options_of(args))
+    return report.to_json(), report.exit_code
 
 
 def _refuse_json(name: str) -> None:

@@ -8,6 +8,7 @@ import sys
 from gpcheck.checker import progress as meter
 from gpcheck.checker.textout import strip_lines
 from gpcheck.spec import parse_const_overrides
+from gpcheck.spec.errors import OutputError
 
 
 def add_const_flag(p: argparse.ArgumentParser) -> None:
@@ -34,15 +35,36 @@ def reset_report() -> None:
 
 
 def write_out(data: bytes | str) -> None:
+    """Print the report on standard output. A standard output that cannot take it (a full disk,
+    /dev/full, a closed descriptor) is `OutputError` (exit 2), never a traceback or the exit code
+    of a verdict; a reader that went away (`| head`) is BrokenPipeError, which cli.main ends
+    quietly."""
     global _written
     _written = True
     meter.clear()  # the progress line is erased before the report (they share the terminal)
-    if isinstance(data, bytes):
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.write(b"\n")
-    else:
-        sys.stdout.write(strip_lines(data))  # no trailing spaces on any line (checker/textout.py)
-    sys.stdout.flush()
+    try:
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.write(b"\n")
+        else:
+            sys.stdout.write(strip_lines(data))  # no trailing spaces on any line (checker/textout.py)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError, AttributeError) as e:  # ValueError: closed; AttributeError: None
+        raise StdoutError(stdout_failure(e)) from None
+
+
+class StdoutError(OutputError):
+    """Standard output cannot take the report (cli.main: exit 2, and nothing more sent there)."""
+
+
+def stdout_failure(e: BaseException | None) -> str:
+    """The message for a standard output that cannot be written."""
+    if e is None:
+        return "cannot write to standard output"
+    why = e.strerror if isinstance(e, OSError) and e.strerror else "it is closed"
+    return f"cannot write the report to standard output: {why}"
 
 
 class Progress:

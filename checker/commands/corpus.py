@@ -18,9 +18,9 @@ from rich.table import Table
 
 from gpcheck.checker import textout
 from gpcheck.checker.commands.common import consts_of, write_out
-from gpcheck.checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
-from gpcheck.checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, TraceJob, TraceRun, corpus_exit_code,
-                            expand_traces, run_corpus)
+from gpcheck.checker.commands.fanout import add_cluster_flags, interrupted_exit_code, run_fanned_out
+from gpcheck.checker.corpus import (OBSERVATION_SUFFIXES, REPLAY_SUFFIXES, TraceJob, TraceOutcome, TraceRun,
+                                    corpus_exit_code, expand_traces, job_flags, run_corpus)
 from gpcheck.checker.report import to_json_bytes
 from gpcheck.spec.errors import UsageError
 
@@ -29,7 +29,8 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     """More traces after the first, and where to check them."""
     p.add_argument("more", nargs="*", metavar="MORE",
                    help="more traces; with several, a folder or a quoted glob ('runs/**/*.jsonl') every "
-                        "trace is checked in parallel on a cluster and summarised in one table")
+                        "trace is checked in parallel on a cluster, with every flag of the single command "
+                        "(--timeout is each trace's), and summarised in one table")
     add_cluster_flags(p)
 
 
@@ -37,31 +38,27 @@ def inputs_of(args: argparse.Namespace, first: str) -> list[str]:
     return [first, *args.more]
 
 
-def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str]) -> int:
-    """`gpcheck check` of many observation traces."""
-    from gpcheck.checker.commands.observe_cmd import options_of
-
-    opts = options_of(args)
-    observe = {"max_inversion_ns": opts.max_inversion_ns, "max_gap_ns": opts.max_gap_ns,
-               "gap_threshold_ns": opts.gap_threshold_ns}
-    props = tuple(args.property) if args.property else None
+def run_check_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: TraceOutcome) -> int:
+    """`gpcheck check` of many observation traces; `outcome` is check.py's per-trace function."""
     specs = [i for i in inputs if i.endswith(".gpspec")]
     if specs:
         raise UsageError(f"{specs[0]}: a spec; with several inputs `gpcheck check` takes traces "
                          "(type-check specs one at a time)")
     traces = expand_traces(inputs, OBSERVATION_SUFFIXES)
-    return _run(args, "check", [TraceJob("check", t, props, observe) for t in traces])
+    flags = job_flags(args, "file")
+    return _run(args, "check", [TraceJob("check", t, flags, outcome) for t in traces])
 
 
-def run_replay_corpus(args: argparse.Namespace, inputs: Sequence[str]) -> int:
-    """`gpcheck replay` of many traces, each against --model or the model its header names."""
+def run_replay_corpus(args: argparse.Namespace, inputs: Sequence[str], outcome: TraceOutcome) -> int:
+    """`gpcheck replay` of many traces, each against --model or the model its header names;
+    `outcome` is replay.py's per-trace function."""
     for flag in ("perfetto", "itf"):
         if getattr(args, flag, None):
             raise UsageError(f"--{flag} writes one file: give it with a single trace")
+    consts_of(args)  # a malformed --const is a usage error before any cluster starts
     traces = expand_traces(inputs, REPLAY_SUFFIXES)
-    jobs = [TraceJob("replay", t, model=args.model, constants=consts_of(args), max_hidden=args.max_hidden,
-                     max_candidates=args.max_candidates, format=args.format) for t in traces]
-    return _run(args, "replay", jobs)
+    flags = job_flags(args, "trace")
+    return _run(args, "replay", [TraceJob("replay", t, flags, outcome) for t in traces])
 
 
 def _run(args: argparse.Namespace, mode: str, jobs: list[TraceJob]) -> int:
@@ -77,7 +74,7 @@ def _run(args: argparse.Namespace, mode: str, jobs: list[TraceJob]) -> int:
 
     runs, interrupted = run_fanned_out(args, len(jobs), "traces", lambda c: run_corpus(c, jobs), _progress, emit)
     if interrupted:
-        return EXIT_INTERRUPTED
+        return interrupted_exit_code()
     return corpus_exit_code([r.exit_code for r in runs if r is not None])
 
 

@@ -28,6 +28,14 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
 
+def interrupted_exit_code() -> int:
+    """The exit code of a fanned-out run that ended early: 128 + the signal (130 for Ctrl-C, 143
+    for SIGTERM), 3 (unknown) when the command's memory limit stopped it."""
+    if budget.stopped() and budget.reason() != budget.INTERRUPTED:
+        return budget.exit_code_for(budget.reason(), None)
+    return budget.signal_exit_code() or EXIT_INTERRUPTED
+
+
 def run_fanned_out(args: argparse.Namespace, total: int, what: str,
                    start: Callable[[Cluster], Iterator[tuple[int, R]]],
                    progress: Callable[[int, int, R], str],

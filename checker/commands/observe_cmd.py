@@ -13,7 +13,7 @@ from typing import Sequence
 from gpcheck.checker.commands.common import write_out
 from gpcheck.checker.commands.flags import non_negative
 from gpcheck.spec.errors import GpcheckError
-from gpcheck.traces.observe import PROPERTIES, ObserveOptions, observe, render_text
+from gpcheck.traces.observe import PROPERTIES, ObservationReport, ObserveOptions, observe, render_text
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE = 0, 1, 2
 
@@ -41,16 +41,23 @@ def options_of(args: argparse.Namespace) -> ObserveOptions:
                           max_blocking_ns=getattr(args, "max_blocking", None))
 
 
+def observation_report(path: str, properties: Sequence[str] | None,
+                       options: ObserveOptions | None = None) -> ObservationReport:
+    """The observation report of one trace: what `gpcheck check TRACE` prints, and each row of
+    `gpcheck check TRACE...` (checker/commands/check.py `trace_outcome`). GpcheckError on bad input."""
+    for p in properties or ():
+        if p not in PROPERTIES:
+            raise GpcheckError(f"unknown observation property {p!r} (known: {', '.join(PROPERTIES)})")
+    return observe(path, properties or None, options or ObserveOptions())
+
+
 def run_observation_check(path: str, properties: Sequence[str] | None, as_json: bool,
                           options: ObserveOptions | None = None) -> int:
     """Check a trace's observation properties and print the report. Exit code: 0 every checked
     property holds (informational findings allowed), 1 a property is violated, 2 bad input (the
     message goes to stderr)."""
     try:
-        for p in properties or ():
-            if p not in PROPERTIES:
-                raise GpcheckError(f"unknown observation property {p!r} (known: {', '.join(PROPERTIES)})")
-        report = observe(path, properties or None, options or ObserveOptions())
+        report = observation_report(path, properties, options)
     except GpcheckError as e:
         sys.stderr.write(f"gpcheck: error: {e}\n")
         if as_json:  # the error as data too (checker/error_report.py)

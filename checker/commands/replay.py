@@ -5,6 +5,7 @@ violated property, 2 bad input, 3 undecided (see traces/replay.py)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any, Callable
 
 from gpcheck.checker import budget
 from gpcheck.checker.commands.common import add_const_flag, consts_of, write_out
@@ -16,7 +17,7 @@ from gpcheck.gpmodel import compile_model
 from gpcheck.spec import ir
 from gpcheck.traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, EventSource, ReplayOptions, Replayer
 from gpcheck.traces.replay_report import ReplayReport, render_text
-from gpcheck.traces.sources import FORMATS, model_for, open_source, peek
+from gpcheck.traces.sources import FORMATS, TraceInfo, model_for, open_source, peek
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -55,14 +56,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def run(args: argparse.Namespace) -> int:
-    budget.limit_time(args.timeout)
     if is_corpus(inputs_of(args, args.trace)):
-        return run_replay_corpus(args, inputs_of(args, args.trace))
+        return run_replay_corpus(args, inputs_of(args, args.trace), trace_outcome)
+    budget.limit_time(args.timeout)
     info = peek(args.trace, args.format)
     plan_outputs(args, info, [("--perfetto", args.perfetto), ("--itf", args.itf)])
-    model, warnings = model_for(info, args.model, consts_of(args))
-    cm = compile_model(model)
-    source = open_source(info, model)
     progress = None
     if not args.no_progress:
         import sys
@@ -71,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
         live = sys.stderr.isatty()
         progress = ReplayProgress(count_events(args.trace) if live and info.format == "gpcheck" else None, live=live)
-    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
-                                          engine=args.engine, progress=progress))
+    replayer, source, model, warnings = _prepare(args, info, progress)
     # a stop (signal, --timeout, --max-memory) ends the replay undecided and still prints the report
     with budget.cooperative():
         try:
@@ -88,6 +85,31 @@ def run(args: argparse.Namespace) -> int:
             _write_outputs(args, report, replayer, source, model)
         _print(args, report)
     return report.exit_code
+
+
+def trace_outcome(args: argparse.Namespace, trace: str) -> tuple[dict[str, Any], int]:
+    """One trace of `gpcheck replay TRACE...` on a cluster worker: the report that
+    `gpcheck replay TRACE --json` prints with the same flags (`args`), and its exit code. Both
+    build the model instance and the replay options in `_prepare` from the same `args`, so a
+    flag cannot reach one and not the other (checker/corpus.py TraceJob)."""
+    info = peek(trace, args.format)
+    replayer, source, _, warnings = _prepare(args, info, None)
+    with budget.cooperative():
+        report = replayer.replay(source, trace)
+    report.warnings = warnings + report.warnings
+    return report.to_json(), report.exit_code
+
+
+def _prepare(args: argparse.Namespace, info: TraceInfo,
+             progress: Callable[[int, int, int], None] | None) -> tuple[Replayer, EventSource, ir.Model, list[str]]:
+    """The model instance (--model, --const or the trace's header), compiled, the trace opened
+    against it, and the replayer with every replay flag: what a single run and a corpus row share."""
+    model, warnings = model_for(info, args.model, consts_of(args))
+    cm = compile_model(model)
+    source = open_source(info, model)
+    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
+                                          engine=args.engine, progress=progress))
+    return replayer, source, model, warnings
 
 
 def _write_outputs(args: argparse.Namespace, report: ReplayReport, replayer: Replayer,

@@ -16,7 +16,7 @@ from typing import Sequence
 from gpcheck.checker.api import ENGINES
 from gpcheck.checker.commands.common import write_out
 from gpcheck.checker.commands.flags import count, non_negative, seconds
-from gpcheck.checker.commands.fanout import EXIT_INTERRUPTED, add_cluster_flags, run_fanned_out
+from gpcheck.checker.commands.fanout import add_cluster_flags, interrupted_exit_code, run_fanned_out
 from gpcheck.checker.report import to_json_bytes
 from gpcheck.checker.sweep import Instance, Run, combined_exit_code, parse_values, plan_sweep, run_sweep
 from gpcheck.checker.sweep_report import progress_line
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     runs, interrupted = run_fanned_out(args, len(instances), "combinations",
                                        lambda cluster: run_sweep(cluster, instances), progress_line, emit)
     if interrupted:
-        return EXIT_INTERRUPTED
+        return interrupted_exit_code()
     return combined_exit_code([r.exit_code for r in runs if r is not None])
 
 
@@ -73,6 +73,9 @@ def _check_output(out: Path, spec: Path) -> None:
         raise UsageError(f"--html {out}: no such directory {out.parent}")
     if spec.exists() and out.exists() and out.resolve() == spec.resolve():
         raise UsageError(f"--html {out}: that is the spec itself; give another file")
+    from gpcheck.checker.outputs import check_target
+
+    check_target("--html", str(out))  # a directory, a device, a read-only folder, a name too long
 
 
 def _emit(args: argparse.Namespace, instances: Sequence[Instance], runs: list[Run | None], where: str,

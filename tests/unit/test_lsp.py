@@ -92,3 +92,71 @@ def test_gpcheck_lsp_over_stdio():
     replies = unframe(proc.stdout)
     assert replies[0]["result"]["serverInfo"]["name"] == "gpcheck"
     assert replies[1]["params"]["diagnostics"][0]["message"] == "unknown name 'b'"
+
+
+# Issue 36: well-framed but malformed messages each ended the server; each is answered (a request)
+# or dropped (a notification), and the session goes on to check a document and shut down cleanly.
+MALFORMED: list[tuple[bytes, int | None]] = [  # (the message, the error code a reply carries; None: no reply)
+    (frame({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": [1, 2]}), -32602),  # params not an object
+    (frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": "x"}), None),
+    (frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": "x"}}), None),  # missing fields
+    (frame({"jsonrpc": "2.0", "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": URI}, "contentChanges": {"text": 1}}}), None),
+    (frame([1, 2, 3]), -32600),  # not an object
+    (frame("a string"), -32600),
+    (frame({"jsonrpc": "2.0", "id": {"a": 1}, "method": "initialize"}), -32600),  # bad ids
+    (frame({"jsonrpc": "2.0", "id": [1], "method": "shutdown"}), -32600),
+    (frame({"jsonrpc": "2.0", "id": True, "method": "initialize"}), -32600),
+    (frame({"jsonrpc": "2.0", "id": 8, "method": 42}), -32600),  # a method that is not a string
+    (frame({"jsonrpc": "2.0", "id": 9, "method": "workspace/whatever", "params": 5}), -32602),  # unknown, bad params
+    (frame({"jsonrpc": "2.0", "method": "$/unknown", "params": [None]}), None),
+    (b"Content-Length: 20001\r\n\r\n" + b"[" * 10000 + b"]" * 10000 + b" ", -32700),  # nested past recursion
+    (b"Content-Length: 4\r\n\r\n\xff\xfe\x00\x01", -32700),
+]
+
+
+def test_malformed_messages_are_answered_and_the_server_goes_on():
+    tail = [frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": URI, "text": BAD}}}),
+            frame({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}), frame({"jsonrpc": "2.0", "method": "exit"})]
+    for message, code in MALFORMED:
+        out = io.BytesIO()
+        assert Server(io.BytesIO(message + b"".join(tail)), out).serve() == 0, message[:80]
+        replies = unframe(out.getvalue())
+        errors = [r for r in replies if "error" in r]
+        assert [e["error"]["code"] for e in errors] == ([code] if code is not None else []), (message[:80], replies)
+        published = [r for r in replies if r.get("method") == "textDocument/publishDiagnostics"]
+        assert published and published[-1]["params"]["diagnostics"][0]["message"] == "unknown name 'b'"
+        assert replies[-1] == {"jsonrpc": "2.0", "id": 99, "result": None}
+
+
+def test_malformed_messages_over_stdio():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    data = b"".join(m for m, _ in MALFORMED) + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) \
+        + frame({"jsonrpc": "2.0", "method": "exit"})
+    proc = subprocess.run([sys.executable, "-m", "gpcheck", "lsp"], env=env, capture_output=True, timeout=120, input=data)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+    replies = unframe(proc.stdout)
+    assert [r["error"]["code"] for r in replies if "error" in r] == [c for _, c in MALFORMED if c is not None]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 2, "result": None}
+
+
+def test_an_unchanged_document_is_not_checked_again(monkeypatch):
+    import gpcheck.checker.lsp as lsp
+
+    calls = []
+    real = lsp.diagnostics
+    monkeypatch.setattr(lsp, "diagnostics", lambda text, uri: calls.append(uri) or real(text, uri))
+    doc = {"uri": URI, "text": BAD}
+    messages = [{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}},
+                {"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": URI}, "text": BAD}},
+                {"jsonrpc": "2.0", "method": "textDocument/didChange",
+                 "params": {"textDocument": {"uri": URI}, "contentChanges": [{"text": BAD}]}},
+                {"jsonrpc": "2.0", "method": "textDocument/didChange",
+                 "params": {"textDocument": {"uri": URI}, "contentChanges": [{"text": GOOD}]}},
+                {"jsonrpc": "2.0", "method": "exit"}]
+    out = io.BytesIO()
+    Server(io.BytesIO(b"".join(frame(m) for m in messages)), out).serve()
+    published = [r["params"]["diagnostics"] for r in unframe(out.getvalue())]
+    assert [len(d) for d in published] == [1, 1, 1, 0]  # every notification is answered ...
+    assert published[0] == published[1] == published[2]
+    assert len(calls) == 2  # ... but only a new text is checked

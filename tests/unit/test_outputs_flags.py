@@ -91,14 +91,16 @@ def test_outputs_that_differ_are_written(work: Path, capsys, monkeypatch) -> Non
     assert (work / "cx.itf.json").stat().st_size > 0 and (work / "cx.json").stat().st_size > 0
 
 
-def test_output_plan_claims() -> None:
+def test_output_plan_claims(tmp_path: Path) -> None:
     plan = OutputPlan().read("spec", __file__)
     with pytest.raises(UsageError):
         plan.claim("--itf", __file__)
-    plan.claim("--itf", "/nonexistent-dir/a.json")
-    plan.claim("--itf", "/nonexistent-dir/a.json")  # the same claim again is fine
+    plan.claim("--itf", f"{tmp_path}/a.json")
+    plan.claim("--itf", f"{tmp_path}/a.json")  # the same claim again is fine
     with pytest.raises(UsageError):
-        plan.claim("--perfetto", "/nonexistent-dir/./a.json")
+        plan.claim("--perfetto", f"{tmp_path}/./a.json")
+    with pytest.raises(UsageError, match="no such directory"):  # refused before the work (issue 36)
+        plan.claim("--perfetto", "/nonexistent-dir/a.json")
 
 
 @pytest.mark.parametrize("name", ["deadlock", "range"])
