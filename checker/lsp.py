@@ -3,16 +3,23 @@ that publishes the parser's and the type checker's diagnostics as the user types
 
 What it does: full-text document sync; on open, change and save it runs `spec.load_source` on
 the buffer (nothing is explored: the same work as `gpcheck check`) and publishes every error
-with its range and notes, or an empty list once the file checks. Requests it does not know are
-answered with MethodNotFound; notifications it does not know are ignored, as the protocol asks.
+with its range and notes, or an empty list once the file checks. Hover shows a name's
+declaration (a constant's value, a variable's type, an action's parameters, a property's
+definition) and its doc comment; go-to-definition jumps to where it is declared
+(checker/lsp_symbols.py), from the last version of the buffer that checked. Requests it does not
+know are answered with MethodNotFound; notifications it does not know are ignored, as the
+protocol asks.
 
 Why its own small JSON-RPC loop and not pygls: the protocol subset a diagnostics-only server
 needs is a few messages (initialize, didOpen/didChange/didSave/didClose, shutdown, exit), and
 a dependency with its own release cycle for them was not worth it; the loop is deterministic,
 synchronous and tested end to end (tests/unit/test_lsp.py).
 
-Positions: LSP lines and characters are 0-based, gpcheck's spans 1-based; characters are
-counted in code points (exact for ASCII sources; LSP's UTF-16 units differ only past U+FFFF)."""
+Positions: LSP lines and characters are 0-based, gpcheck's spans 1-based and counted in code
+points. The server announces the `positionEncoding` it uses (LSP 3.17): UTF-32 (code points) when
+the client offers it, else UTF-8 when offered, else LSP's default UTF-16, and converts every
+position between the client's units and code points (they differ after any character past
+U+FFFF, or any non-ASCII one in UTF-8)."""
 
 from __future__ import annotations
 
@@ -36,17 +43,47 @@ def uri_to_path(uri: str) -> str:
 
 
 def diagnostics(text: str, uri: str) -> list[dict[str, Any]]:
-    """The LSP diagnostics of one buffer: every parse or type error of the spec, [] if it checks."""
+    """The LSP diagnostics of one buffer: every parse or type error of the spec, [] if it checks
+    (positions in code points)."""
+    return check(text, uri)[0]
+
+
+def check(text: str, uri: str) -> tuple[list[dict[str, Any]], Any]:
+    """(the buffer's diagnostics, its typed model or None when it does not check)."""
     from gpcheck.spec import load_source
 
     name = uri_to_path(uri)
     try:
-        load_source(text, name)
+        model = load_source(text, name)
     except SpecError as e:
-        return [_lsp_diagnostic(d, name) for d in e.diagnostics]
+        return [_lsp_diagnostic(d, name) for d in e.diagnostics], None
     except GpcheckError as e:  # a limit (spec/limits.py) or another located problem without a span
-        return [{"range": _range(1, 1, 1, 1), "severity": 1, "source": "gpcheck", "message": str(e)}]
-    return []
+        return [{"range": _range(1, 1, 1, 1), "severity": 1, "source": "gpcheck", "message": str(e)}], None
+    return [], model
+
+
+ENCODINGS = ("utf-32", "utf-8", "utf-16")  # in the order the server prefers them
+
+
+def to_client(line_text: str, column: int, encoding: str) -> int:
+    """A 0-based code-point column of a line in the client's units."""
+    if encoding == "utf-32":
+        return column
+    head = line_text[:column]
+    units = len(head.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(head.encode("utf-8"))
+    return units + max(0, column - len(line_text))  # past the end: as many units as code points
+
+
+def from_client(line_text: str, character: int, encoding: str) -> int:
+    """A client's 0-based column (in its units) of a line as a 0-based code-point column."""
+    if encoding == "utf-32":
+        return character
+    units = 0
+    for i, ch in enumerate(line_text):
+        if units >= character:
+            return i
+        units += (2 if ord(ch) > 0xFFFF else 1) if encoding == "utf-16" else len(ch.encode("utf-8"))
+    return len(line_text) + max(0, character - units)
 
 
 def _range(line: int, col: int, end_line: int, end_col: int) -> dict[str, Any]:
@@ -86,6 +123,8 @@ class Server:
         self.out = out
         self.docs: dict[str, str] = {}
         self.checked: dict[str, tuple[str, list[dict[str, Any]]]] = {}  # uri -> (text, its diagnostics)
+        self.good: dict[str, tuple[str, Any]] = {}  # uri -> (the last text that checked, its model)
+        self.encoding = "utf-16"  # LSP's default, until the client offers another
         self.shutdown = False
 
     # ------------------------------------------------------------------ framing
@@ -189,9 +228,34 @@ class Server:
         if method == "initialize":
             from gpcheck.checker.cli import version
 
-            result: Any = {"capabilities": {"textDocumentSync": {"openClose": True, "change": 1,
-                                                                 "save": {"includeText": True}}},
+            caps = params.get("capabilities")
+            general = caps.get("general") if isinstance(caps, dict) else None
+            offered = general.get("positionEncodings") if isinstance(general, dict) else None
+            offered = [e for e in offered if isinstance(e, str)] if isinstance(offered, list) else []
+            self.encoding = next((e for e in ENCODINGS if e in offered), "utf-16")
+            result: Any = {"capabilities": {"positionEncoding": self.encoding,
+                                            "textDocumentSync": {"openClose": True, "change": 1,
+                                                                 "save": {"includeText": True}},
+                                            "hoverProvider": True, "definitionProvider": True},
                            "serverInfo": {"name": "gpcheck", "version": version()}}
+        elif method in ("textDocument/hover", "textDocument/definition"):
+            found = self._symbol_at(params)
+            if isinstance(found, str):
+                self._error(ident, INVALID_PARAMS, found)
+                return
+            if found is None:
+                result = None
+            elif method == "textDocument/hover":
+                result = {"contents": {"kind": "markdown", "value": found[1].text}}
+            elif found[1].line <= 0:
+                result = None  # declared in a module this buffer uses, not in the buffer
+            else:
+                uri, sym = found
+                line_text = self._line(uri, sym.line)
+                start = to_client(line_text, sym.column - 1, self.encoding)
+                end = to_client(line_text, sym.column - 1 + len(sym.name), self.encoding)
+                result = {"uri": uri, "range": {"start": {"line": sym.line - 1, "character": start},
+                                                "end": {"line": sym.line - 1, "character": end}}}
         elif method == "shutdown":
             self.shutdown = True
             result = None
@@ -218,12 +282,40 @@ class Server:
         elif method == "textDocument/didClose":
             self.docs.pop(uri, None)
             self.checked.pop(uri, None)
+            self.good.pop(uri, None)
             self.publish(uri, [])
             return
         else:
             return
         if uri in self.docs:
             self.publish(uri, self._diagnostics(uri, self.docs[uri]))
+
+    def _line(self, uri: str, line: int) -> str:
+        """Line `line` (1-based) of the document's current text, '' past its end."""
+        lines = self.docs.get(uri, "").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def _symbol_at(self, params: dict[str, Any]) -> "tuple[str, Any] | str | None":
+        """(uri, Symbol) of the name at a request's position; None where there is none; the
+        problem with the request's params as a string."""
+        from gpcheck.checker.lsp_symbols import symbols, word_at
+
+        doc, pos = params.get("textDocument"), params.get("position")
+        uri = doc.get("uri") if isinstance(doc, dict) else None
+        if not isinstance(uri, str) or not isinstance(pos, dict):
+            return "textDocument.uri and position are required"
+        line, char = pos.get("line"), pos.get("character")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (line, char)):
+            return "position.line and position.character are non-negative integers"
+        good = self.good.get(uri)
+        if good is None:
+            return None
+        text = self._line(uri, line + 1)
+        word = word_at(text, from_client(text, char, self.encoding) + 1)
+        if word is None:
+            return None
+        sym = symbols(good[1], good[0], uri_to_path(uri)).get(word)
+        return None if sym is None else (uri, sym)
 
     def _diagnostics(self, uri: str, text: str) -> list[dict[str, Any]]:
         """`diagnostics`, computed again only when the text changed since the last check of this
@@ -232,7 +324,9 @@ class Server:
         if last is not None and last[0] == text:
             return copy.deepcopy(last[1])
         try:
-            items = diagnostics(text, uri)
+            items, model = check(text, uri)
+            if model is not None:
+                self.good[uri] = (text, model)
         except RecursionError:
             items = [{"range": _range(1, 1, 1, 1), "severity": 1, "source": "gpcheck",
                       "message": "the spec nests too deeply to be checked"}]
@@ -240,9 +334,14 @@ class Server:
         return items
 
     def publish(self, uri: str, items: list[dict[str, Any]]) -> None:
+        """Send a document's diagnostics, their positions in the client's units."""
         for d in items:
             for rel in d.get("relatedInformation", []):
                 rel["location"]["uri"] = uri
+            for r in [d["range"]] + [rel["location"]["range"] for rel in d.get("relatedInformation", [])]:
+                for end in ("start", "end"):
+                    p = r[end]
+                    p["character"] = to_client(self._line(uri, p["line"] + 1), p["character"], self.encoding)
         self.send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
                    "params": {"uri": uri, "diagnostics": items}})
 

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gpcheck.checker.lsp import Server, diagnostics, uri_to_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +70,7 @@ def test_a_session_in_process():
     published = [r["params"] for r in replies if r.get("method") == "textDocument/publishDiagnostics"]
     assert [len(p["diagnostics"]) for p in published] == [1, 0, 0]  # open (bad), change (good), close
     hover = next(r for r in replies if r.get("id") == 2)
-    assert hover["error"]["code"] == -32601  # hover: not handled
+    assert hover["error"]["code"] == -32602  # hover without a document and a position
     assert replies[-1] == {"jsonrpc": "2.0", "id": 3, "result": None}
 
 
@@ -144,8 +146,8 @@ def test_an_unchanged_document_is_not_checked_again(monkeypatch):
     import gpcheck.checker.lsp as lsp
 
     calls = []
-    real = lsp.diagnostics
-    monkeypatch.setattr(lsp, "diagnostics", lambda text, uri: calls.append(uri) or real(text, uri))
+    real = lsp.check
+    monkeypatch.setattr(lsp, "check", lambda text, uri: calls.append(uri) or real(text, uri))
     doc = {"uri": URI, "text": BAD}
     messages = [{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}},
                 {"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": URI}, "text": BAD}},
@@ -160,3 +162,79 @@ def test_an_unchanged_document_is_not_checked_again(monkeypatch):
     assert [len(d) for d in published] == [1, 1, 1, 0]  # every notification is answered ...
     assert published[0] == published[1] == published[2]
     assert len(calls) == 2  # ... but only a new text is checked
+
+
+def _session(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = io.BytesIO()
+    Server(io.BytesIO(b"".join(frame(m) for m in messages)), out).serve()
+    return unframe(out.getvalue())
+
+
+def _open(text: str, encodings: list[str] | None = None) -> list[dict[str, Any]]:
+    caps = {"general": {"positionEncodings": encodings}} if encodings is not None else {}
+    return [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": caps}},
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+             "params": {"textDocument": {"uri": URI, "languageId": "gpspec", "version": 1, "text": text}}}]
+
+
+# an astral character (two UTF-16 units, four UTF-8 bytes) in a comment before the error
+ASTRAL = "model x\nvar a: 0..3 = 0\naction f { require a < 3 # \U0001F680 go\n a = b }\n"
+ASTRAL_SAME_LINE = "model x\nvar a: 0..3 = 0 # \U0001F680\naction f { a = \"\U0001F680\" }\n"
+
+
+@pytest.mark.parametrize("offered, chosen", [(None, "utf-16"), (["utf-16"], "utf-16"), (["utf-8", "utf-16"], "utf-8"),
+                                             (["utf-16", "utf-32"], "utf-32")])
+def test_position_encoding_is_negotiated(offered, chosen):
+    replies = _session(_open(GOOD, offered))
+    assert replies[0]["result"]["capabilities"]["positionEncoding"] == chosen
+
+
+def test_columns_after_an_astral_character_are_in_the_clients_units():
+    text = "model x \"\U0001F680 two\" var a: 0..3 = 0 action f { a = b }\n"  # one line: newlines are not needed
+    col = text.splitlines()[0].index("= b") + 2  # code points
+    for enc, expected in (("utf-32", col), ("utf-16", col + 1), ("utf-8", col + 3)):
+        pub = [r for r in _session(_open(text, [enc])) if r.get("method") == "textDocument/publishDiagnostics"]
+        starts = [d["range"]["start"] for d in pub[0]["params"]["diagnostics"]]
+        assert {"line": 0, "character": expected} in starts, (enc, starts)
+
+
+HOVER_SPEC = """model h
+const N = 3        # kernels the host submits
+enum St { Idle, Busy }
+var st: St = Idle
+var done: 0..N = 0   # kernels finished
+action run { require st == Idle and done < N
+    st = Busy }
+action finish { require st == Busy
+    st = Idle
+    done = done + 1 }
+invariant bounded: done <= N
+"""
+
+
+def _ask(method: str, line: int, character: int, encodings: list[str] | None = None) -> Any:
+    replies = _session(_open(HOVER_SPEC, encodings) + [
+        {"jsonrpc": "2.0", "id": 7, "method": method,
+         "params": {"textDocument": {"uri": URI}, "position": {"line": line, "character": character}}}])
+    return next(r for r in replies if r.get("id") == 7)["result"]
+
+
+def test_hover_shows_the_declaration_and_its_comment():
+    line = HOVER_SPEC.splitlines().index("    done = done + 1 }")
+    hover = _ask("textDocument/hover", line, 5)
+    assert "var done: 0..3" in hover["contents"]["value"] and "kernels finished" in hover["contents"]["value"]
+    inv = HOVER_SPEC.splitlines().index("invariant bounded: done <= N")
+    hover = _ask("textDocument/hover", inv, len("invariant bounded: done <= ") + 0)
+    assert "const N = 3" in hover["contents"]["value"] and "kernels the host submits" in hover["contents"]["value"]
+    assert "a member of enum `St`" in _ask("textDocument/hover", 3, len("var st: St = I"))["contents"]["value"]
+    assert _ask("textDocument/hover", 0, 0) is None  # `model` is a keyword: hover on declared names only
+    assert _ask("textDocument/hover", 4, 30) is None  # inside a comment, past the names
+
+
+def test_definition_jumps_to_the_declaration():
+    line = HOVER_SPEC.splitlines().index("    done = done + 1 }")
+    loc = _ask("textDocument/definition", line, 12)
+    assert loc["uri"] == URI and loc["range"]["start"] == {"line": 4, "character": 4}
+    assert loc["range"]["end"] == {"line": 4, "character": 8}
+    loc = _ask("textDocument/definition", 5, len("action run { require st == I"))
+    assert loc["range"]["start"] == {"line": 2, "character": HOVER_SPEC.splitlines()[2].index("Idle")}
