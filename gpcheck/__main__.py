@@ -4,10 +4,12 @@
 before anything else is imported: importing `gpcheck.checker.cli` imports `gpcheck.checker`,
 whose API takes most of a second to import, and a Ctrl-C in that time was a KeyboardInterrupt
 traceback (issue 36). `checker/budget.py` installs the real handlers once a command runs. Only
-`os`, `signal` and `sys` are imported here, and they are loaded with the interpreter."""
+`os` and `_signal` (the built-in C module, without `signal`'s enum import) are imported here:
+both are in the interpreter before its first line runs."""
 
 import os
-import signal
+
+import _signal as signal
 
 
 def _stop_before_work(signum: int, frame: object) -> None:

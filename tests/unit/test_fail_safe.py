@@ -60,6 +60,7 @@ def test_a_reader_that_goes_away_is_not_an_error() -> None:  # `gpcheck verify x
     assert p.wait(timeout=300) == 0 and b"Traceback" not in p.stderr.read()
 
 
+@pytest.mark.slow  # it sends signals at wall-clock delays: timing-dependent on a loaded machine
 def test_ctrl_c_during_the_imports_is_exit_130() -> None:
     """SIGINT as soon as gpcheck's first line ran (the imports of the next 0.6 s included)."""
     import site
