@@ -164,3 +164,64 @@ def warning_lines(missing: Iterable[Mapping[str, Any]]) -> list[str]:
         out.append(f"{m.get('reason')}" + (f" ({needed} cannot be decided without it)" if needed else "")
                    + (f"; {m['remedy']}" if m.get("remedy") else ""))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay: which model properties read a value the source did not record
+
+# a missing field -> the event argument the importer filled in for it (a made-up value)
+FILLED_ARG = {"stream_priority": "priority"}
+
+
+def header_missing(header_extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`source.missing`, or for an older import without it, the priorities its convention says
+    the source did not record (replay has no Launch records to infer the rest from)."""
+    declared = declared_missing(header_extra)
+    if declared is not None:
+        return declared
+    src = source_of(header_extra)
+    fmt = src.get("format") if isinstance(src.get("format"), str) else None
+    if str(src.get("priority_convention", "")).startswith("no priorities in the source") \
+            and not src.get("priority_overrides"):
+        return [entry("stream_priority", fmt, f"the source ({fmt}) records no stream priorities: the importer put "
+                                              f"every stream at level 0")]
+    return []
+
+
+def tainted_properties(model: Any, arg: str) -> dict[str, list[str]]:
+    """Invariants and transition properties (name -> the variables) that read a variable whose
+    value flows from a logged action's parameter named `arg` (through assignments, to a fixpoint;
+    guards are not followed: a property of variables only guarded by it is kept)."""
+    from gpcheck.spec import ir
+
+    def reads(e: ir.Expr) -> set[Any]:
+        return {x.var for x in ir.walk_expr(e) if isinstance(x, ir.VarRef)} | \
+            {x.sym for x in ir.walk_expr(e) if isinstance(x, ir.LocalRef)}
+
+    def target_var(e: ir.Expr) -> int | None:
+        while isinstance(e, (ir.Index, ir.Field)):
+            e = e.base
+        return e.var if isinstance(e, ir.VarRef) else None
+
+    tainted: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for a in model.actions:
+            seeds: set[Any] = {p for p in a.params if p.name == arg and not a.internal}
+            lets = set(seeds)
+            for st in ir.iter_stmts(a.body):
+                if isinstance(st, ir.Let) and reads(st.value) & (lets | tainted):
+                    lets.add(st.sym)
+                elif isinstance(st, ir.Assign) and reads(st.value) & (lets | tainted):
+                    v = target_var(st.target)
+                    if v is not None and v not in tainted:
+                        tainted.add(v)
+                        changed = True
+    names = {v.index: v.name for v in model.vars}
+    out = {}
+    for p in list(model.invariants) + list(model.transitions):
+        hit = sorted(names[v] for v in reads(p.expr) & tainted if isinstance(v, int))
+        if hit:
+            out[p.name] = hit
+    return out

@@ -199,7 +199,7 @@ def test_real_trace_export_keeps_kernel_names(tmp_path) -> None:
     header, events = read_trace(str(trace))
     names = {e.meta["name"] for e in events if e.action == "start"}
     out = tmp_path / "k.json"
-    assert main(["replay", str(trace), "--perfetto", str(out), "--no-progress"]) in (0, 3)
+    assert main(["replay", str(trace), "--perfetto", str(out), "--no-progress"]) == 0
     text = out.read_text()
     assert all(n in text for n in names)
     obj = _load(out)
