@@ -540,7 +540,15 @@ def settle(r: PropertyResult, c: _Collected) -> PropertyResult:
     """An `ok` that rests on something the trace lacks is `unknown`, with the reason and what would
     supply it; a property that found something (info, violated) keeps its verdict, with a note."""
     lacking = c.lacks(r.name)
-    if not lacking or r.status == UNKNOWN:
+    if r.status == UNKNOWN:
+        # the property's own finding of a missing field, said as the header says it (its remedy
+        # names the source's own flag or recorder)
+        fields = {str(m.get("field")) for m in r.missing or []}
+        same = [m for m in lacking if m.get("field") in fields]
+        if same:
+            r.summary, r.missing = "cannot be decided: " + "; ".join(str(m.get("reason")) for m in same), same
+        return r
+    if not lacking:
         return r
     reason = "; ".join(str(m.get("reason")) for m in lacking)
     if r.status != OK:

@@ -442,16 +442,15 @@ def override_priorities(header: TraceHeader, events: list[Event],
         keys = {str(row.get("stream_id")), str(row.get("name"))} - {"None"}
         hit = next((k for k in sorted(keys) if k in by_id), None)
         cuda: int | None = None
+        got = {}
+        for pat, v in patterns.items():
+            if any(fnmatchcase(n, pat[len(KERNEL_PATTERN):]) for n in names.get(row["stream"], ())):
+                got[pat] = signed32(v)
+        used.update(got)
         if hit is not None:
             used.add(hit)
             cuda, row["priority_from"] = signed32(by_id[hit]), f"--stream-priority {hit}"
         else:
-            got = {}
-            for pat, v in patterns.items():
-                if any(fnmatchcase(n, pat[len(KERNEL_PATTERN):]) for n in names.get(row["stream"], ())):
-                    got[pat] = signed32(v)
-            for pat in got:
-                used.add(pat)
             if len(set(got.values())) > 1:
                 raise TraceError(f"--stream-priority: stream {row.get('stream_id', row['stream'])} ran kernels matching "
                                  f"{' and '.join(sorted(got))}, which give it different priorities")
