@@ -7,8 +7,9 @@ kernels are `ph: "X"`, `cat: "kernel"` slices with `args.stream`, `args.context`
 relative to the top-level `baseTimeNanoseconds` (absolute ns = base + ts * 1000). Launch calls
 are `cuda_runtime`/`cuda_driver` slices on the host (`cudaLaunchKernel`, `cuLaunchKernel`, ...)
 with the same `args.correlation`; their start is the launch time, else a nonzero `queued` is.
-Kineto records no stream priority: every stream gets level 0 (`--priority` style overrides
-belong to a later change). With `include_copies`, `gpu_memcpy`/`gpu_memset` slices are streams'
+Kineto records no stream priority: every stream gets level 0 and the header's `source.missing`
+says so (`gpcheck import --stream-priority` supplies them: the stream id is `args.stream`, CUPTI's
+stream id, not PyTorch's `Stream.stream_id`). With `include_copies`, `gpu_memcpy`/`gpu_memset` slices are streams'
 work too; by default only kernels are imported.
 """
 
