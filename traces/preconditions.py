@@ -161,7 +161,8 @@ def warning_lines(missing: Iterable[Mapping[str, Any]]) -> list[str]:
     out = []
     for m in missing:
         needed = ", ".join(m.get("needed_by") or [])
-        out.append(f"{m.get('reason')}" + (f" ({needed} cannot be decided without it)" if needed else "")
+        what = "judge only the kernels that have it" if m.get("partial") else "cannot be decided without it"
+        out.append(f"{m.get('reason')}" + (f" ({needed} {what})" if needed else "")
                    + (f"; {m['remedy']}" if m.get("remedy") else ""))
     return out
 

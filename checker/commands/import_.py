@@ -7,13 +7,14 @@ only read. Prints what was imported (or one JSON object with --json); exit 0, or
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from gpcheck.checker import budget
 from gpcheck.checker.commands.common import write_out
 from gpcheck.checker.commands.flags import add_timeout_flag, ascii_int
 from gpcheck.checker.outputs import OutputPlan
 from gpcheck.spec.errors import UsageError
-from gpcheck.traces.format import TraceWriter
+from gpcheck.traces.format import Event, TraceWriter
 from gpcheck.traces.importers import FORMATS, detect_format, import_trace
 
 
@@ -55,28 +56,30 @@ def _priorities(items: list[str]) -> dict[str, int]:
     return out
 
 
-def _warn(path: str, missing: list[dict[str, object]], src: dict[str, object], events: list[object]) -> None:
-    """Say on stderr what the source lacks and how to supply it (NOTE(source-missing)); where
-    priorities are missing, list the streams by what a user can recognise (id, kernel count,
-    most frequent kernels) so that --stream-priority can name them."""
+def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], events: list[Event]) -> None:
+    """Say on stderr what the source lacks and how to supply it (NOTE(source-missing) in
+    traces/preconditions.py); where priorities are missing, list the streams by what a user can
+    recognise (the source's id, kernel count, most frequent kernels) so that --stream-priority
+    can name them."""
     import sys
     from collections import Counter
 
     from gpcheck.traces.names import short_kernel_name
     from gpcheck.traces.preconditions import warning_lines
 
-    for line in warning_lines(missing):  # type: ignore[arg-type]
+    for line in warning_lines(missing):
         sys.stderr.write(f"gpcheck: warning: {path}: {line}\n")
-    if any(m.get("field") == "stream_priority" for m in missing):
-        per: dict[object, Counter[str]] = {}
-        for e in events:
-            if getattr(e, "action", None) == "start":
-                per.setdefault(e.args.get("stream"), Counter())[str((e.meta or {}).get("name", "?"))] += 1  # type: ignore[attr-defined]
-        for row in src.get("streams", []):  # type: ignore[attr-defined]
-            c = per.get(row.get("stream"), Counter())
-            top = ", ".join(f"{short_kernel_name(n, 40)} x{k}" for n, k in c.most_common(3))
-            sys.stderr.write(f"gpcheck: warning:   stream {row.get('stream_id', row.get('name', row.get('stream')))}: "
-                             f"{sum(c.values())} kernels ({top})\n")
+    if not any(m.get("field") == "stream_priority" for m in missing):
+        return
+    per: dict[Any, Counter[str]] = {}
+    for e in events:
+        if e.action == "start":
+            per.setdefault(e.args.get("stream"), Counter())[str((e.meta or {}).get("name", "?"))] += 1
+    for row in src.get("streams", []):
+        c = per.get(row.get("stream"), Counter())
+        top = ", ".join(f"{short_kernel_name(n, 40)} x{k}" for n, k in c.most_common(3))
+        sys.stderr.write(f"gpcheck: warning:   stream {row.get('stream_id', row.get('name', row.get('stream')))}: "
+                         f"{sum(c.values())} kernels ({top})\n")
 
 
 def run(args: argparse.Namespace) -> int:
