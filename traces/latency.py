@@ -64,8 +64,8 @@ def _grouped(c: "_Collected", values: list[tuple[int, "Launch"]], names: Priorit
 
 
 def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from gpcheck.traces.observe import OK, UNKNOWN, VIOLATED, PropertyResult, untimed
-    from gpcheck.traces.preconditions import entry
+    from gpcheck.traces.observe import OK, UNKNOWN, VIOLATED, PropertyResult
+    from gpcheck.traces.preconditions import entry, untimed
 
     if not c.timed:
         return untimed("launch_delay")
@@ -94,7 +94,8 @@ def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityN
 
 
 def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from gpcheck.traces.observe import INFO, OK, VIOLATED, PropertyResult, _by_stream, not_judged, unlaunched, untimed
+    from gpcheck.traces.observe import INFO, OK, VIOLATED, PropertyResult, _by_stream
+    from gpcheck.traces.preconditions import not_judged, unlaunched, untimed
 
     if not c.timed:
         return untimed("blocking")

@@ -29,7 +29,10 @@ imports, hand-written or simulated traces) is judged from its events (`infer_mis
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from gpcheck.traces.observe import Launch, PropertyResult, _Collected
 
 # property -> the fields it needs (besides timestamps, checked by each property itself)
 PRECONDITIONS: dict[str, tuple[str, ...]] = {
@@ -165,6 +168,79 @@ def warning_lines(missing: Iterable[Mapping[str, Any]]) -> list[str]:
         out.append(f"{m.get('reason')}" + (f" ({needed} {what})" if needed else "")
                    + (f"; {m['remedy']}" if m.get("remedy") else ""))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Deciding a property's result (traces/observe.py, traces/latency.py)
+
+# what an `ok` still established when a precondition is missing (None: nothing worth saying)
+CHECKED = {"exactly_once": "every kernel record started and completed once",
+           "stream_order": "no two kernels of a stream overlap; the launch order is not known",
+           "timeslice": "no kernels of different processes overlap and none is stretched past its median"}
+
+
+def untimed(name: str) -> "PropertyResult":
+    """`unknown`: the trace's kernel events have no times."""
+    from gpcheck.traces.observe import UNKNOWN, PropertyResult
+
+    m = entry("timestamps", None, "the trace has kernel events without timestamps")
+    return PropertyResult(name, UNKNOWN, str(m["reason"]), missing=[m])
+
+
+def _no_launch(L: "Launch") -> bool:
+    return L.t_launch is None or L.meta.get("launch_from") == "kernel"
+
+
+def unlaunched(judged: list["Launch"], name: str = "priority_inversion") -> "PropertyResult | None":
+    """`unknown` when every kernel that could suffer the property (`judged`, the higher-priority
+    ones) lacks a launch time of its own, so none of them can be seen queued; else None."""
+    from gpcheck.traces.observe import UNKNOWN, PropertyResult
+
+    if not judged or not all(_no_launch(L) for L in judged):
+        return None
+    m = entry("launch_time", None, f"none of the {len(judged)} higher-priority kernels has a launch time of its "
+                                   f"own (each launch was placed at its start)")
+    return PropertyResult(name, UNKNOWN, str(m["reason"]), missing=[m])
+
+
+def not_judged(judged: list["Launch"]) -> str:
+    """A note for a summary: how many of `judged` had no launch time and could not be judged."""
+    n = sum(1 for L in judged if _no_launch(L))
+    return f"; {n} of {len(judged)} higher-priority kernels have no launch time and were not judged" if n else ""
+
+
+def settle(r: "PropertyResult", c: "_Collected") -> "PropertyResult":
+    """An `ok` that rests on something the trace lacks is `unknown`, with the reason and what would
+    supply it; a property that found something (info, violated) keeps its verdict, with a note."""
+    from gpcheck.traces.observe import OK, UNKNOWN, PropertyResult
+
+    lacking = c.lacks(r.name)
+    if r.status == UNKNOWN:
+        # the property's own finding of a missing field, said as the header says it (its remedy
+        # names the source's own flag or recorder)
+        fields = {str(m.get("field")) for m in r.missing or []}
+        same = [m for m in lacking if m.get("field") in fields]
+        if same:
+            r.summary, r.missing = "cannot be decided: " + "; ".join(str(m.get("reason")) for m in same), same
+        return r
+    if not lacking:
+        return r
+    reason = "; ".join(str(m.get("reason")) for m in lacking)
+    if r.status != OK:
+        r.summary += f" (also undecided where it needs what the trace lacks: {reason})"
+        r.missing = lacking
+        return r
+    checked = CHECKED.get(r.name)
+    summary = f"cannot be decided: {reason}" + (f" (checked: {checked})" if checked else "")
+    return PropertyResult(r.name, UNKNOWN, summary, r.findings, r.count, r.worst, r.stats, lacking)
+
+
+def missing_of(c: "_Collected") -> list[dict[str, Any]]:
+    """The header's `source.missing`, else what the events show the trace lacks."""
+    declared = declared_missing(c.header.extra)
+    if declared is not None:
+        return declared
+    return infer_missing(c.header.extra, c.launches.values(), bool(c.gaps), bool(c.switches))
 
 
 # ---------------------------------------------------------------------------------------------
