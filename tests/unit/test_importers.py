@@ -586,3 +586,20 @@ def test_source_missing_per_importer(tmp_path):
     part = fields(import_trace(str(p2))[0])
     assert part["launch_time"]["partial"] and part["launch_time"]["kernels"] == [2, 3]
     assert "correlation_id" not in part
+
+
+def test_kineto_kernel_priority_when_recorded(tmp_path):
+    """A Kineto trace whose kernel slices carry args.priority (CUDA's convention) has priorities:
+    nothing to supply, and the levels follow CUDA (-5 most urgent)."""
+    doc = kineto_doc()
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            e["args"]["priority"] = -5 if e["args"]["stream"] == 14 else 0
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    h, evs = import_trace(str(p), "kineto")
+    assert "stream_priority" not in {m["field"] for m in h.extra["source"]["missing"]}
+    assert {e.args["stream"]: e.args["priority"] for e in evs if e.action == "start"} == {0: 0, 1: 5}
+    plain = tmp_path / "u.json"
+    plain.write_text(json.dumps(kineto_doc()))
+    assert "stream_priority" in {m["field"] for m in import_trace(str(plain), "kineto")[0].extra["source"]["missing"]}
