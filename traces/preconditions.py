@@ -116,10 +116,25 @@ def source_of(header_extra: Mapping[str, Any]) -> dict[str, Any]:
 
 def declared_missing(header_extra: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The header's `source.missing`, or None when the header does not say."""
-    m = source_of(header_extra).get("missing")
+    src = source_of(header_extra)
+    m = src.get("missing")
     if not isinstance(m, list):
         return None
-    return [x for x in m if isinstance(x, dict) and isinstance(x.get("field"), str)]
+    fmt = src.get("format") if isinstance(src.get("format"), str) else None
+    out = []
+    for x in m:  # a header is user input: keep only well-formed entries, with text fields as text
+        if not isinstance(x, dict) or not isinstance(x.get("field"), str):
+            continue
+        f = x["field"]
+        e = entry(f, fmt, x["reason"] if isinstance(x.get("reason"), str) else f"the source lacks {WHAT.get(f, f)}")
+        if isinstance(x.get("remedy"), str):
+            e["remedy"] = x["remedy"]
+        if x.get("partial") is True:
+            e["partial"] = True
+            if isinstance(x.get("kernels"), list):
+                e["kernels"] = x["kernels"]
+        out.append(e)
+    return out
 
 
 def infer_missing(header_extra: Mapping[str, Any], launches: Iterable[Any], has_gaps: bool,

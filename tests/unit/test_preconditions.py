@@ -261,3 +261,11 @@ def test_replay_repeats_the_source_and_leaves_priority_properties_unknown(tmp_pa
     assert r["blocks_by_priority"]["verdict"] == "unknown" and "reads prio" in r["blocks_by_priority"]["reason"]
     assert r["slots_conserved"]["verdict"] == "holds_to_bound"
     assert any("records no stream priorities" in w for w in doc["warnings"])
+
+
+def test_a_malformed_source_missing_is_read_safely(tmp_path, capsys):
+    bad = {"missing": [{"field": "stream_priority", "reason": 5, "needed_by": 3, "remedy": ["x"]}, "junk", {"no": 1}]}
+    res, r = check(k(1, 0, 0, 10, 20) + k(2, 1, 5, 12, 30), bad)
+    p = res["priority_inversion"]
+    assert p.status == "unknown" and "stream priorities" in p.summary and "--stream-priority" in p.to_json()["remedy"]
+    assert [m["field"] for m in r.missing] == ["stream_priority"]
