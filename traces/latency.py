@@ -65,16 +65,18 @@ def _grouped(c: "_Collected", values: list[tuple[int, "Launch"]], names: Priorit
 
 def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
     from gpcheck.traces.observe import OK, UNKNOWN, VIOLATED, PropertyResult
+    from gpcheck.traces.preconditions import entry, untimed
 
     if not c.timed:
-        return PropertyResult("launch_delay", UNKNOWN, "the trace has kernel events without timestamps")
+        return untimed("launch_delay")
     values = []
     for k in c.order:
         L = c.launches[k]
         if L.t_launch is not None and L.t_start is not None and L.meta.get("launch_from") != "kernel":
             values.append((L.t_start - L.t_launch, L))
     if not values:
-        return PropertyResult("launch_delay", OK, "no kernel with both a launch and a start time")
+        m = entry("launch_time", None, "no kernel has both a launch time of its own and a start time")
+        return PropertyResult("launch_delay", UNKNOWN, str(m["reason"]), missing=[m])
     stats = _grouped(c, values, names)
     over = []
     if opts.max_delay_ns is not None:
@@ -92,10 +94,11 @@ def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityN
 
 
 def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from gpcheck.traces.observe import INFO, OK, UNKNOWN, VIOLATED, PropertyResult, _by_stream
+    from gpcheck.traces.observe import INFO, OK, VIOLATED, PropertyResult, _by_stream
+    from gpcheck.traces.preconditions import not_judged, unlaunched, untimed
 
     if not c.timed:
-        return PropertyResult("blocking", UNKNOWN, "the trace has kernel events without timestamps")
+        return untimed("blocking")
     ls = [c.launches[k] for k in c.order]
     ran = [L for L in ls if L.priority is not None and L.t_start is not None and L.t_end is not None]
     levels = sorted({L.priority for L in ran})  # type: ignore[type-var]
@@ -117,9 +120,13 @@ def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames
             starts.append(L.t_start)
             ends.append(m)
         below[p] = (starts, ends)  # type: ignore[assignment]
+    higher = [h for h in ran if h.priority != levels[0]]
+    unjudged = unlaunched(higher, "blocking")
+    if unjudged is not None:
+        return unjudged
     values = []
-    for h in ran:
-        if h.priority == levels[0] or h.t_launch is None:
+    for h in higher:
+        if h.t_launch is None or h.meta.get("launch_from") == "kernel":
             continue
         eligible = max(h.t_launch, pred_end.get(id(h)) or h.t_launch)
         starts, ends = below[h.priority]  # type: ignore[index]
@@ -141,6 +148,7 @@ def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames
                + (f" ({short_kernel_name(a['max_kernel'])})" if a["max_ns"] else ""))
     if opts.max_blocking_ns is not None:
         summary += f"; {len(over)} over {_us(opts.max_blocking_ns)}"
+    summary += not_judged(higher)
     status = VIOLATED if over else (INFO if blocked else OK)
     worst = {"blocking_ns": a["max_ns"], "kernel": a.get("max_kernel")} if blocked else None
     return PropertyResult("blocking", status, summary, findings, len(shown), worst, stats=stats)

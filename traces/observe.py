@@ -25,6 +25,15 @@ Decided from the kernel events alone (NOTE(observation-events) in traces/importe
   the median duration of their name and grid by at least the gap threshold. Informational unless
   `max_gap_ns` is set (a longer switched-out period = violated).
 
+Preconditions (traces/preconditions.py, NOTE(source-missing)): each property names what it needs
+from the trace (`PRECONDITIONS`): `exactly_once` correlation ids, `stream_order`, `launch_delay`
+launch times, `priority_inversion` and `blocking` stream priorities and launch times, `timeslice`
+per-block timer stamps or context-switch records, all of them timestamps. Where the header's
+`source.missing` (else what the events show) says the trace lacks one, a property that found
+nothing is `unknown`, with the reason and what would supply it (`missing` in JSON), never `ok`; a
+property that found something keeps its verdict. A trace whose streams all *have* one recorded
+priority still decides priority inversion (none is possible): only a missing record is unknown.
+
 Memory is linear in the number of kernels (one small record per launch), not in the events.
 """
 
@@ -39,6 +48,7 @@ from gpcheck.spec.errors import TraceError, UsageError
 from gpcheck.traces.format import Event, TraceHeader, open_trace
 from gpcheck.traces.latency import check_blocking, check_launch_delay, render_stats, short_label, timeslice_stats
 from gpcheck.traces.names import PriorityNames, short_kernel_name
+from gpcheck.traces.preconditions import PRECONDITIONS, describe, missing_of, not_judged, settle, unlaunched, untimed
 
 PROPERTIES = ("exactly_once", "stream_order", "priority_inversion", "timeslice", "launch_delay", "blocking")
 OK, VIOLATED, INFO, UNKNOWN = "ok", "violated", "info", "unknown"
@@ -97,12 +107,16 @@ class PropertyResult:
     count: int = 0
     worst: dict[str, Any] | None = None
     stats: dict[str, Any] | None = None  # distributions per stream and priority level (traces/latency.py)
+    missing: list[dict[str, Any]] | None = None  # unknown: what the trace lacks, and what would supply it
 
     def to_json(self) -> dict[str, Any]:
         out = {"property": self.name, "status": self.status, "summary": self.summary, "count": self.count,
                "worst": self.worst, "findings": self.findings}
         if self.stats is not None:
             out["stats"] = self.stats
+        if self.missing:
+            out["missing"] = self.missing
+            out["remedy"] = "; ".join(str(m.get("remedy")) for m in self.missing if m.get("remedy"))
         return out
 
 
@@ -115,18 +129,20 @@ class ObservationReport:
     streams: int
     results: list[PropertyResult]
     names: PriorityNames | None = None
+    missing: list[dict[str, Any]] = field(default_factory=list)  # what the trace's source lacks
 
     @property
     def exit_code(self) -> int:
-        """1 a property is violated; 3 nothing could be checked (no kernel launches); else 0."""
+        """1 a property is violated; 3 one is unknown (the trace cannot decide it, or has no kernel
+        launches); else 0."""
         if any(r.status == VIOLATED for r in self.results):
             return 1
-        return 3 if self.kernels == 0 and self.results else 0
+        return 3 if any(r.status == UNKNOWN for r in self.results) else 0
 
     def to_json(self) -> dict[str, Any]:
         return {"trace": self.trace, "model": self.model, "events": self.events, "kernels": self.kernels,
                 "streams": self.streams, "results": [r.to_json() for r in self.results],
-                "exit_code": self.exit_code}
+                "source_missing": self.missing, "exit_code": self.exit_code}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,6 +158,12 @@ class _Collected:
     switches: list[tuple[int, dict[str, Any]]]
     events: int
     timed: bool
+    missing: dict[str, dict[str, Any]] = field(default_factory=dict)  # field -> source.missing entry
+
+    def lacks(self, prop: str) -> list[dict[str, Any]]:
+        """The `source.missing` entries (whole, not partial) that `prop` needs."""
+        return [self.missing[f] for f in PRECONDITIONS.get(prop, ()) if f in self.missing
+                and not self.missing[f].get("partial")]
 
 
 def collect(header: TraceHeader, events: Iterable[Event], path: str) -> _Collected:
@@ -316,7 +338,7 @@ def check_stream_order(c: _Collected, opts: ObserveOptions) -> PropertyResult:
 
 def check_priority_inversion(c: _Collected, opts: ObserveOptions) -> PropertyResult:
     if not c.timed:
-        return PropertyResult("priority_inversion", UNKNOWN, "the trace has kernel events without timestamps")
+        return untimed("priority_inversion")
     ls = [c.launches[k] for k in c.order]
     prios = {L.priority for L in ls if L.priority is not None}
     if len(prios) < 2:
@@ -358,6 +380,9 @@ def check_priority_inversion(c: _Collected, opts: ObserveOptions) -> PropertyRes
     worst = max(windows, key=lambda w: w["duration_ns"]) if windows else None
     total = sum(w["duration_ns"] for w in windows)
     short = short_label(next(h for h in ls if h.label() == worst["kernel"])) if worst else ""
+    unjudged = unlaunched([L for L in ls if L.priority is not None and L.priority > min(prios)])
+    if unjudged is not None and not windows:
+        return unjudged
     status = OK if not windows else INFO
     if worst is not None and opts.max_inversion_ns is not None and worst["duration_ns"] > opts.max_inversion_ns:
         status = VIOLATED
@@ -365,6 +390,7 @@ def check_priority_inversion(c: _Collected, opts: ObserveOptions) -> PropertyRes
         f"{len(windows)} window(s), worst {worst['duration_ns'] / 1e3:.1f} us ({short}), " \
         f"total {total / 1e3:.1f} us" + (f"; bound {opts.max_inversion_ns / 1e3:.1f} us"  # type: ignore[index]
                                          if opts.max_inversion_ns is not None else "")
+    summary += not_judged([L for L in ls if L.priority is not None and L.priority > min(prios)])
     return PropertyResult("priority_inversion", status, summary, windows[:SHOW], len(windows), worst)
 
 
@@ -382,7 +408,7 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
 
 def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
     if not c.timed:
-        return PropertyResult("timeslice", UNKNOWN, "the trace has kernel events without timestamps")
+        return untimed("timeslice")
     thr = opts.gap_threshold_ns
     found: list[dict[str, Any]] = []
     periods_all: list[int] = []
@@ -410,6 +436,14 @@ def check_timeslice(c: _Collected, opts: ObserveOptions) -> PropertyResult:
                       "message": f"{short_label(L) if L else key}: switched out {len(periods)} time(s), "
                                  f"{sum(lens) / 1e6:.2f} ms in all (longest {max(lens) / 1e6:.2f} ms), running in "
                                  f"slices of ~{(statistics.median(slices) if slices else first_run or 0) / 1e6:.2f} ms"})
+    # (a') launches without gap events whose blocks logged a large timer jump (recorder's meta.max_gap_ns)
+    for key in c.order:
+        L = c.launches[key]
+        jump = L.meta.get("max_gap_ns")
+        if isinstance(jump, int) and jump >= thr and key not in per_launch:
+            found.append({"kind": "timer_jump", "kernel": L.label(), "stream": L.stream, "max_gap_ns": jump,
+                          "message": f"{short_label(L)}: a block's %globaltimer jumped {jump / 1e6:.2f} ms between "
+                                     f"two reads (switched out or stalled; no gap log says when)"})
     # (b) context-switch records
     if c.switches:
         by_ctx: dict[Any, list[int]] = {}
@@ -479,30 +513,33 @@ def observe_events(header: TraceHeader, events: Iterable[Event], path: str = "<t
         if p not in PROPERTIES:
             raise UsageError(f"unknown observation property {p!r} (known: {', '.join(PROPERTIES)})")
     c = collect(header, events, path)
+    missing = missing_of(c)
+    c.missing = {str(m["field"]): m for m in missing}
     names = PriorityNames(header)
     results = []
     for p in PROPERTIES:
         if p not in props:
             continue
         if p == "exactly_once":
-            results.append(check_exactly_once(c))
+            r = check_exactly_once(c)
         elif p == "stream_order":
-            results.append(check_stream_order(c, opts))
+            r = check_stream_order(c, opts)
         elif p == "priority_inversion":
-            results.append(check_priority_inversion(c, opts))
+            r = check_priority_inversion(c, opts)
         elif p == "timeslice":
-            results.append(check_timeslice(c, opts))
+            r = check_timeslice(c, opts)
         elif p == "launch_delay":
-            results.append(check_launch_delay(c, opts, names))
+            r = check_launch_delay(c, opts, names)
         else:
-            results.append(check_blocking(c, opts, names))
+            r = check_blocking(c, opts, names)
+        results.append(settle(r, c))
     if not c.launches:
         # nothing was observed to check: saying `ok` would claim what the trace cannot show
         why = ("the trace has no kernel launches, so there is nothing to check (a model's behaviour? "
                "check it with `gpcheck replay TRACE --model SPEC`)")
         results = [PropertyResult(r.name, UNKNOWN, why) if r.status != VIOLATED else r for r in results]
     streams = len({L.stream for L in c.launches.values() if L.stream is not None})
-    return ObservationReport(path, header.model, c.events, len(c.launches), streams, results, names)
+    return ObservationReport(path, header.model, c.events, len(c.launches), streams, results, names, missing)
 
 
 def observe(path: str, properties: Iterable[str] | None = None,
@@ -529,5 +566,11 @@ def render_text(r: ObservationReport, details: int = 10) -> str:
             out.append(f"  - {f['message']}{line}")
         if p.count > min(details, len(p.findings)):
             out.append(f"  ... {p.count - min(details, len(p.findings))} more (--json lists up to {SHOW})")
+    undecided = [p for p in r.results if p.status == UNKNOWN and p.missing]
+    if undecided:
+        out.append("\nwhat would decide the unknown properties:")
+        for p in undecided:
+            for m in p.missing or []:
+                out.append(f"  {p.name}: {m.get('remedy') or describe(m)}")
     out += render_stats(r.results, r.names or PriorityNames(TraceHeader()))
     return "\n".join(out)

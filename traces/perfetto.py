@@ -17,6 +17,15 @@ generically from the model's actions and state (NOTE(perfetto-tracks)):
 - **Counters.** Every integer slot is a counter track (`ph: "C"`, `rptr`, `wptr`,
   `waves_run.3`, pending counts), with a sample whenever it changes.
 
+- **Kernel tracks.** In an observation trace (an imported profile: `start`/`end` events whose
+  `meta` names the kernel, NOTE(observation-events)), each kernel is also a slice (`ph: "X"`)
+  from its start to its end named by the kernel (`ampere_sgemm_128x64_nn`, demangled names as
+  recorded), on the track `kernels stream=S` of its stream, with its correlation id, grid and
+  block sizes, the source's stream id and priority in `args` (a second lane `kernels stream=S
+  #2` takes a kernel that overlaps one still running in its stream). The action instants carry
+  the same kernel fields, so a real run reads as itself in ui.perfetto.dev and `grep` finds its
+  kernel names.
+
 Time: an event's `t` (ns, shown relative to the first one) when the trace has one, else one
 microsecond per step. Without a model, kinds are taken from the JSON values (bool, string, int)
 and lists are indexed by position. With a model and a conforming trace, `export_behaviour`
@@ -44,6 +53,9 @@ GENERATOR = "gpcheck export"  # otherData.generator of the files this module wri
 PID = 1
 HIGHLIGHT = re.compile(r"preempt|resume|reset|clear|save|restore|rewind|evict|kill|halt|switch", re.I)
 STEP_NS = 1000  # synthetic time per step when events carry no `t`
+# the event meta a kernel slice and an action instant show (NOTE(observation-events))
+KERNEL_META = ("name", "corr", "pid", "kernel", "grid", "grid_dims", "block_dims", "stream_id", "cuda_priority",
+               "launch_from", "api", "device", "context", "queue_id", "agent", "work")
 
 
 class PerfettoWriter:
@@ -68,6 +80,9 @@ class PerfettoWriter:
         self._base: float | None = None  # subtracted from every `t`
         self._ts = 0.0
         self.count = 0
+        self._kernels: dict[tuple[Any, ...], tuple[str, float, dict[str, Any], str]] = {}  # running kernels
+        self._lanes: dict[str, int] = {}  # kernel lane track -> kernels open on it
+        self._fifo: dict[tuple[str, Any], int] = {}  # start/end count per stream, where meta has no corr
         self._emit({"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": title}})
 
     # ------------------------------------------------------------------ low level
@@ -151,10 +166,12 @@ class PerfettoWriter:
         where: str = "",
         line_key: str = "line",
         hidden: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """One step: the action instant (args: the action's, plus `line_key`: `line`, and
-        `hidden: true` for an internal step replay inserted), then the state update. Times are
-        relative: the first `t` seen is placed one step after the initial state (time 0)."""
+        """One step: the action instant (args: the action's, the kernel fields of `meta`, plus
+        `line_key`: `line`, and `hidden: true` for an internal step replay inserted), then the
+        state update, and a `start`/`end` of a named kernel opens/closes its kernel slice. Times
+        are relative: the first `t` seen is placed one step after the initial state (time 0)."""
         if t is not None:
             if self._base is None:
                 self._base = t - (self._last_ns if self._last_ns is not None else 0) - STEP_NS
@@ -169,6 +186,9 @@ class PerfettoWriter:
         ev: dict[str, Any] = {"ph": "i", "name": label, "pid": PID, "tid": self._tid(track), "ts": ts,
                               "s": "p" if HIGHLIGHT.search(action) else "t"}
         a: dict[str, Any] = dict(args)
+        km = {k: meta[k] for k in KERNEL_META if k in meta} if meta else {}
+        for k, v in km.items():
+            a.setdefault(k, v)
         if line is not None:
             a[line_key] = line
         if hidden:
@@ -178,13 +198,54 @@ class PerfettoWriter:
         self._emit(ev)
         if state:
             self._update(self._flatten(state, where), ts)
+        if km.get("name") is not None and action in ("start", "end"):
+            self._kernel(action, args, km, ts, line)
         self.count += 1
+
+    def _kernel(self, action: str, args: Mapping[str, Any], km: dict[str, Any], ts: float, line: int | None) -> None:
+        """Open (start) or close (end) the slice of one kernel on a lane of its stream's track."""
+        stream = args.get("stream", km.get("stream_id"))
+        if km.get("corr") is not None:
+            key: tuple[Any, ...] = (km.get("pid"), km["corr"])
+        else:  # no correlation ids: starts and ends pair up in order per stream
+            n = self._fifo.get((action, stream), 0)
+            self._fifo[(action, stream)] = n + 1
+            key = ("fifo", stream, n)
+        if action == "start":
+            if key in self._kernels:
+                return  # a second start of one launch: the first slice stands
+            base = f"kernels stream={_txt(stream)}"
+            lane, i = base, 1
+            while self._lanes.get(lane):
+                i += 1
+                lane = f"{base} #{i}"
+            self._lanes[lane] = 1
+            sargs = dict(km, stream=stream)
+            if "priority" in args:
+                sargs["priority"] = args["priority"]
+            if line is not None:
+                sargs["start_line"] = line
+            self._kernels[key] = (str(km["name"]), ts, sargs, lane)
+            return
+        opened = self._kernels.pop(key, None)
+        if opened is None:
+            return  # an end without a start: the instant shows it
+        name, start, sargs, lane = opened
+        if line is not None:
+            sargs["end_line"] = line
+        self._emit({"ph": "X", "name": name, "pid": PID, "tid": self._tid(lane), "ts": start, "dur": ts - start,
+                    "args": sargs})
+        self._lanes[lane] = 0
 
     def close(self) -> None:
         """Close open slices one step after the last event and move the file into place."""
         end = self._ts + STEP_NS / 1000.0
         for path in sorted(self._open):
             self._close(path, end)
+        for name, start, sargs, lane in self._kernels.values():  # started, never seen to end
+            self._emit({"ph": "X", "name": name, "pid": PID, "tid": self._tid(lane), "ts": start, "dur": end - start,
+                        "args": dict(sargs, unfinished=True)})
+        self._kernels.clear()
         # sort tracks by name so the slots of one queue sit together
         for i, name in enumerate(sorted(self._tids)):
             self._emit({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": self._tids[name], "args": {"sort_index": i}})
@@ -224,7 +285,7 @@ def export_events(header: TraceHeader, events: Iterable[Event], path: str, model
     with PerfettoWriter(path, title, model) as w:
         w.initial(header.init, f"{source}:1")
         for ev in events:
-            w.event(ev.action, ev.args, ev.state, ev.t, ev.line, f"{source}:{ev.line}")
+            w.event(ev.action, ev.args, ev.state, ev.t, ev.line, f"{source}:{ev.line}", meta=ev.meta)
         return w.count
 
 
@@ -238,8 +299,14 @@ def export_trace(path: str, header: TraceHeader, source: Any, model: ir.Model | 
         steps = replayer.reconstruct_steps(source)
         if steps is not None:
             _, events = source()
-            times = {ev.line: ev.t for ev in events if ev.t is not None}
-            return export_behaviour(model, steps, times, path, title), True
+            times: dict[int, float] = {}
+            metas: dict[int, dict[str, Any]] = {}
+            for ev in events:
+                if ev.t is not None:
+                    times[ev.line] = ev.t
+                if ev.meta and "name" in ev.meta:
+                    metas[ev.line] = {k: ev.meta[k] for k in KERNEL_META if k in ev.meta}
+            return export_behaviour(model, steps, times, path, title, metas), True
     _, events = source()
     return export_events(header, events, path, model, trace_name), False
 
@@ -250,16 +317,19 @@ def export_behaviour(
     times: Mapping[int, float],
     path: str,
     title: str,
+    metas: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> int:
     """A reconstructed behaviour (`Replayer.reconstruct_steps`: action, args, decoded state,
     trace line, hidden) as Perfetto/Chrome JSON, each step at the time `times[line]` of its
-    event (hidden steps at the time of the event they precede)."""
+    event (hidden steps at the time of the event they precede), a logged step with the kernel
+    fields `metas[line]` of its event (kernel slices, see the module doc)."""
     with PerfettoWriter(path, title, model) as w:
         for action, args, state, line, hidden in steps:
             if action is None:
                 w.initial(state)
             else:
-                w.event(action, args, state, times.get(line), line, hidden=hidden)
+                w.event(action, args, state, times.get(line), line, hidden=hidden,
+                        meta=None if hidden or metas is None else metas.get(line))
         return w.count
 
 

@@ -761,9 +761,35 @@ class Replayer:
         else:
             rep.conforms = True
         rep.results = self._results(p, source)
+        self._source_missing(header, rep)
         rep.warnings = list(self.warnings)
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def _source_missing(self, header: TraceHeader, rep: ReplayReport) -> None:
+        """What the trace's source did not record (NOTE(source-missing)): each as a warning, and a
+        property that holds only on values the importer made up (a stream priority: every stream
+        at level 0) is unknown, with the reason and what would supply them."""
+        from dataclasses import replace
+
+        from gpcheck.traces.preconditions import FILLED_ARG, header_missing, tainted_properties, warning_lines
+
+        missing = header_missing(header.extra)
+        for line in warning_lines(missing):
+            self._warn(line)
+        for m in missing:
+            arg = FILLED_ARG.get(str(m.get("field")))
+            if arg is None or m.get("partial"):
+                continue
+            reads = tainted_properties(self.model, arg)
+            if reads and rep.conforms:
+                self._warn(f"conformance was decided with the '{arg}' the importer filled in ({m.get('reason')})")
+            for i, r in enumerate(rep.results):
+                if r.property in reads and r.verdict is Verdict.HOLDS_TO_BOUND:
+                    rep.results[i] = replace(r, verdict=Verdict.UNKNOWN, bound=None, reason=(
+                        f"holds on the reconstructed behaviours, but reads {', '.join(reads[r.property])}, set from "
+                        f"the events' '{arg}', which the source did not record: {m.get('reason')}; "
+                        f"{m.get('remedy')}"))
 
     def _results(self, p: _Pass, source: EventSource) -> list[Result]:
         """Property verdicts over the final candidates (NOTE(replay-masks))."""

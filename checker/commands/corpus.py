@@ -84,13 +84,13 @@ def _progress(done: int, total: int, run: TraceRun) -> str:
 
 
 def _verdict(run: TraceRun) -> str:
-    """The trace's verdict: replay's conforms / diverges / unknown, check's ok / violated, or
-    why there is none."""
+    """The trace's verdict: replay's conforms / diverges / unknown, check's ok / violated /
+    unknown (a property the trace cannot decide), or why there is none."""
     if run.report is None:
         return "bad input" if run.exit_code == 2 else "unknown"
     if "verdict" in run.report:
         return str(run.report["verdict"])
-    return "violated" if run.exit_code == 1 else "ok"
+    return {1: "violated", 3: "unknown"}.get(run.exit_code, "ok")
 
 
 def render_corpus_text(mode: str, runs: Sequence[TraceRun | None], title: str, width: int | None = None) -> str:

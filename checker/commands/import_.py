@@ -7,13 +7,14 @@ only read. Prints what was imported (or one JSON object with --json); exit 0, or
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from gpcheck.checker import budget
 from gpcheck.checker.commands.common import write_out
 from gpcheck.checker.commands.flags import add_timeout_flag, ascii_int
 from gpcheck.checker.outputs import OutputPlan
 from gpcheck.spec.errors import UsageError
-from gpcheck.traces.format import TraceWriter
+from gpcheck.traces.format import Event, TraceWriter
 from gpcheck.traces.importers import FORMATS, detect_format, import_trace
 
 
@@ -30,8 +31,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--out", required=True, metavar="TRACE",
                    help="output trace (.jsonl, or .jsonl.gz to compress)")
     p.add_argument("--stream-priority", action="append", default=[], metavar="STREAM=PRIORITY",
-                   help="CUDA priority of a stream whose source does not record it (Kineto, Chrome): the raw "
-                        "stream id, e.g. 14=-5 (repeatable; other streams get CUDA's default 0)")
+                   help="CUDA priority (0 least urgent .. -5 greatest on Hopper) of a stream whose source does "
+                        "not record priorities (Kineto, Chrome, rocprof). STREAM is the source's stream id, as "
+                        "in the profiler's 'stream N' track (Kineto's args.stream, CUPTI's stream id; not "
+                        "torch's Stream.stream_id, which Kineto does not record), e.g. 14=-5; or "
+                        "kernel:PATTERN for every stream that ran a kernel whose full name matches the shell "
+                        "pattern, e.g. 'kernel:*softmax*=-5'. Repeatable; a stream id wins over a pattern; "
+                        "other streams get CUDA's default 0. Without it, such a source's priority checks "
+                        "answer unknown (the import warns and lists the streams)")
     add_timeout_flag(p, "the import")
     p.set_defaults(run=run)
 
@@ -49,6 +56,32 @@ def _priorities(items: list[str]) -> dict[str, int]:
     return out
 
 
+def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], events: list[Event]) -> None:
+    """Say on stderr what the source lacks and how to supply it (NOTE(source-missing) in
+    traces/preconditions.py); where priorities are missing, list the streams by what a user can
+    recognise (the source's id, kernel count, most frequent kernels) so that --stream-priority
+    can name them."""
+    import sys
+    from collections import Counter
+
+    from gpcheck.traces.names import short_kernel_name
+    from gpcheck.traces.preconditions import warning_lines
+
+    for line in warning_lines(missing):
+        sys.stderr.write(f"gpcheck: warning: {path}: {line}\n")
+    if not any(m.get("field") == "stream_priority" for m in missing):
+        return
+    per: dict[Any, Counter[str]] = {}
+    for e in events:
+        if e.action == "start":
+            per.setdefault(e.args.get("stream"), Counter())[str((e.meta or {}).get("name", "?"))] += 1
+    for row in src.get("streams", []):
+        c = per.get(row.get("stream"), Counter())
+        top = ", ".join(f"{short_kernel_name(n, 40)} x{k}" for n, k in c.most_common(3))
+        sys.stderr.write(f"gpcheck: warning:   stream {row.get('stream_id', row.get('name', row.get('stream')))}: "
+                         f"{sum(c.values())} kernels ({top})\n")
+
+
 def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
     OutputPlan().read("input", args.file).claim("--out", args.out)
@@ -59,9 +92,13 @@ def run(args: argparse.Namespace) -> int:
             w.write_event(ev)
     src = header.extra.get("source", {})
     kernel_events = sum(1 for e in events if e.action == "start")
+    missing = src.get("missing") or []
     info = {"input": args.file, "format": fmt, "out": args.out, "model": header.model,
             "constants": header.constants, "events": len(events), "kernels": kernel_events,
-            "streams": len(src.get("streams", []))}
+            "streams": len(src.get("streams", [])), "missing": missing,
+            "priorities": [{k: r.get(k) for k in ("stream", "stream_id", "name", "cuda_priority", "priority_from")
+                            if r.get(k) is not None} for r in src.get("streams", []) if r.get("priority_from")]}
+    _warn(args.file, missing, src, events)
     if args.json:
         import orjson
 

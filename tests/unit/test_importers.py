@@ -558,3 +558,48 @@ def test_cli_import_writes_whole_trace(tmp_path, capsys):
     assert main(["import", src, "--out", str(out), "--json", "--stream-priority", "14=-3"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["format"] == "nsys" and info["constants"]["P"] == 4
+
+
+def test_source_missing_per_importer(tmp_path):
+    """NOTE(source-missing): each importer says what its source did not record, and only that."""
+    def fields(h):  # type: ignore[no-untyped-def]
+        return {m["field"]: m for m in h.extra["source"]["missing"]}
+
+    full = fields(import_trace(make_nsys(tmp_path / "a.sqlite", ctxsw=True))[0])
+    assert full == {}  # priorities, launch calls, correlation ids and context switches all recorded
+    bare = fields(import_trace(make_nsys(tmp_path / "b.sqlite", with_prio=False, with_runtime=False))[0])
+    assert set(bare) == {"stream_priority", "launch_time", "switch_evidence"}
+    assert "--trace=cuda" in bare["stream_priority"]["remedy"] and "--gpuctxsw=true" in bare["switch_evidence"]["remedy"]
+    assert bare["stream_priority"]["needed_by"] == ["priority_inversion", "blocking"]
+    # a Chrome trace without correlation ids, with priorities on one track only, without flows
+    events = [{"name": "k1", "ph": "X", "pid": 1, "tid": 5, "ts": 1.0, "dur": 1.0, "args": {"priority": -2}},
+              {"name": "k2", "ph": "X", "pid": 1, "tid": 6, "ts": 2.0, "dur": 1.0}]
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(events))
+    chrome = fields(import_trace(str(p))[0])
+    assert set(chrome) == {"launch_time", "correlation_id", "switch_evidence"}
+    # some kernels with a launch time: partial, counted
+    p2 = tmp_path / "d.json"
+    p2.write_text(json.dumps(events + [{"ph": "s", "id": 7, "pid": 1, "tid": 1, "ts": 0.5, "name": "l"},
+                                       {"name": "k3", "ph": "X", "pid": 1, "tid": 6, "ts": 4.0, "dur": 1.0,
+                                        "args": {"correlation": 7}}]))
+    part = fields(import_trace(str(p2))[0])
+    assert part["launch_time"]["partial"] and part["launch_time"]["kernels"] == [2, 3]
+    assert "correlation_id" not in part
+
+
+def test_kineto_kernel_priority_when_recorded(tmp_path):
+    """A Kineto trace whose kernel slices carry args.priority (CUDA's convention) has priorities:
+    nothing to supply, and the levels follow CUDA (-5 most urgent)."""
+    doc = kineto_doc()
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            e["args"]["priority"] = -5 if e["args"]["stream"] == 14 else 0
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    h, evs = import_trace(str(p), "kineto")
+    assert "stream_priority" not in {m["field"] for m in h.extra["source"]["missing"]}
+    assert {e.args["stream"]: e.args["priority"] for e in evs if e.action == "start"} == {0: 0, 1: 5}
+    plain = tmp_path / "u.json"
+    plain.write_text(json.dumps(kineto_doc()))
+    assert "stream_priority" in {m["field"] for m in import_trace(str(plain), "kineto")[0].extra["source"]["missing"]}

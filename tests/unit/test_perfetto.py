@@ -154,3 +154,54 @@ def test_reconstructed_behaviour_export(tmp_path) -> None:
     n, rebuilt = export_trace(str(tmp_path / "b.json"), h, memory_source(h, bad), model, Replayer(cm), "b.jsonl")
     assert not rebuilt and n == 3
     _load(tmp_path / "b.json")
+
+
+def _kernel(corr: int | None, stream: int, t0: int, t1: int | None, name: str) -> list[Event]:
+    a = {"stream": stream, "priority": 0}
+    m = {"name": name, "grid": 132, "grid_dims": [2, 66, 1], "block_dims": [384, 1, 1], "stream_id": 13 + stream}
+    if corr is not None:
+        m["corr"] = corr
+    evs = [Event("launch", a, None, t0 - 5, m), Event("start", a, None, t0, m)]
+    return evs + ([Event("end", a, None, t1, m)] if t1 is not None else [])
+
+
+def test_observation_trace_export_shows_the_kernels(tmp_path) -> None:
+    """Kernel names, correlation ids and grid sizes reach the export: one slice per kernel on its
+    stream's kernel track (issue 37), an overlapping kernel on a second lane, a kernel that never
+    ends closed at the end and flagged; the file stays a valid Chrome trace."""
+    evs = (_kernel(7, 0, 100, 200, "void gemm<1>(int)") + _kernel(8, 0, 150, 300, "overlapping")
+           + _kernel(9, 1, 120, None, "never_ends") + _kernel(None, 1, 400, 500, "no_corr"))
+    evs = [e._replace(line=i + 2) for i, e in enumerate(sorted(evs, key=lambda e: e.t))]
+    export_events(TraceHeader("nvidia_streams"), evs, str(tmp_path / "k.json"))
+    text = (tmp_path / "k.json").read_text()
+    assert "void gemm<1>(int)" in text
+    obj = _load(tmp_path / "k.json")
+    tracks = {e["tid"]: e["args"]["name"] for e in obj["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    ks = {e["name"]: e for e in obj["traceEvents"] if e["ph"] == "X"}
+    assert set(ks) == {"void gemm<1>(int)", "overlapping", "never_ends", "no_corr"}
+    g = ks["void gemm<1>(int)"]
+    assert g["args"]["corr"] == 7 and g["args"]["grid"] == 132 and g["args"]["grid_dims"] == [2, 66, 1]
+    assert g["dur"] == pytest.approx(0.1) and tracks[g["tid"]] == "kernels stream=0"
+    assert tracks[ks["overlapping"]["tid"]] == "kernels stream=0 #2"
+    assert ks["never_ends"]["args"]["unfinished"] is True and tracks[ks["never_ends"]["tid"]] == "kernels stream=1"
+    assert ks["no_corr"]["dur"] == pytest.approx(0.1)
+    starts = [e for e in obj["traceEvents"] if e["ph"] == "i" and e["name"].startswith("start")]
+    assert starts[0]["args"]["name"] == "void gemm<1>(int)" and starts[0]["args"]["corr"] == 7
+
+
+def test_real_trace_export_keeps_kernel_names(tmp_path) -> None:
+    """The Kineto recording of traces/corpus/real, replayed and exported: its kernels' names are in
+    the file (grep finds them), one slice per kernel, with correlation ids."""
+    from gpcheck.checker.cli import main
+    from gpcheck.traces.format import read_trace
+
+    trace = ROOT / "traces" / "corpus" / "real" / "kineto_priority.jsonl.gz"
+    header, events = read_trace(str(trace))
+    names = {e.meta["name"] for e in events if e.action == "start"}
+    out = tmp_path / "k.json"
+    assert main(["replay", str(trace), "--perfetto", str(out), "--no-progress"]) == 0
+    text = out.read_text()
+    assert all(n in text for n in names)
+    obj = _load(out)
+    slices = [e for e in obj["traceEvents"] if e["ph"] == "X" and "corr" in e.get("args", {})]
+    assert len(slices) == sum(1 for e in events if e.action == "start") and {e["name"] for e in slices} == names

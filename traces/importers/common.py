@@ -248,13 +248,15 @@ def _sort_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras: Iterable[Extra] = (),
                 model: str | None = MODEL, priorities_known: bool | None = None,
-                path: str | None = None) -> tuple[TraceHeader, list[Event]]:
+                path: str | None = None, switch_evidence: bool = False) -> tuple[TraceHeader, list[Event]]:
     """The observation trace of some kernels (NOTE(observation-events)).
 
     Validates what every source must satisfy (end >= start); assigns dense stream indices in the
     order of the sorted stream keys (`path`, the input, names it in errors); computes the model
     constants S (streams), P (priority levels), Q (most kernels queued in one stream at once) and
-    SLOTS (most kernels running at once, at least 1). `model` is dropped to null when extras add actions the model lacks."""
+    SLOTS (most kernels running at once, at least 1). `model` is dropped to null when extras add actions the model lacks.
+    Writes what the source lacks into `source.missing` (NOTE(source-missing) in traces/preconditions.py);
+    `switch_evidence`: the source has per-block timer stamps or context-switch records."""
     ks = list(kernels)
     for k in ks:
         loc = k.where or path or source.get("file", "?")
@@ -357,8 +359,35 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     src["kernels"] = len(ks)
     src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5"
                                   if known else "no priorities in the source: every stream at level 0")
+    src["missing"] = _missing(ks, str(source.get("format", "")) or None, known, switch_evidence)
     header = TraceHeader(model=model, constants=constants, extra={"source": src})
     return header, events
+
+
+def _missing(ks: list[Kernel], fmt: str | None, priorities: bool, switch_evidence: bool) -> list[dict[str, Any]]:
+    """What the source did not record (NOTE(source-missing) in traces/preconditions.py)."""
+    from gpcheck.traces.preconditions import entry
+
+    out = []
+    if not priorities and ks:
+        out.append(entry("stream_priority", fmt, f"the source ({fmt}) records no stream priorities: every stream "
+                                                 f"was put at level 0"))
+    unlaunched = sum(1 for k in ks if k.launch is None)
+    if ks and unlaunched == len(ks):
+        out.append(entry("launch_time", fmt, f"the source ({fmt}) records no kernel launch times: each launch "
+                                             f"was placed at its kernel's start"))
+    elif unlaunched:
+        e = entry("launch_time", fmt, f"{unlaunched} of {len(ks)} kernels have no launch time in the source "
+                                      f"({fmt}): their launch was placed at their start", (unlaunched, len(ks)))
+        e["partial"] = True
+        out.append(e)
+    if ks and all(k.corr is None for k in ks):
+        out.append(entry("correlation_id", fmt, f"the source ({fmt}) records no correlation ids: each kernel "
+                                                f"got a made-up one"))
+    if not switch_evidence and ks:
+        out.append(entry("switch_evidence", fmt, f"the source ({fmt}) records neither per-block timer stamps nor "
+                                                 f"GPU context-switch records"))
+    return out
 
 
 def _depths(events: list[Event]) -> tuple[int, int]:
@@ -382,30 +411,63 @@ def _depths(events: list[Event]) -> tuple[int, int]:
     return q_max, slots
 
 
+KERNEL_PATTERN = "kernel:"  # --stream-priority 'kernel:*gemm*=-5': the streams that ran a matching kernel
+
+
 def override_priorities(header: TraceHeader, events: list[Event],
                         overrides: Mapping[str, int]) -> tuple[TraceHeader, list[Event]]:
     """Set the CUDA priority of some streams by hand (for sources that do not record it, such as
-    Kineto: `gpcheck import --stream-priority 14=-5`). Keys match a stream's raw `stream_id` or
-    its `name` in the header's stream table; every other stream without a recorded priority gets
-    CUDA's default 0 (level 0). Returns a new header and new events."""
+    Kineto: `gpcheck import --stream-priority 14=-5`). A key is a stream's raw `stream_id` or its
+    `name` in the header's stream table (`stream:14` says the same as `14`), or `kernel:PATTERN`:
+    every stream that ran a kernel whose full name matches the shell pattern (fnmatch, case
+    sensitive). A stream named by id takes that priority over any pattern; two patterns that give
+    one stream different priorities are an error, as is a key that names no stream. Every other
+    stream without a recorded priority gets CUDA's default 0 (level 0). The source no longer
+    counts as lacking priorities (`source.missing`); each stream row says where its priority came
+    from (`priority_from`). Returns a new header and new events."""
+    from fnmatch import fnmatchcase
+
     src = dict(header.extra.get("source", {}))
     streams = [dict(r) for r in src.get("streams", [])]
+    names: dict[Any, set[str]] = {}
+    for ev in events:
+        if ev.action == "start" and ev.meta and isinstance(ev.args.get("stream"), int):
+            names.setdefault(ev.args["stream"], set()).add(str(ev.meta.get("name", "")))
+    by_id = {(k[len("stream:"):] if k.startswith("stream:") else k): v for k, v in overrides.items()
+             if not k.startswith(KERNEL_PATTERN)}
+    patterns = {k: v for k, v in overrides.items() if k.startswith(KERNEL_PATTERN)}
     used: set[str] = set()
     level: dict[int, int] = {}
     for row in streams:
         keys = {str(row.get("stream_id")), str(row.get("name"))} - {"None"}
-        hit = next((k for k in keys if k in overrides), None)
+        hit = next((k for k in sorted(keys) if k in by_id), None)
+        cuda: int | None = None
+        got = {}
+        for pat, v in patterns.items():
+            if any(fnmatchcase(n, pat[len(KERNEL_PATTERN):]) for n in names.get(row["stream"], ())):
+                got[pat] = signed32(v)
+        used.update(got)
         if hit is not None:
             used.add(hit)
-            row["cuda_priority"] = signed32(overrides[hit])
-            row["priority"] = -row["cuda_priority"]
+            cuda, row["priority_from"] = signed32(by_id[hit]), f"--stream-priority {hit}"
+        else:
+            if len(set(got.values())) > 1:
+                raise TraceError(f"--stream-priority: stream {row.get('stream_id', row['stream'])} ran kernels matching "
+                                 f"{' and '.join(sorted(got))}, which give it different priorities")
+            if got:
+                pat = sorted(got)[0]
+                cuda, row["priority_from"] = got[pat], f"--stream-priority {pat}"
+        if cuda is not None:
+            row["cuda_priority"] = cuda
+            row["priority"] = -cuda
         elif row.get("priority") is None:
             row["priority"] = 0
         level[row["stream"]] = row["priority"]
-    unknown = sorted(set(overrides) - used)
+    unknown = sorted(set(by_id) - used) + sorted(set(patterns) - used)
     if unknown:
         ids = ", ".join(str(r.get("stream_id", r.get("name"))) for r in streams)
-        raise TraceError(f"--stream-priority: no stream {', '.join(unknown)} in the trace (streams: {ids})")
+        raise TraceError(f"--stream-priority: no stream {', '.join(unknown)} in the trace (streams: {ids}; "
+                         f"kernel:PATTERN matches a kernel's full name, e.g. 'kernel:*gemm*')")
     if any(v < 0 for v in level.values()):
         raise TraceError("--stream-priority: a CUDA priority must be <= 0 (0 least urgent, -5 greatest on Hopper)")
     out = []
@@ -417,5 +479,7 @@ def override_priorities(header: TraceHeader, events: list[Event],
     src["priority_overrides"] = dict(overrides)
     src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5 "
                                   "(some set by --stream-priority)")
+    if isinstance(src.get("missing"), list):
+        src["missing"] = [m for m in src["missing"] if not (isinstance(m, dict) and m.get("field") == "stream_priority")]
     consts = dict(header.constants, P=max(level.values(), default=0) + 1)
     return TraceHeader(header.model, consts, header.init, dict(header.extra, source=src)), out

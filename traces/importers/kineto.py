@@ -7,8 +7,9 @@ kernels are `ph: "X"`, `cat: "kernel"` slices with `args.stream`, `args.context`
 relative to the top-level `baseTimeNanoseconds` (absolute ns = base + ts * 1000). Launch calls
 are `cuda_runtime`/`cuda_driver` slices on the host (`cudaLaunchKernel`, `cuLaunchKernel`, ...)
 with the same `args.correlation`; their start is the launch time, else a nonzero `queued` is.
-Kineto records no stream priority: every stream gets level 0 (`--priority` style overrides
-belong to a later change). With `include_copies`, `gpu_memcpy`/`gpu_memset` slices are streams'
+Kineto records no stream priority: every stream gets level 0 and the header's `source.missing`
+says so (a kernel slice that does carry an integer `args.priority` is read in CUDA's convention) (`gpcheck import --stream-priority` supplies them: the stream id is `args.stream`, CUPTI's
+stream id, not PyTorch's `Stream.stream_id`). With `include_copies`, `gpu_memcpy`/`gpu_memset` slices are streams'
 work too; by default only kernels are imported.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.format import Event, TraceHeader
 from gpcheck.traces.importers.chrome import _dims, names, slices, trace_events
-from gpcheck.traces.importers.common import MAX_NS, Kernel, build_trace, file_info, key
+from gpcheck.traces.importers.common import MAX_NS, Kernel, build_trace, cuda_level, file_info, key, signed32
 from gpcheck.traces.importers.jsonload import load_json
 
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
@@ -80,19 +81,23 @@ def import_kineto(path: str, include_copies: bool = False) -> tuple[TraceHeader,
             t_launch, how = launch[0], "api"
         elif isinstance(queued, int) and not isinstance(queued, bool) and 0 < queued <= MAX_NS:
             t_launch, how = queued, "queued"  # CUPTI latency timestamps: absolute ns
+        prio = args.get("priority")
+        cuda_p = signed32(prio) if isinstance(prio, int) and not isinstance(prio, bool) and abs(prio) < 1 << 33 else None
         meta: dict[str, Any] = {"stream_id": stream, "device": dev, "context": ctx, "event_index": i}
+        if cuda_p is not None:
+            meta["cuda_priority"] = cuda_p
         if launch is not None:
             meta["api"] = launch[1]
         if e.get("cat") != "kernel":
             meta["kind"] = e.get("cat")
-        info = {"device": dev, "context": ctx, "stream_id": stream}
+        info = {"device": dev, "context": ctx, "stream_id": stream, "cuda_priority": cuda_p}
         if (key(e.get("pid")), key(e.get("tid"))) in tnames:
             info["track"] = tnames[(key(e.get("pid")), key(e.get("tid")))].strip()
         kernels.append(Kernel(
             name=str(e.get("name", "?")), stream_key=(str(dev), str(ctx), str(stream)), start=start + base,
             end=None if end is None else end + base, corr=corr,
             pid=launch[2] if launch is not None and isinstance(launch[2], int) else None,
-            launch=t_launch, launch_from=how, level=None, grid_dims=_dims(args.get("grid")),
+            launch=t_launch, launch_from=how, level=cuda_level(cuda_p), grid_dims=_dims(args.get("grid")),
             block_dims=_dims(args.get("block")), stream_info={k: v for k, v in info.items() if v is not None},
             meta=meta, where=f"{path}: traceEvents[{i}]"))
     device = top.get("deviceProperties")

@@ -163,4 +163,5 @@ def import_nsys(path: str) -> tuple[TraceHeader, list[Event]]:
            "tables": sorted(t for t in (KERNEL_TABLE, "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
                                         "TARGET_INFO_CUDA_STREAM", "GPU_CONTEXT_SWITCH_EVENTS", "StringIds")
                             if t in db.tables)}
-    return build_trace(kernels, src, path=path, extras=extras, priorities_known=bool(prios) or None)
+    return build_trace(kernels, src, path=path, extras=extras, priorities_known=bool(prios) or None,
+                       switch_evidence="GPU_CONTEXT_SWITCH_EVENTS" in src["tables"])

@@ -144,4 +144,5 @@ def import_record(path: str) -> tuple[TraceHeader, list[Event]]:
     else:
         src["params"] = [p.get("params") if isinstance(p, dict) else None for p in parts]
         src["note"] = doc.get("note")
-    return build_trace(kernels, src, path=path, extras=extras)
+    # every block logs its largest %globaltimer jump (meta.max_gap_ns): per-block timer stamps
+    return build_trace(kernels, src, path=path, extras=extras, switch_evidence=True)
