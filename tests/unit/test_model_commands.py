@@ -74,9 +74,10 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     # and the HP queue is reset only with the timeout fault on
     (["kfd_sched", "hp_undisturbed"], "MES"),
     (["kfd_sched", "hp_survives", "--const", "PREEMPT_TIMEOUT=1"], "PREEMPT_TIMEOUT"),
-    # xsched: a wrong idempotence label is what makes level 3 restart k1
-    (["xsched", "reexec_idempotent_only", "--const", "LABEL=7"], "LABEL"),
-    (["xsched", "reexec_idempotent_only", "--const", "LEVEL=2"], "LEVEL"),
+    # xsched: the level-3 interrupt (the code marks every kernel killable) is what restarts k1's block;
+    # the paper's whole relaunch (RESTORE=0) is what makes level 2 re-run k1's finished block
+    (["xsched", "reexec_idempotent_only"], "LEVEL"),
+    (["xsched", "reexec_idempotent_only", "--const", "LEVEL=2", "--const", "RESTORE=0"], "RESTORE"),
     # REEF issue #2: the swapped order lets the queued kernel start before the flag is visible
     (["reef_flag_race", "preemption_effective"], "ORDER"),
     # GPreempt on HIP: checking lc_cnt before registering is the race

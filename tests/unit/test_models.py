@@ -293,8 +293,11 @@ def test_xsched_latencies_by_level() -> None:
     """xsched timed with the paper's T = 0.5 ms commands (250 us blocks) and the 32 us interrupt."""
     assert _span(run("xsched", LEVEL=1).result("rt_preempt_latency")) == (0, 1000)   # TH commands finish
     assert _span(run("xsched", LEVEL=2).result("rt_preempt_latency")) == (0, 250)    # the running block
-    assert _span(run("xsched").result("rt_preempt_latency")) == (0, 500)             # k1 left to finish
-    assert _span(run("xsched", LABEL=7).result("rt_preempt_latency")) == (0, 32)     # every kernel interrupted
+    assert _span(run("xsched").result("rt_preempt_latency")) == (0, 32)              # the code: every kernel interrupted
+    # the paper's level 3 (hand labels, a non-idempotent kernel left to finish)
+    assert _span(run("xsched", LABEL=5, RESTORE=0).result("rt_preempt_latency")) == (0, 500)
+    # the code with a kernel not marked killable: its resident block runs on, the guardian aborts the next
+    assert _span(run("xsched", LABEL=5).result("rt_preempt_latency")) == (0, 250)
 
 
 # ------------------------------------------------------------------ the library run
@@ -324,23 +327,36 @@ def test_verify_library_reports_a_surprise() -> None:
 
 def test_xsched_levels_and_their_hazards() -> None:
     # worst-case inversion in blocks: level 1 drains TH in-flight commands, level 2 one block, level 3
-    # waits only for a kernel labelled non-idempotent (k1: B blocks) and nothing with every kernel labelled
-    for level, bound in ((1, 4), (2, 1), (3, 2)):
-        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound).verdict is P, level
-        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound - 1).verdict is V, level
-    assert res("xsched", "bounded_inversion", LEVEL=3, LABEL=7, IDEMPOTENT=7, INV_BOUND=0).verdict is P
-    # level 1 never runs anything twice; level 2's whole relaunch re-runs k1's finished block (not idempotent)
-    assert res("xsched", "no_reexecution", LEVEL=1).verdict is P
-    r = res("xsched", "reexec_idempotent_only", LEVEL=2)
+    # nothing (the code marks every kernel killable); the paper's level 3 (LABEL=5, RESTORE=0) waits for
+    # the kernel labelled non-idempotent (k1: B blocks)
+    for level, bound, extra in ((1, 4, {}), (2, 1, {}), (3, 2, {"LABEL": 5, "RESTORE": 0})):
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound, **extra).verdict is P, level
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound - 1, **extra).verdict is V, level
+    assert res("xsched", "bounded_inversion", INV_BOUND=0).verdict is P
+    # the code (RESTORE=1, per-block restore flags, inject.cu:43-83,124-140): no block runs to its end
+    # twice at any level, and level 2 re-runs nothing at all
+    for level in (1, 2, 3):
+        assert res("xsched", "no_reexecution", LEVEL=level).verdict is P, level
+    assert res("xsched", "reexec_idempotent_only", LEVEL=2).verdict is P
+    # the paper's whole relaunch (RESTORE=0) re-runs k1's finished block at level 2 (not idempotent)
+    r = res("xsched", "reexec_idempotent_only", LEVEL=2, RESTORE=0)
     assert r.verdict is V and r.counterexample is not None and r.counterexample.steps[-1].state["began"][1] == 3
-    assert res("xsched", "reexec_idempotent_only", LEVEL=2, IDEMPOTENT=7).verdict is P
-    # level 3 with correct labels is safe; a wrong label (k1 labelled idempotent) restarts k1 mid-way
-    assert res("xsched", "reexec_idempotent_only").verdict is P
-    r = res("xsched", "reexec_idempotent_only", LABEL=7)
+    assert res("xsched", "no_reexecution", LEVEL=2, RESTORE=0).verdict is V
+    assert res("xsched", "reexec_idempotent_only", LEVEL=2, RESTORE=0, IDEMPOTENT=7).verdict is P
+    # the code's level 3 marks every kernel killable (level3/cuda_queue.cpp:54-55): k1 (not idempotent) is
+    # interrupted mid-block and that block starts again on resume, by default
+    r = res("xsched", "reexec_idempotent_only")
+    assert r.verdict is V and "rt_arrive" in actions(r) and r.counterexample is not None
+    assert r.counterexample.steps[-1].state["began"][1] == 3
+    # marking only the idempotent kernels killable closes it, with the code's restore or the paper's
+    assert res("xsched", "reexec_idempotent_only", LABEL=5).verdict is P
+    assert res("xsched", "reexec_idempotent_only", LABEL=5, RESTORE=0).verdict is P
+    r = res("xsched", "reexec_idempotent_only", LABEL=7, RESTORE=0)
     assert r.verdict is V and "rt_arrive" in actions(r)
     for level in (1, 2, 3):
         assert res("xsched", "no_stale_input", LEVEL=level).verdict is P
         assert res("xsched", "no_loss", LEVEL=level).verdict is P
+        assert res("xsched", "no_loss", LEVEL=level, RESTORE=0).verdict is P
 
 
 def test_reef_flag_race() -> None:
