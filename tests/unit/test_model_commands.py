@@ -80,7 +80,8 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     (["xsched", "reexec_idempotent_only", "--const", "LEVEL=2", "--const", "RESTORE=0"], "RESTORE"),
     # REEF issue #2: the swapped order lets the queued kernel start before the flag is visible
     (["reef_flag_race", "preemption_effective"], "ORDER"),
-    # GPreempt on HIP: checking lc_cnt before registering is the race
+    # GPreempt on HIP: the LC kernels launch before the daemon suspends (and, with DAEMON_FIRST=1,
+    # checking lc_cnt before registering is the race)
     (["gp_hip_suspend", "preemption_effective"], None),
     # reef_rewind's stale input happens under every setting of its switches
     (["reef_rewind", "no_stale_input"], None),

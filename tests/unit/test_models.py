@@ -396,13 +396,20 @@ def test_reef_rewind_several_queues_and_resident_blocks() -> None:
 
 
 def test_gp_hip_suspend_races() -> None:
-    # check-then-act: BE j passes the lc_cnt check, the daemon suspends the list without j, j launches
-    r = res("gp_hip_suspend", "preemption_effective")
-    assert r.verdict is V and actions(r).index("be_check") < actions(r).index("daemon_suspend") < actions(r).index("be_launch")
-    assert res("gp_hip_suspend", "preemption_effective", REGISTER_FIRST=1).verdict is P
-    # two LC requests between two daemon polls keep the old list suspended: the fix does not cover it
-    r = res("gp_hip_suspend", "preemption_effective", J=3, MAXLC=2, REGISTER_FIRST=1)
-    assert r.verdict is V and actions(r).count("lc_preprocess") == 2 and "daemon_resume" not in actions(r)
+    # the code gives the daemon no head start (preprocess_time 0 or 25 us, config/micro-5.3/A1.json,
+    # A2.json): the LC kernels launch before the daemon suspends, with the fix too, in 5 steps
     for consts in ({}, {"REGISTER_FIRST": 1}):
+        r = res("gp_hip_suspend", "preemption_effective", **consts)
+        assert r.verdict is V and r.counterexample is not None and r.counterexample.length == 5, consts
+        assert "lc_infer" in actions(r) and "daemon_suspend" not in actions(r)
+    # under the old assumption (the daemon acted before the inference, DAEMON_FIRST=1) the race is
+    # check-then-act: BE j passes the lc_cnt check, the daemon suspends the list without j, j launches
+    r = res("gp_hip_suspend", "preemption_effective", DAEMON_FIRST=1)
+    assert r.verdict is V and actions(r).index("be_check") < actions(r).index("daemon_suspend") < actions(r).index("be_launch")
+    assert res("gp_hip_suspend", "preemption_effective", DAEMON_FIRST=1, REGISTER_FIRST=1).verdict is P
+    # two LC requests between two daemon polls keep the old list suspended: the fix does not cover it
+    r = res("gp_hip_suspend", "preemption_effective", J=3, MAXLC=2, REGISTER_FIRST=1, DAEMON_FIRST=1)
+    assert r.verdict is V and actions(r).count("lc_preprocess") == 2 and "daemon_resume" not in actions(r)
+    for consts in ({}, {"REGISTER_FIRST": 1}, {"DAEMON_FIRST": 1}):
         assert res("gp_hip_suspend", "no_reexecution", **consts).verdict is P
         assert res("gp_hip_suspend", "no_loss", **consts).verdict is P
