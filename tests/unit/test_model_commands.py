@@ -72,8 +72,10 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("argv, blamed", [
     # kfd_sched on cwsr: the monitor's unmap of LP also unmaps HP only under HWS (MES=0 shapes it),
     # and the HP queue is reset only with the timeout fault on
-    (["kfd_sched", "hp_undisturbed"], "MES"),
-    (["kfd_sched", "hp_survives", "--const", "PREEMPT_TIMEOUT=1"], "PREEMPT_TIMEOUT"),
+    # (with the monitor repaired to read the real rptr; the seeds' doorbell read never preempts)
+    (["kfd_sched", "hp_undisturbed", "--const", "RPTR_READ=1"], "MES"),
+    (["kfd_sched", "hp_survives", "--const", "PREEMPT_TIMEOUT=1", "--const", "RPTR_READ=1"], "PREEMPT_TIMEOUT"),
+    (["kfd_sched", "hp_detected"], "RPTR_READ"),
     # xsched: the level-3 interrupt (the code marks every kernel killable) is what restarts k1's block;
     # the paper's whole relaunch (RESTORE=0) is what makes level 2 re-run k1's finished block
     (["xsched", "reexec_idempotent_only"], "LEVEL"),

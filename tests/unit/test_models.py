@@ -169,29 +169,44 @@ def test_kfd_monitor_parameters() -> None:
 
 
 def test_kfd_sched_on_cwsr() -> None:
+    # the seeds' monitor reads rptr as readl(queue->doorbell_ptr), the last wptr rung: no queue ever
+    # looks active, so a wake-up with HP and LP both busy does nothing (the default) ...
+    r = res("kfd_sched", "hp_detected")
+    assert r.verdict is V and actions(r)[-1] == "monitor" and r.counterexample is not None
+    last = r.counterexample.steps[-1].state
+    assert last["rptr"][1] < last["wptr"][1] and last["in_rl"][0] is True
+    assert res("kfd_sched", "hp_undisturbed").verdict is P       # it never preempts, so never disturbs
+    # (bounded_inversion still holds: with finite LP work HP waits at most for all of it, which at these
+    # sizes is no more than the repaired monitor allows)
+    R = {"RPTR_READ": 1}  # the monitor repaired to read the real rptr: the design's other flaws
+    assert res("kfd_sched", "hp_detected", **R).verdict is P
     # HWS: the monitor's preemption of LP is cwsr's unmap-all, so an active HP queue is unmapped too
-    r = res("kfd_sched", "hp_undisturbed")
+    r = res("kfd_sched", "hp_undisturbed", **R)
     assert r.verdict is V and "monitor" in actions(r)
     # MES removes only the LP queue
-    assert res("kfd_sched", "hp_undisturbed", MES=1).verdict is P
+    assert res("kfd_sched", "hp_undisturbed", MES=1, **R).verdict is P
     # cwsr's timeouts: a queue that does not save is reset; under HWS that can be the HP queue
     for t in (1, 2):
-        r = res("kfd_sched", "hp_survives", PREEMPT_TIMEOUT=t)
-        assert r.verdict is V and actions(r)[-1] == "timeout_reset", t
-        assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t).verdict is V
-        assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t).verdict is P
-    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1).verdict is P  # only LP is preempted
+        r = res("kfd_sched", "hp_survives", PREEMPT_TIMEOUT=t, **R)
+        assert r.verdict is V and actions(r)[-1] in ("timeout_reset", "reset_escalate"), t
+        assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t, **R).verdict is V
+        assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t, **R).verdict is P
+    # MES: a per-queue timeout hits only LP, unless the per-queue reset fails and escalates to a GPU
+    # reset (kfd_device_queue_manager.c L2327-2333, cwsr's ESCALATE, on by default)
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1, ESCALATE=0, **R).verdict is P
+    r = res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1, **R)
+    assert r.verdict is V and actions(r)[-1] == "reset_escalate"
     # a reset HP queue looks active forever (wptr != rptr): the monitor never maps LP again
-    r = res("kfd_sched", "no_starvation", PREEMPT_TIMEOUT=1)
+    r = res("kfd_sched", "no_starvation", PREEMPT_TIMEOUT=1, **R)
     assert r.verdict is V and r.counterexample is not None and r.counterexample.loop is not None
     last = r.counterexample.steps[-1].state
     assert last["loc"][1] == "Dead" and last["in_rl"][0] is False
-    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2).verdict is V  # GPU reset
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2, **R).verdict is V  # GPU reset
     # the inversion bound is tight at the defaults (T_MON=2: 4 ticks); with more LP work (N=3) and
     # T_MON=3 it is 2*T_MON: the monitor samples LP's ring empty between two dispatches
-    assert res("kfd_sched", "bounded_inversion", INV_BOUND=3).verdict is V
-    assert res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=6).verdict is P
-    r = res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=5)
+    assert res("kfd_sched", "bounded_inversion", INV_BOUND=3, **R).verdict is V
+    assert res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=6, **R).verdict is P
+    r = res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=5, **R)
     assert r.verdict is V and actions(r).count("monitor") == 2
 
 
@@ -282,11 +297,13 @@ def test_kfd_sched_latencies_come_from_cwsr_with_its_ticks_timed() -> None:
     """kfd_sched (the monitor on cwsr) keeps cwsr's costs and latency properties (NOTE(compose-cost)):
     an unmap of both queues saves 2 x 5 us, and waves may run ticks (2500 us) before their save trap;
     the LP queue's resume waits for a monitor wake-up (T_MON ticks = 5 ms)."""
-    rep = run("kfd_sched")
+    rep = run("kfd_sched", RPTR_READ=1)
     assert _span(rep.result("rt_preempt_latency")) == (5, 5010)
     assert _span(rep.result("be_resume_delay")) == (15, 30055)
     # MES removes only the LP queue: one 5 us save
-    assert _span(run("kfd_sched", MES=1).result("rt_preempt_latency"))[0] == 5
+    assert _span(run("kfd_sched", MES=1, RPTR_READ=1).result("rt_preempt_latency"))[0] == 5
+    # the seeds' doorbell read never preempts: no latency is ever measured
+    assert run("kfd_sched").result("rt_preempt_latency").detail.get("max") is None
 
 
 def test_xsched_latencies_by_level() -> None:
@@ -413,3 +430,36 @@ def test_gp_hip_suspend_races() -> None:
     for consts in ({}, {"REGISTER_FIRST": 1}, {"DAEMON_FIRST": 1}):
         assert res("gp_hip_suspend", "no_reexecution", **consts).verdict is P
         assert res("gp_hip_suspend", "no_loss", **consts).verdict is P
+
+
+def test_cwsr_rptr_moves_only_on_the_hqd_and_a_failed_queue_reset_escalates() -> None:
+    """Only the CP moves rptr, from the queue's HQD (kfd_mqd_manager_v9.c L258-259): `retire` is never
+    enabled while a queue is Unmapped, though such states with a finished dispatch are reachable; and a
+    per-queue reset that fails resets the GPU (kfd_device_queue_manager.c L2327-2333)."""
+    from gpcheck.checker import explicit
+    from gpcheck.gpmodel import compile_model
+
+    cm = compile_model(load_spec("cwsr", {"N": 1, "L": 1}))
+    res_ = explicit.search(cm, set())
+    assert res_.complete
+    retire = {i: cm.instances[i].args for i in cm.instance_ids("retire")}
+    waiting = 0
+    for s in res_.parent:
+        d = cm.layout.decode(s)
+        for iid, _ in cm.enabled_steps(s):
+            if iid in retire:
+                q = retire[iid][0]
+                assert d["loc"][q] in ("Mapped", "Preempting", "Restoring"), d
+        waiting += sum(1 for q in range(2) if d["loc"][q] == "Unmapped" and d["rptr"][q] < d["cp_wptr"][q]
+                       and all(w == "Done" for w in d["ws"][q]))
+    assert waiting > 0  # the guard is not vacuous: a finished dispatch waits for the remap
+    r = res("cwsr", "no_loss", PREEMPT_TIMEOUT=1)
+    assert r.verdict is V
+    # escalation: a queue whose work had all retired (no live wave, nothing to time out) dies with the
+    # GPU when the other queue's reset fails; only with ESCALATE=1
+    def finished_queue_dies(**consts: int) -> bool:
+        c = compile_model(load_spec("cwsr", {"PREEMPT_TIMEOUT": 1, "N": 1, "L": 1, **consts}))
+        sr = explicit.search(c, set())
+        return any(d["loc"][q] == "Dead" and d["rptr"][q] == 1
+                   for d in map(c.layout.decode, sr.parent) for q in range(2))
+    assert finished_queue_dies() and not finished_queue_dies(ESCALATE=0)
