@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from gpcheck.checker.api import ENGINES
-from gpcheck.checker.claims import Outcome, check_claims
+from gpcheck.checker.claims import RULE, Outcome, check_claims
 from gpcheck.checker import budget
 from gpcheck.checker.commands.flags import add_timeout_flag
 from gpcheck.checker.commands.common import write_out
@@ -26,8 +26,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                                    "CWSR\" (seed 002, 2026-01-29, part 4: table 4.1 compares the mechanisms, "
                                    "table 4.2 typical scenarios). Each row gets an outcome (confirmed, refuted, "
                                    "confirmed only under stated parameters or in the best case, not decided by a "
-                                   "model) and the live evidence: the model properties that decide it, recomputed "
-                                   "on every run. Exit 1 when some row's evidence no longer supports its outcome. "
+                                   "model), derived by one stated rule from the row's checks: model properties at stated "
+                                   "constants and numbers the models compute, recomputed on every run, and code "
+                                   "readings with the file and line they rest on. Exit 1 when the rule derives another "
+                                   "outcome than a row's text argues, or a verdict the text quotes changed. "
                                    "`gpcheck claims` is the old name of this command.")
     p.add_argument("--engine", choices=ENGINES, default="explicit",
                    help="engine for the evidence checks (default %(default)s)")
@@ -44,15 +46,20 @@ def run(args: argparse.Namespace) -> int:
         counts: dict[str, int] = {}
         for r in rows:
             counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
-        write_out(to_json_bytes({"rows": [r.to_json() for r in rows], "summary": counts, "ok": not changed}))
+        write_out(to_json_bytes({"rule": RULE, "rows": [r.to_json() for r in rows], "summary": counts, "ok": not changed}))
         return 1 if changed else 0
     out = ["seed 002 (\"GPreempt (NVIDIA) vs AMD CWSR\", 2026-01-29) part 4, tables 4.1 and 4.2, "
-           "checked against the model library", ""]
+           "checked against the model library", f"outcome rule: {RULE}", ""]
     for r in rows:
         out.append(f"{r.ident:<7} {r.side:<8} {r.topic}: \"{r.claim}\"")
         out.append(f"        -> {r.outcome.value.upper()}" + (f": {r.why}" if r.why else ""))
         for e in r.evidence:
-            out.append(f"           {'ok ' if e.ok else 'BAD'} {e.text()}")
+            mark = ("ok " if e.ok else "BAD") if e.role == "detail" else ("agrees   " if e.ok else "disagrees")
+            out.append(f"           {mark} {e.role}: {e.text()}")
+        for m in r.measures:
+            out.append(f"           {m.role}: {m.text()}")
+        for c in r.code:
+            out.append(f"           {c.text()}")
     counts2: dict[str, int] = {}
     for r in rows:
         counts2[r.outcome.value] = counts2.get(r.outcome.value, 0) + 1

@@ -8,6 +8,8 @@ import json
 import pytest
 
 from gpcheck.checker.claims import Outcome, check_claims, kernel_offset
+from gpcheck.checker.claims_rule import Code, Evidence, Measure, Row, derive, settle
+from gpcheck.checker.verdict import Verdict
 from gpcheck.checker.cli import main
 
 
@@ -44,14 +46,33 @@ def test_explain_blames_the_enabling_parameter(capsys: pytest.CaptureFixture[str
 def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     rows = check_claims()
     assert not [r.ident for r in rows if r.outcome is Outcome.CHANGED]
+    # every outcome is the rule's (NOTE(claims-rule)), and every row rests on live evidence or on a
+    # code reading with its file and line
+    assert all(r.outcome is derive(r) for r in rows)
+    assert all(r.evidence or r.code for r in rows)
+    assert all(":" in c.where or "line" in c.where or "(" in c.where for r in rows for c in r.code)
     by = {(r.ident, r.side): r for r in rows}
-    assert by[("4.2.2", "GPreempt")].outcome is Outcome.REFUTED
+    assert len(rows) == 49
+    # GPreempt's numbers come from reef_rewind (the code's busy poll), not from the refuted 1 ms poll
+    gp = by[("4.2.2", "GPreempt")].numbers
+    assert (gp["latency_best_us"], gp["latency_worst_us"]) == (20311, 20311)
+    assert (gp["detection_best_us"], gp["detection_worst_us"]) == (0, 0)
+    for ident, side in (("4.2.1", "GPreempt"), ("4.2.2", "GPreempt"), ("4.2.12", "both"), ("4.2.13", "both")):
+        assert by[(ident, side)].outcome is Outcome.REFUTED, ident
+        assert any(e.model == "reef_rewind" for e in by[(ident, side)].evidence), ident
+    assert by[("4.2.6", "GPreempt")].outcome is Outcome.UNDER
+    assert by[("4.2.6", "GPreempt")].measures[0].all_agree      # exactly the seeds' 20.3 ms, under their costs
     assert by[("4.2.9", "AMD")].outcome is Outcome.BEST_CASE
     amd = by[("4.2.9", "AMD")].numbers
     assert (amd["latency_best_us"], amd["latency_worst_us"]) == (20005, 25004)
-    gp = by[("4.2.2", "GPreempt")].numbers
-    assert (gp["latency_best_us"], gp["latency_worst_us"]) == (20400, 21399)
     assert by[("4.1.17", "AMD")].outcome is Outcome.CONFIRMED
+    # the review's rows: GPreempt 4.1.3, 4.1.8, 4.1.18 under stated parameters; AMD's monitoring cell
+    # refuted by the doorbell read
+    for ident in ("4.1.3", "4.1.8", "4.1.18"):
+        assert by[(ident, "GPreempt")].outcome is Outcome.UNDER, ident
+    mon = by[("4.1.6", "AMD")]
+    assert mon.outcome is Outcome.REFUTED and any(e.prop == "hp_detected" and e.role == "claim" and not e.ok
+                                                  for e in mon.evidence)
     # issue 15's disputed rows, answered from the timed models
     assert by[("4.2.11", "AMD")].outcome is Outcome.BEST_CASE
     seeds = by[("4.2.11", "AMD")].numbers
@@ -65,21 +86,71 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     lat = next(e for e in by[("4.2.11", "AMD")].evidence if e.model == "kfd_monitor")
     assert lat.latency and lat.high is None and lat.witness
     assert kernel_offset(99, 75, 2, 0) == 22
-    code, out = _run(capsys, "claims", "--json")
-    assert code == 0 and json.loads(out)["ok"] is True
+
+
+def test_claims_rule_derives_each_outcome() -> None:
+    """NOTE(claims-rule) on hand-made checks: each outcome, and a text that argues another is reported."""
+    def row(stated: Outcome, *checks: object) -> Row:
+        r = Row("x", "GPreempt", "t", "c", stated, "why")
+        for c in checks:
+            (r.evidence if isinstance(c, Evidence) else r.measures if isinstance(c, Measure) else r.code).append(c)  # type: ignore[arg-type]
+        return r
+
+    def e(ok: bool, role: str) -> Evidence:
+        return Evidence("m", "p", (), "proved", Verdict.PROVED if ok else Verdict.VIOLATED, role=role)
+
+    assert derive(row(Outcome.CONFIRMED, e(True, "claim"), e(True, "scope"))) is Outcome.CONFIRMED
+    assert derive(row(Outcome.CONFIRMED, e(False, "claim"), e(False, "scope"))) is Outcome.REFUTED
+    assert derive(row(Outcome.CONFIRMED, e(True, "claim"), e(False, "scope"))) is Outcome.UNDER
+    assert derive(row(Outcome.CONFIRMED, e(True, "claim"), e(False, "worst"))) is Outcome.BEST_CASE
+    assert derive(row(Outcome.CONFIRMED, e(False, "detail"))) is Outcome.NOT_DECIDED
+    assert derive(row(Outcome.CONFIRMED, Code("f.c:1", "narrows"))) is Outcome.UNDER
+    assert derive(row(Outcome.CONFIRMED, Code("f.c:1", "agrees"), Code("g.c:2", "disagrees"))) is Outcome.REFUTED
+    assert derive(row(Outcome.CONFIRMED, Code("f.c:1", "undecided"))) is Outcome.NOT_DECIDED
+    assert derive(row(Outcome.CONFIRMED, Measure("t", 5, 5, 5, 5, "s"))) is Outcome.CONFIRMED
+    assert derive(row(Outcome.CONFIRMED, Measure("t", 5, 5, 5, 9, "s"))) is Outcome.BEST_CASE
+    assert derive(row(Outcome.CONFIRMED, Measure("t", 5, 5, 6, 9, "s"))) is Outcome.REFUTED
+    assert derive(row(Outcome.CONFIRMED, Measure("t", 5, 5, 5, None, "s"))) is Outcome.BEST_CASE
+    assert derive(row(Outcome.CONFIRMED, e(True, "claim"), Measure("t", 2, 3, 4, 4, "s", role="scope"))) is Outcome.UNDER
+    # the text argues one outcome, the rule derives another: evidence changed
+    r = settle(row(Outcome.CONFIRMED, e(False, "claim")))
+    assert r.outcome is Outcome.CHANGED and r.derived is Outcome.REFUTED and "the rule derives" in r.why
+    # a verdict the text quotes changed: evidence changed, whatever the rule says
+    r = settle(row(Outcome.CONFIRMED, e(True, "claim"), e(False, "detail")))
+    assert r.outcome is Outcome.CHANGED and r.derived is Outcome.CONFIRMED
+
+
+def test_claims_command_prints_the_rule_and_each_checks_standing(capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpcheck.checker.commands.claims as cmd
+    r = Row("4.1.6", "AMD", "monitoring", "kernel space + MMIO", Outcome.REFUTED, "why",
+            [Evidence("kfd_sched", "hp_detected", (), "holds", Verdict.VIOLATED, role="claim")],
+            code=[Code("kfd_priv.h:L478-487", "disagrees")])
+    monkeypatch.setattr(cmd, "check_claims", lambda engine: [settle(r)])
+    code, out = _run(capsys, "verify-claims")
+    assert code == 0 and "outcome rule:" in out and "disagrees claim: kfd_sched.hp_detected" in out
+    assert "code reading kfd_priv.h:L478-487: disagrees" in out
+    code, out = _run(capsys, "verify-claims", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["ok"] and d["rule"] and d["rows"][0]["derived"] == "refuted"
+    assert d["rows"][0]["evidence"][0]["role"] == "claim" and d["rows"][0]["code"][0]["shows"] == "disagrees"
 
 
 @pytest.mark.parametrize("argv, blamed", [
     # kfd_sched on cwsr: the monitor's unmap of LP also unmaps HP only under HWS (MES=0 shapes it),
     # and the HP queue is reset only with the timeout fault on
-    (["kfd_sched", "hp_undisturbed"], "MES"),
-    (["kfd_sched", "hp_survives", "--const", "PREEMPT_TIMEOUT=1"], "PREEMPT_TIMEOUT"),
-    # xsched: a wrong idempotence label is what makes level 3 restart k1
-    (["xsched", "reexec_idempotent_only", "--const", "LABEL=7"], "LABEL"),
-    (["xsched", "reexec_idempotent_only", "--const", "LEVEL=2"], "LEVEL"),
+    # (with the monitor repaired to read the real rptr; the seeds' doorbell read never preempts)
+    (["kfd_sched", "hp_undisturbed", "--const", "RPTR_READ=1"], "MES"),
+    (["kfd_sched", "hp_survives", "--const", "PREEMPT_TIMEOUT=1", "--const", "RPTR_READ=1"], "PREEMPT_TIMEOUT"),
+    (["kfd_sched", "hp_detected"], "RPTR_READ"),
+    # xsched: the level-3 interrupt (the code marks every kernel killable) is what restarts k1's block;
+    # the paper's whole relaunch (RESTORE=0) is what makes level 2 re-run k1's finished block
+    (["xsched", "reexec_idempotent_only"], "LEVEL"),
+    (["xsched", "reexec_idempotent_only", "--const", "LEVEL=2", "--const", "RESTORE=0"], "RESTORE"),
     # REEF issue #2: the swapped order lets the queued kernel start before the flag is visible
     (["reef_flag_race", "preemption_effective"], "ORDER"),
-    # GPreempt on HIP: checking lc_cnt before registering is the race
+    # GPreempt on HIP: the LC kernels launch before the daemon suspends (and, with DAEMON_FIRST=1,
+    # checking lc_cnt before registering is the race)
     (["gp_hip_suspend", "preemption_effective"], None),
     # reef_rewind's stale input happens under every setting of its switches
     (["reef_rewind", "no_stale_input"], None),

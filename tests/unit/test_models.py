@@ -127,6 +127,7 @@ def test_reef_rewind_loss_scenarios() -> None:
 
 
 def test_reef_rewind_parameters() -> None:
+    assert load_spec("reef_rewind").const_values["INV_BOUND"] == 9          # 2 * Q + CAP + 5 at Q=1, CAP=2
     assert res("reef_rewind", "bounded_inversion", INV_BOUND=8).verdict is V  # the bound 9 is tight
     assert res("reef_rewind", "no_reexecution", CAP=1).verdict is V
     assert res("reef_rewind", "no_loss", CAP=1).verdict is P
@@ -169,29 +170,44 @@ def test_kfd_monitor_parameters() -> None:
 
 
 def test_kfd_sched_on_cwsr() -> None:
+    # the seeds' monitor reads rptr as readl(queue->doorbell_ptr), the last wptr rung: no queue ever
+    # looks active, so a wake-up with HP and LP both busy does nothing (the default) ...
+    r = res("kfd_sched", "hp_detected")
+    assert r.verdict is V and actions(r)[-1] == "monitor" and r.counterexample is not None
+    last = r.counterexample.steps[-1].state
+    assert last["rptr"][1] < last["wptr"][1] and last["in_rl"][0] is True
+    assert res("kfd_sched", "hp_undisturbed").verdict is P       # it never preempts, so never disturbs
+    # (bounded_inversion still holds: with finite LP work HP waits at most for all of it, which at these
+    # sizes is no more than the repaired monitor allows)
+    R = {"RPTR_READ": 1}  # the monitor repaired to read the real rptr: the design's other flaws
+    assert res("kfd_sched", "hp_detected", **R).verdict is P
     # HWS: the monitor's preemption of LP is cwsr's unmap-all, so an active HP queue is unmapped too
-    r = res("kfd_sched", "hp_undisturbed")
+    r = res("kfd_sched", "hp_undisturbed", **R)
     assert r.verdict is V and "monitor" in actions(r)
     # MES removes only the LP queue
-    assert res("kfd_sched", "hp_undisturbed", MES=1).verdict is P
+    assert res("kfd_sched", "hp_undisturbed", MES=1, **R).verdict is P
     # cwsr's timeouts: a queue that does not save is reset; under HWS that can be the HP queue
     for t in (1, 2):
-        r = res("kfd_sched", "hp_survives", PREEMPT_TIMEOUT=t)
-        assert r.verdict is V and actions(r)[-1] == "timeout_reset", t
-        assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t).verdict is V
-        assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t).verdict is P
-    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1).verdict is P  # only LP is preempted
+        r = res("kfd_sched", "hp_survives", PREEMPT_TIMEOUT=t, **R)
+        assert r.verdict is V and actions(r)[-1] in ("timeout_reset", "reset_escalate"), t
+        assert res("kfd_sched", "no_loss", PREEMPT_TIMEOUT=t, **R).verdict is V
+        assert res("kfd_sched", "loss_reported", PREEMPT_TIMEOUT=t, **R).verdict is P
+    # MES: a per-queue timeout hits only LP, unless the per-queue reset fails and escalates to a GPU
+    # reset (kfd_device_queue_manager.c L2327-2333, cwsr's ESCALATE, on by default)
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1, ESCALATE=0, **R).verdict is P
+    r = res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=1, **R)
+    assert r.verdict is V and actions(r)[-1] == "reset_escalate"
     # a reset HP queue looks active forever (wptr != rptr): the monitor never maps LP again
-    r = res("kfd_sched", "no_starvation", PREEMPT_TIMEOUT=1)
+    r = res("kfd_sched", "no_starvation", PREEMPT_TIMEOUT=1, **R)
     assert r.verdict is V and r.counterexample is not None and r.counterexample.loop is not None
     last = r.counterexample.steps[-1].state
     assert last["loc"][1] == "Dead" and last["in_rl"][0] is False
-    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2).verdict is V  # GPU reset
+    assert res("kfd_sched", "hp_survives", MES=1, PREEMPT_TIMEOUT=2, **R).verdict is V  # GPU reset
     # the inversion bound is tight at the defaults (T_MON=2: 4 ticks); with more LP work (N=3) and
     # T_MON=3 it is 2*T_MON: the monitor samples LP's ring empty between two dispatches
-    assert res("kfd_sched", "bounded_inversion", INV_BOUND=3).verdict is V
-    assert res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=6).verdict is P
-    r = res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=5)
+    assert res("kfd_sched", "bounded_inversion", INV_BOUND=3, **R).verdict is V
+    assert res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=6, **R).verdict is P
+    r = res("kfd_sched", "bounded_inversion", T_MON=3, N=3, INV_BOUND=5, **R)
     assert r.verdict is V and actions(r).count("monitor") == 2
 
 
@@ -282,19 +298,24 @@ def test_kfd_sched_latencies_come_from_cwsr_with_its_ticks_timed() -> None:
     """kfd_sched (the monitor on cwsr) keeps cwsr's costs and latency properties (NOTE(compose-cost)):
     an unmap of both queues saves 2 x 5 us, and waves may run ticks (2500 us) before their save trap;
     the LP queue's resume waits for a monitor wake-up (T_MON ticks = 5 ms)."""
-    rep = run("kfd_sched")
+    rep = run("kfd_sched", RPTR_READ=1)
     assert _span(rep.result("rt_preempt_latency")) == (5, 5010)
     assert _span(rep.result("be_resume_delay")) == (15, 30055)
     # MES removes only the LP queue: one 5 us save
-    assert _span(run("kfd_sched", MES=1).result("rt_preempt_latency"))[0] == 5
+    assert _span(run("kfd_sched", MES=1, RPTR_READ=1).result("rt_preempt_latency"))[0] == 5
+    # the seeds' doorbell read never preempts: no latency is ever measured
+    assert run("kfd_sched").result("rt_preempt_latency").detail.get("max") is None
 
 
 def test_xsched_latencies_by_level() -> None:
     """xsched timed with the paper's T = 0.5 ms commands (250 us blocks) and the 32 us interrupt."""
     assert _span(run("xsched", LEVEL=1).result("rt_preempt_latency")) == (0, 1000)   # TH commands finish
     assert _span(run("xsched", LEVEL=2).result("rt_preempt_latency")) == (0, 250)    # the running block
-    assert _span(run("xsched").result("rt_preempt_latency")) == (0, 500)             # k1 left to finish
-    assert _span(run("xsched", LABEL=7).result("rt_preempt_latency")) == (0, 32)     # every kernel interrupted
+    assert _span(run("xsched").result("rt_preempt_latency")) == (0, 32)              # the code: every kernel interrupted
+    # the paper's level 3 (hand labels, a non-idempotent kernel left to finish)
+    assert _span(run("xsched", LABEL=5, RESTORE=0).result("rt_preempt_latency")) == (0, 500)
+    # the code with a kernel not marked killable: its resident block runs on, the guardian aborts the next
+    assert _span(run("xsched", LABEL=5).result("rt_preempt_latency")) == (0, 250)
 
 
 # ------------------------------------------------------------------ the library run
@@ -324,23 +345,36 @@ def test_verify_library_reports_a_surprise() -> None:
 
 def test_xsched_levels_and_their_hazards() -> None:
     # worst-case inversion in blocks: level 1 drains TH in-flight commands, level 2 one block, level 3
-    # waits only for a kernel labelled non-idempotent (k1: B blocks) and nothing with every kernel labelled
-    for level, bound in ((1, 4), (2, 1), (3, 2)):
-        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound).verdict is P, level
-        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound - 1).verdict is V, level
-    assert res("xsched", "bounded_inversion", LEVEL=3, LABEL=7, IDEMPOTENT=7, INV_BOUND=0).verdict is P
-    # level 1 never runs anything twice; level 2's whole relaunch re-runs k1's finished block (not idempotent)
-    assert res("xsched", "no_reexecution", LEVEL=1).verdict is P
-    r = res("xsched", "reexec_idempotent_only", LEVEL=2)
+    # nothing (the code marks every kernel killable); the paper's level 3 (LABEL=5, RESTORE=0) waits for
+    # the kernel labelled non-idempotent (k1: B blocks)
+    for level, bound, extra in ((1, 4, {}), (2, 1, {}), (3, 2, {"LABEL": 5, "RESTORE": 0})):
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound, **extra).verdict is P, level
+        assert res("xsched", "bounded_inversion", LEVEL=level, INV_BOUND=bound - 1, **extra).verdict is V, level
+    assert res("xsched", "bounded_inversion", INV_BOUND=0).verdict is P
+    # the code (RESTORE=1, per-block restore flags, inject.cu:43-83,124-140): no block runs to its end
+    # twice at any level, and level 2 re-runs nothing at all
+    for level in (1, 2, 3):
+        assert res("xsched", "no_reexecution", LEVEL=level).verdict is P, level
+    assert res("xsched", "reexec_idempotent_only", LEVEL=2).verdict is P
+    # the paper's whole relaunch (RESTORE=0) re-runs k1's finished block at level 2 (not idempotent)
+    r = res("xsched", "reexec_idempotent_only", LEVEL=2, RESTORE=0)
     assert r.verdict is V and r.counterexample is not None and r.counterexample.steps[-1].state["began"][1] == 3
-    assert res("xsched", "reexec_idempotent_only", LEVEL=2, IDEMPOTENT=7).verdict is P
-    # level 3 with correct labels is safe; a wrong label (k1 labelled idempotent) restarts k1 mid-way
-    assert res("xsched", "reexec_idempotent_only").verdict is P
-    r = res("xsched", "reexec_idempotent_only", LABEL=7)
+    assert res("xsched", "no_reexecution", LEVEL=2, RESTORE=0).verdict is V
+    assert res("xsched", "reexec_idempotent_only", LEVEL=2, RESTORE=0, IDEMPOTENT=7).verdict is P
+    # the code's level 3 marks every kernel killable (level3/cuda_queue.cpp:54-55): k1 (not idempotent) is
+    # interrupted mid-block and that block starts again on resume, by default
+    r = res("xsched", "reexec_idempotent_only")
+    assert r.verdict is V and "rt_arrive" in actions(r) and r.counterexample is not None
+    assert r.counterexample.steps[-1].state["began"][1] == 3
+    # marking only the idempotent kernels killable closes it, with the code's restore or the paper's
+    assert res("xsched", "reexec_idempotent_only", LABEL=5).verdict is P
+    assert res("xsched", "reexec_idempotent_only", LABEL=5, RESTORE=0).verdict is P
+    r = res("xsched", "reexec_idempotent_only", LABEL=7, RESTORE=0)
     assert r.verdict is V and "rt_arrive" in actions(r)
     for level in (1, 2, 3):
         assert res("xsched", "no_stale_input", LEVEL=level).verdict is P
         assert res("xsched", "no_loss", LEVEL=level).verdict is P
+        assert res("xsched", "no_loss", LEVEL=level, RESTORE=0).verdict is P
 
 
 def test_reef_flag_race() -> None:
@@ -352,16 +386,21 @@ def test_reef_flag_race() -> None:
     assert "start_next" in acts[last_reset:] and acts[-1] == "rt_start"
     assert res("reef_flag_race", "preemption_effective", ORDER=0).verdict is P      # the naive order is safe
     assert res("reef_flag_race", "preemption_effective", RESETS=1).verdict is V
-    assert res("reef_flag_race", "preemption_effective", RESETS=3).verdict is V     # repeating alone does not close it
-    # it closes when every dispatch beats the next ioctl and there is a reset per kernel that can start
-    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1).verdict is V
-    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1, RESETS=3).verdict is P
+    # REEF's CAP+1 = 3 resets (scheduler.cpp:332) are the default; repeating alone does not close it
+    assert load_spec("reef_flag_race").const_values["RESETS"] == 3
+    assert res("reef_flag_race", "preemption_effective", RESETS=2).verdict is V
+    # it closes when every dispatch beats the next ioctl, with REEF's count (a reset per kernel that can
+    # start), not with the issue title's CAP
+    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1).verdict is P
+    assert res("reef_flag_race", "preemption_effective", FAST_DISPATCH=1, RESETS=2).verdict is V
 
 
 def test_reef_rewind_several_queues_and_resident_blocks() -> None:
     # two BE queues: the preemption clears and rewinds each (two steps per queue), so the RT task's
-    # wait grows by 2 per extra queue: CAP + 7 + 2 (Q - 1) scheduler steps
-    rep = run("reef_rewind", Q=2, N=2, CAP=1, INV_BOUND=10)
+    # wait grows by 2 per extra queue: CAP + 7 + 2 (Q - 1) scheduler steps, the model's default
+    # INV_BOUND = 2 * Q + CAP + 5 (10 here; a fixed 9 would break at Q = 2)
+    assert load_spec("reef_rewind", {"Q": 2, "CAP": 1}).const_values["INV_BOUND"] == 10
+    rep = run("reef_rewind", Q=2, N=2, CAP=1)
     assert rep.result("bounded_inversion").verdict is P
     assert rep.result("no_loss").verdict is P
     assert rep.result("no_reexecution").verdict is V and rep.result("no_stale_input").verdict is V
@@ -377,13 +416,53 @@ def test_reef_rewind_several_queues_and_resident_blocks() -> None:
 
 
 def test_gp_hip_suspend_races() -> None:
-    # check-then-act: BE j passes the lc_cnt check, the daemon suspends the list without j, j launches
-    r = res("gp_hip_suspend", "preemption_effective")
-    assert r.verdict is V and actions(r).index("be_check") < actions(r).index("daemon_suspend") < actions(r).index("be_launch")
-    assert res("gp_hip_suspend", "preemption_effective", REGISTER_FIRST=1).verdict is P
-    # two LC requests between two daemon polls keep the old list suspended: the fix does not cover it
-    r = res("gp_hip_suspend", "preemption_effective", J=3, MAXLC=2, REGISTER_FIRST=1)
-    assert r.verdict is V and actions(r).count("lc_preprocess") == 2 and "daemon_resume" not in actions(r)
+    # the code gives the daemon no head start (preprocess_time 0 or 25 us, config/micro-5.3/A1.json,
+    # A2.json): the LC kernels launch before the daemon suspends, with the fix too, in 5 steps
     for consts in ({}, {"REGISTER_FIRST": 1}):
+        r = res("gp_hip_suspend", "preemption_effective", **consts)
+        assert r.verdict is V and r.counterexample is not None and r.counterexample.length == 5, consts
+        assert "lc_infer" in actions(r) and "daemon_suspend" not in actions(r)
+    # under the old assumption (the daemon acted before the inference, DAEMON_FIRST=1) the race is
+    # check-then-act: BE j passes the lc_cnt check, the daemon suspends the list without j, j launches
+    r = res("gp_hip_suspend", "preemption_effective", DAEMON_FIRST=1)
+    assert r.verdict is V and actions(r).index("be_check") < actions(r).index("daemon_suspend") < actions(r).index("be_launch")
+    assert res("gp_hip_suspend", "preemption_effective", DAEMON_FIRST=1, REGISTER_FIRST=1).verdict is P
+    # two LC requests between two daemon polls keep the old list suspended: the fix does not cover it
+    r = res("gp_hip_suspend", "preemption_effective", J=3, MAXLC=2, REGISTER_FIRST=1, DAEMON_FIRST=1)
+    assert r.verdict is V and actions(r).count("lc_preprocess") == 2 and "daemon_resume" not in actions(r)
+    for consts in ({}, {"REGISTER_FIRST": 1}, {"DAEMON_FIRST": 1}):
         assert res("gp_hip_suspend", "no_reexecution", **consts).verdict is P
         assert res("gp_hip_suspend", "no_loss", **consts).verdict is P
+
+
+def test_cwsr_rptr_moves_only_on_the_hqd_and_a_failed_queue_reset_escalates() -> None:
+    """Only the CP moves rptr, from the queue's HQD (kfd_mqd_manager_v9.c L258-259): `retire` is never
+    enabled while a queue is Unmapped, though such states with a finished dispatch are reachable; and a
+    per-queue reset that fails resets the GPU (kfd_device_queue_manager.c L2327-2333)."""
+    from gpcheck.checker import explicit
+    from gpcheck.gpmodel import compile_model
+
+    cm = compile_model(load_spec("cwsr", {"N": 1, "L": 1}))
+    res_ = explicit.search(cm, set())
+    assert res_.complete
+    retire = {i: cm.instances[i].args for i in cm.instance_ids("retire")}
+    waiting = 0
+    for s in res_.parent:
+        d = cm.layout.decode(s)
+        for iid, _ in cm.enabled_steps(s):
+            if iid in retire:
+                q = retire[iid][0]
+                assert d["loc"][q] in ("Mapped", "Preempting", "Restoring"), d
+        waiting += sum(1 for q in range(2) if d["loc"][q] == "Unmapped" and d["rptr"][q] < d["cp_wptr"][q]
+                       and all(w == "Done" for w in d["ws"][q]))
+    assert waiting > 0  # the guard is not vacuous: a finished dispatch waits for the remap
+    r = res("cwsr", "no_loss", PREEMPT_TIMEOUT=1)
+    assert r.verdict is V
+    # escalation: a queue whose work had all retired (no live wave, nothing to time out) dies with the
+    # GPU when the other queue's reset fails; only with ESCALATE=1
+    def finished_queue_dies(**consts: int) -> bool:
+        c = compile_model(load_spec("cwsr", {"PREEMPT_TIMEOUT": 1, "N": 1, "L": 1, **consts}))
+        sr = explicit.search(c, set())
+        return any(d["loc"][q] == "Dead" and d["rptr"][q] == 1
+                   for d in map(c.layout.decode, sr.parent) for q in range(2))
+    assert finished_queue_dies() and not finished_queue_dies(ESCALATE=0)
