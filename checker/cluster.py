@@ -214,6 +214,7 @@ def open_cluster(address: str | None = None, workers: int | None = None) -> Iter
     files), or an embedded local one with `workers` processes (default: one per core) that only
     this process can use. Closed on exit; UsageError when it cannot be reached."""
     import dask
+    import distributed  # noqa: F401 - its configuration's defaults, before config.set below (whose exit would drop them)
 
     for name in ("distributed", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
