@@ -57,6 +57,7 @@ CONNECT_TIMEOUT_S = 10
 POLL_S = 1.0  # how often a run with nothing finished looks at the cluster (NOTE(bounded-cluster))
 STALL_S = 30.0  # how long a run waits with no worker or no scheduler before it gives up ($GPCHECK_CLUSTER_STALL)
 CLOSE_TIMEOUT_S = 10  # shutting down: then the processes are left to the local cluster's own kill
+NO_WORKER = "the cluster has no worker (they died or left: one that cannot import gpcheck leaves at its first task)"
 
 
 @lru_cache(maxsize=1)
@@ -186,7 +187,7 @@ class Cluster:
         except Exception as e:  # noqa: BLE001 - a scheduler that does not answer
             return f"the scheduler does not answer ({type(e).__name__})"
         if not info.get("workers"):
-            return "the cluster has no worker"
+            return NO_WORKER
         return None
 
     def cancel(self, futures: list[Any]) -> None:
@@ -201,10 +202,13 @@ def _failure(fut: Any) -> str:
     if fut.status == "cancelled":
         return "the task was cancelled by the cluster"
     try:
-        exc = fut.exception()
+        exc = fut.exception(timeout=CONNECT_TIMEOUT_S)
     except Exception as e:  # the future's own failure to report (connection lost)
         exc = e
-    return f"{type(exc).__name__}: {exc}"
+    text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    if "deserializ" in text:  # Dask's words for "this process cannot import what the task needs"
+        text += " (the scheduler or a worker cannot load gpcheck's task: is the same gpcheck installed there?)"
+    return text
 
 
 @contextmanager

@@ -68,14 +68,18 @@ class Evil:
         return (open, (self.marker, "w"))
 
 
-def env_for(cache: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "GPCHECK_CACHE_DIR": str(cache), "GPCHECK_NATIVE": "auto"}
+NUMBA_FAULTS = ("malicious_nbi", "malicious_nbc", "foreign_numba", "truncated_nbi_with_digest")
 
 
-def verify(spec: Path, cache: Path, timeout: float = 600) -> tuple[int, dict[str, Any] | None, str]:
-    """`gpcheck verify SPEC --core compiled --json` in a fresh process."""
+def env_for(cache: Path, native: str = "auto") -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "GPCHECK_CACHE_DIR": str(cache), "GPCHECK_NATIVE": native}
+
+
+def verify(spec: Path, cache: Path, timeout: float = 900, native: str = "auto") -> tuple[int, dict[str, Any] | None, str]:
+    """`gpcheck verify SPEC --core compiled --json` in a fresh process (with the kept native
+    kernels, or with `native="off"` numba's own cache files for every kernel)."""
     r = subprocess.run([PY, "-m", "gpcheck", "verify", str(spec), "--core", "compiled", "--json", "--no-progress"],
-                       env=env_for(cache), capture_output=True, text=True, timeout=timeout, cwd=spec.parent)
+                       env=env_for(cache, native), capture_output=True, text=True, timeout=timeout, cwd=spec.parent)
     try:
         doc = json.loads(r.stdout)
     except ValueError:
@@ -104,11 +108,12 @@ def inject_cache_fault(cache: Path, other: Path, kind: str, marker: Path, rng: r
         targets = sorted(p for p in pyc.glob(f"gpcheck_jit_*{suffix}"))
         if not targets:
             return "nothing to plant over"
-        victim = rng.choice(targets)
-        victim.write_bytes(evil)
-        if rng.random() < 0.5:  # without its digest, or with one (a digest that does not match its name)
-            (victim.parent / (victim.name + ".sha256")).write_text(hashlib.sha256(evil).hexdigest())
-        return f"{kind} {victim.name}"
+        with_digest = rng.random() < 0.5
+        for victim in targets:  # every one: whichever the run loads first
+            victim.write_bytes(evil)
+            if with_digest:  # a plain digest of the bytes, not gpcheck's (which covers the name too)
+                (victim.parent / (victim.name + ".sha256")).write_text(hashlib.sha256(evil).hexdigest())
+        return f"{kind} over {len(targets)} files{' with digests' if with_digest else ''}"
     if kind == "malicious_tables":
         (cache / "spec-grammar.tables.json").write_bytes(evil)
         return kind
@@ -130,8 +135,8 @@ def inject_cache_fault(cache: Path, other: Path, kind: str, marker: Path, rng: r
         victim.write_bytes(data)
         return f"{kind} {donor.name} -> {victim.name}"
     if kind == "foreign_numba":  # another model's index (and its digest) copied under this name
-        mine = sorted(pyc.glob("gpcheck_jit_*.expand-*.nbi"))
-        theirs = sorted((other / "__pycache__").glob("gpcheck_jit_*.expand-*.nbi"))
+        mine = sorted(pyc.glob("gpcheck_jit_*.succ-*.nbi"))
+        theirs = sorted((other / "__pycache__").glob("gpcheck_jit_*.succ-*.nbi"))
         if not mine or not theirs:
             return "no numba files"
         victim, donor = rng.choice(mine), rng.choice(theirs)
@@ -144,11 +149,11 @@ def inject_cache_fault(cache: Path, other: Path, kind: str, marker: Path, rng: r
         targets = sorted(pyc.glob("gpcheck_jit_*.nbi"))
         if not targets:
             return "no index"
-        victim = rng.choice(targets)
-        data = victim.read_bytes()[: rng.randrange(0, 40)]
-        victim.write_bytes(data)
-        (victim.parent / (victim.name + ".sha256")).write_text(_digest(victim.name, data))
-        return f"{kind} {victim.name}"
+        for victim in targets:
+            data = victim.read_bytes()[: rng.randrange(0, 40)]
+            victim.write_bytes(data)
+            (victim.parent / (victim.name + ".sha256")).write_text(_digest(victim.name, data))
+        return f"{kind} over {len(targets)} files"
     if kind in ("truncated_any", "flipped_any"):
         if not files:
             return "empty cache"
@@ -175,7 +180,7 @@ def cache_trial(work: Path, cache: Path, other: Path, kind: str, rng: random.Ran
     """One fault, then one run; (ok, what happened)."""
     marker = work / f"planted-code-ran-{rng.randrange(1 << 30)}"
     what = inject_cache_fault(cache, other, kind, marker, rng)
-    rc, doc, err = verify(work / "fault_t.gpspec", cache)
+    rc, doc, err = verify(work / "fault_t.gpspec", cache, native="off" if kind in NUMBA_FAULTS else "auto")
     problems = []
     if marker.exists():
         problems.append("the planted code ran")
@@ -203,7 +208,8 @@ def prepare_caches(work: Path) -> tuple[Path, Path, tuple[int, Any]]:
 
 
 # ------------------------------------------------------------------------------ the cluster
-def _start_cluster(work: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], str]:
+def _start_cluster(work: Path, env: dict[str, str], worker_env: dict[str, str] | None = None
+                   ) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], str]:
     sched_file = work / f"scheduler-{time.monotonic_ns()}.json"
     logs = open(work / "cluster.log", "a")
     scheduler = subprocess.Popen([PY, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
@@ -214,7 +220,8 @@ def _start_cluster(work: Path, env: dict[str, str]) -> tuple[subprocess.Popen[by
         time.sleep(0.1)
     address = json.loads(sched_file.read_text())["address"]
     worker = subprocess.Popen([PY, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1",
-                               "--no-dashboard"], env=env, stdout=logs, stderr=logs, cwd=work, start_new_session=True)
+                               "--no-dashboard"], env=worker_env or env, stdout=logs, stderr=logs, cwd=work,
+                              start_new_session=True)
     return scheduler, worker, address
 
 
