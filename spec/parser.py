@@ -21,7 +21,7 @@ from gpcheck.spec.errors import Diagnostic, Severity, SpecSyntaxError
 from gpcheck.spec.ir import BinOp, FoldKind, LivenessKind
 from gpcheck.spec.limits import MAX_INT, MAX_NESTING, MAX_SOURCE_CHARS, normalize_newlines, source_lines
 from gpcheck.spec.span import Span
-from gpcheck.spec.usercache import cache_dir, write_atomically
+from gpcheck.spec.usercache import cache_dir, is_persistent, write_atomically
 
 
 GRAMMAR_TABLES_FORMAT = 1  # the layout of the kept tables (below): part of their key
@@ -58,7 +58,8 @@ def _lark() -> Lark:
         blob = json.dumps({"key": key, "data": _tag(data), "memo": _tag(memo)}, separators=(",", ":"))
     except (TypeError, ValueError):  # lark's serialised form changed: no kept tables
         return parser
-    write_atomically(file, blob.encode())
+    if is_persistent():  # a per-process directory would not outlive this process
+        write_atomically(file, blob.encode())
     return parser
 
 
