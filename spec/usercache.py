@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import shutil
 import stat
 import sys
@@ -114,11 +115,15 @@ _process: Path | None = None
 
 def private_dir() -> Path:
     """A private directory for this process only (0700, a new unique name, never a fixed one
-    another user could create first), removed at exit; OSError when none can be made."""
+    another user could create first), removed at exit. Where none can be made, a random name
+    that does not exist: every read of the cache then misses and every write fails quietly."""
     global _process
     if _process is None or not _process.is_dir():
-        _process = Path(tempfile.mkdtemp(prefix="gpcheck-nocache-"))
-        atexit.register(shutil.rmtree, _process, True)
+        try:
+            _process = Path(tempfile.mkdtemp(prefix="gpcheck-nocache-"))
+            atexit.register(shutil.rmtree, _process, True)
+        except OSError:  # no writable temporary folder either: a random name that nothing reads
+            _process = Path(tempfile.gettempdir()) / f"gpcheck-nocache-{secrets.token_hex(16)}"
     return _process
 
 

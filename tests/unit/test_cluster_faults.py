@@ -172,3 +172,33 @@ def test_a_worker_without_gpcheck_gives_unknowns_with_the_reason(where, tmp_path
     finally:
         F._kill_group(worker)
         F._kill_group(scheduler)
+
+
+@pytest.mark.long
+def test_a_worker_with_another_gpcheck_gives_unknowns_with_the_reason(tmp_path):
+    import json
+    import shutil
+
+    copy = tmp_path / "other-gpcheck"
+    copy.mkdir()
+    for name in ("gpcheck", "spec", "gpmodel", "checker", "traces"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", "corpus", "record"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    with open(copy / "checker" / "verdict.py", "a") as f:
+        f.write("\n# another version\n")
+    plain = {**os.environ, "PYTHONPATH": str(ROOT)}
+    scheduler, worker, address = F._start_cluster(tmp_path, plain, {**os.environ, "PYTHONPATH": str(copy)})
+    try:
+        spec = tmp_path / "grid.gpspec"
+        spec.write_text(F.GRID)
+        r = subprocess.run([sys.executable, "-m", "gpcheck", "sweep", str(spec), "--const", "N=1..2", "--cluster",
+                            address, "--json", "--no-progress"], env=F.env_for(tmp_path / "cache"),
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        doc = json.loads(r.stdout)
+        assert r.returncode == 3, r.stderr
+        for run in doc["runs"]:
+            assert all(res["verdict"] == "unknown" for res in run["results"])
+            assert "WrongGpcheck: this worker runs another gpcheck" in run["error"], run["error"]
+    finally:
+        F._kill_group(worker)
+        F._kill_group(scheduler)
