@@ -24,7 +24,7 @@ who finds the scheduler's port on 127.0.0.1 cannot submit work to it. An existin
 (`--cluster tls://HOST:PORT`) takes its credentials from Dask's configuration: the environment
 variables DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and
 DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (or the same keys in a Dask YAML file); a `tcp://`
-address is unauthenticated and gets a warning.
+address is unauthenticated (docs/fail-safe.md says so).
 
 NOTE(bounded-cluster): a run always ends. Each task checks first that the worker runs the same
 gpcheck as the client (`code_fingerprint`; a worker without gpcheck fails to load the task):
