@@ -55,7 +55,7 @@ GRID = ("model grid\nconst N = 2\nvar x: 0..N = 0\nvar y: 0..N = 0\n"
 CACHE_FAULTS = ("malicious_nbi", "malicious_nbc", "malicious_tables", "malicious_lark_cache", "foreign_native",
                 "forged_native_header", "foreign_numba", "truncated_nbi_with_digest", "truncated_any",
                 "flipped_any", "stale_digest", "none")
-CLUSTER_FAULTS = ("kill_worker", "kill_scheduler", "none")
+CLUSTER_FAULTS = ("kill_worker", "kill_worker_child", "kill_scheduler", "none")
 
 
 class Evil:
@@ -235,6 +235,21 @@ def _kill_group(proc: subprocess.Popen[Any] | None) -> None:
     proc.wait()
 
 
+def _kill_children(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the worker processes under a `dask worker` nanny (the nanny restarts them)."""
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == proc.pid:
+                try:
+                    os.kill(int(d.name), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
 def _group_alive(pgid: int) -> bool:
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -277,7 +292,10 @@ def cluster_trial(work: Path, kind: str, rng: random.Random, values: str = "150.
             try:
                 sweep.wait(timeout=at)
             except subprocess.TimeoutExpired:
-                _kill_group(worker if kind == "kill_worker" else scheduler)
+                if kind == "kill_worker_child":
+                    _kill_children(worker)
+                else:
+                    _kill_group(worker if kind == "kill_worker" else scheduler)
         try:
             out = sweep.communicate(timeout=bound_s)[0]
         except subprocess.TimeoutExpired:
