@@ -15,14 +15,37 @@ NOTE(one-retry): a check whose task fails (an exception, or its worker process d
 of memory) is submitted once more; a second failure is reported to the caller with the reason and
 the check is never silently dropped. The embedded cluster's scheduler gives up on a task at the
 first worker death (`allowed-failures` 0) so that this one retry is the only one; an existing
-cluster's scheduler may retry more by its own configuration before we see the failure."""
+cluster's scheduler may retry more by its own configuration before we see the failure.
+
+NOTE(private-cluster): the embedded cluster speaks TLS with credentials made for this run alone
+(`Security.temporary()`: a key and certificate held in memory and handed to the worker
+processes, never written to disk), and every connection must present them: another local user
+who finds the scheduler's port on 127.0.0.1 cannot submit work to it. An existing cluster
+(`--cluster tls://HOST:PORT`) takes its credentials from Dask's configuration: the environment
+variables DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and
+DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (or the same keys in a Dask YAML file); a `tcp://`
+address is unauthenticated (docs/fail-safe.md says so).
+
+NOTE(bounded-cluster): a run always ends. Each task checks first that the worker runs the same
+gpcheck as the client (`code_fingerprint`; a worker without gpcheck fails to load the task):
+otherwise the task fails with the reason, and is retried once, then reported. While nothing
+finishes, the client looks at the cluster every POLL_S seconds: with no worker, or no
+scheduler, for STALL_S seconds in a row, every check not finished is reported failed with that
+reason (the commands show it as `unknown`, exit 3), and the cluster is closed."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import logging
 import os
+import queue
+import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 from gpcheck.spec.errors import UsageError
@@ -31,6 +54,40 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 CONNECT_TIMEOUT_S = 10
+POLL_S = 1.0  # how often a run with nothing finished looks at the cluster (NOTE(bounded-cluster))
+STALL_S = 30.0  # how long a run waits with no worker or no scheduler before it gives up ($GPCHECK_CLUSTER_STALL)
+CLOSE_TIMEOUT_S = 10  # shutting down: then the processes are left to the local cluster's own kill
+NO_WORKER = "the cluster has no worker (they died or left: one that cannot import gpcheck leaves at its first task)"
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 of gpcheck's own source: every module file of its packages, by its path inside
+    the package (a checkout and a wheel of the same code agree), and the version."""
+    import gpcheck
+
+    h = hashlib.sha256(gpcheck.__version__.encode())
+    for pkg in ("spec", "gpmodel", "checker", "traces"):
+        spec = importlib.util.find_spec(f"gpcheck.{pkg}")
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(list(spec.submodule_search_locations)[0])
+        for file in sorted(root.rglob("*.py")):
+            h.update(f"\0{pkg}/{file.relative_to(root).as_posix()}\0".encode())
+            h.update(file.read_bytes())
+    return h.hexdigest()
+
+
+class WrongGpcheck(RuntimeError):
+    """A worker runs another gpcheck than the client."""
+
+
+def checked_call(fn: Callable[[T], R], item: T, fingerprint: str) -> R:
+    """Run on a worker: `fn(item)`, once the worker's gpcheck is the client's."""
+    here = code_fingerprint()
+    if here != fingerprint:
+        raise WrongGpcheck(f"this worker runs another gpcheck (code {here[:12]}, the client's {fingerprint[:12]})")
+    return fn(item)
 
 
 @dataclass(frozen=True)
@@ -51,67 +108,142 @@ class Cluster:
     client: Any  # distributed.Client
     where: str
     workers: int
+    stall_s: float = -1.0  # STALL_S, or $GPCHECK_CLUSTER_STALL (seconds) when set
+
+    def __post_init__(self) -> None:
+        if self.stall_s < 0:
+            try:
+                self.stall_s = max(0.0, float(os.environ.get("GPCHECK_CLUSTER_STALL", STALL_S)))
+            except ValueError:
+                self.stall_s = STALL_S
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[Outcome[R]]:
         """Run `fn(item)` for every item on the cluster; yield each outcome as it finishes
-        (NOTE(one-retry)). Closing the iterator early (an interrupt) cancels what is pending."""
-        from distributed import as_completed
-
+        (NOTE(one-retry), NOTE(bounded-cluster)). Closing the iterator early (an interrupt)
+        cancels what is pending."""
+        fingerprint = code_fingerprint()
         attempt: dict[Any, tuple[int, int]] = {}
-        futures = []
-        for i, item in enumerate(items):
-            fut = self.client.submit(fn, item, pure=False)
-            attempt[fut.key] = (i, 1)
-            futures.append(fut)
-        pending = as_completed(futures, loop=self.client.loop)
-        live = {f.key: f for f in futures}
+        live: dict[Any, Any] = {}
+        finished: queue.SimpleQueue[Any] = queue.SimpleQueue()  # futures, put by Dask's callback thread
+
+        def submit(i: int, n: int) -> None:
+            fut = self.client.submit(checked_call, fn, items[i], fingerprint, pure=False)
+            attempt[fut.key] = (i, n)
+            live[fut.key] = fut
+            fut.add_done_callback(finished.put)
+
+        for i in range(len(items)):
+            submit(i, 1)
+        stalled_since: float | None = None
         try:
-            for fut in pending:
-                i, n = attempt.pop(fut.key)
-                live.pop(fut.key, None)
-                if fut.status == "finished":
-                    yield Outcome(i, fut.result(), attempts=n)
+            while live:
+                done = []
+                try:
+                    done.append(finished.get(timeout=POLL_S))
+                    while True:
+                        done.append(finished.get_nowait())
+                except queue.Empty:
+                    pass
+                done = [f for f in done if f.key in live]
+                for fut in sorted(done, key=lambda f: attempt[f.key]):
+                    i, n = attempt.pop(fut.key)
+                    live.pop(fut.key, None)
+                    if fut.status == "finished":
+                        try:
+                            value = fut.result(timeout=CONNECT_TIMEOUT_S)
+                        except Exception as e:  # noqa: BLE001 - the result was lost with its worker
+                            yield Outcome(i, None, f"its result was lost: {type(e).__name__}: {e}", attempts=n)
+                            continue
+                        yield Outcome(i, value, attempts=n)
+                    elif n == 1:
+                        submit(i, 2)
+                    else:
+                        yield Outcome(i, None, f"failed twice on the cluster: {_failure(fut)}", attempts=n)
+                if done:
+                    stalled_since = None
                     continue
-                reason = _failure(fut)
-                if n == 1:
-                    again = self.client.submit(fn, items[i], pure=False)
-                    attempt[again.key] = (i, 2)
-                    live[again.key] = again
-                    pending.add(again)
-                else:
-                    yield Outcome(i, None, f"failed twice on the cluster: {reason}", attempts=n)
+                problem = self.problem()
+                if problem is None:
+                    stalled_since = None
+                    continue
+                now = time.monotonic()
+                stalled_since = now if stalled_since is None else stalled_since
+                if now - stalled_since >= self.stall_s:
+                    for key in sorted(live, key=lambda k: attempt[k]):
+                        i, n = attempt.pop(key)
+                        yield Outcome(i, None, f"not checked: {problem} for {self.stall_s:g} s", attempts=n)
+                    self.cancel(list(live.values()))
+                    live.clear()
         finally:
             if live:
-                self.client.cancel(list(live.values()))
+                self.cancel(list(live.values()))
+
+    def problem(self) -> str | None:
+        """Why nothing can finish now (no scheduler, no worker), or None."""
+        if self.client.status != "running":
+            return "the scheduler went away"
+        try:
+            info = self.client.scheduler_info(n_workers=-1)
+        except Exception as e:  # noqa: BLE001 - a scheduler that does not answer
+            return f"the scheduler does not answer ({type(e).__name__})"
+        if not info.get("workers"):
+            return NO_WORKER
+        return None
+
+    def cancel(self, futures: list[Any]) -> None:
+        """Cancel futures, without waiting on a scheduler that may be gone."""
+        try:
+            self.client.cancel(futures, asynchronous=False) if self.client.status == "running" else None
+        except Exception:  # noqa: BLE001 - nothing left to cancel on
+            pass
 
 
 def _failure(fut: Any) -> str:
     if fut.status == "cancelled":
         return "the task was cancelled by the cluster"
     try:
-        exc = fut.exception()
+        exc = fut.exception(timeout=CONNECT_TIMEOUT_S)
     except Exception as e:  # the future's own failure to report (connection lost)
         exc = e
-    return f"{type(exc).__name__}: {exc}"
+    text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    if "deserializ" in text:  # Dask's words for "this process cannot import what the task needs"
+        text += " (the scheduler or a worker cannot load gpcheck's task: is the same gpcheck installed there?)"
+    return text
 
 
 @contextmanager
 def open_cluster(address: str | None = None, workers: int | None = None) -> Iterator[Cluster]:
-    """The cluster at `address` (e.g. `tcp://10.0.0.5:8786`; its workers must have gpcheck
-    installed and see the same files), or an embedded local one with `workers` processes
-    (default: one per core). Closed on exit; UsageError when it cannot be reached."""
+    """The cluster at `address` (e.g. `tls://10.0.0.5:8786` with the credentials in Dask's
+    configuration, NOTE(private-cluster); its workers must run the same gpcheck and see the same
+    files), or an embedded local one with `workers` processes (default: one per core) that only
+    this process can use. Closed on exit; UsageError when it cannot be reached."""
     import dask
-    from distributed import Client, LocalCluster
+    import distributed  # noqa: F401 - its configuration's defaults, before config.set below (whose exit would drop them)
 
     for name in ("distributed", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     if workers is not None and workers < 1:
         raise UsageError("--workers must be >= 1")
-    local = None
     # One task at a time per single-threaded worker, so that a worker's death fails only the
-    # task it was running, not others queued behind it.
+    # task it was running, not others queued behind it. No dashboard: a sweep has no use for
+    # one, and Dask would warn when its port is taken.
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                          "distributed.scheduler.worker-saturation": 1.0}):
+                          "distributed.scheduler.worker-saturation": 1.0,
+                          "distributed.comm.timeouts.connect": f"{CONNECT_TIMEOUT_S}s"}):
+        client, local, where = _connect(address, workers)
+        cluster = Cluster(client, where, len(client.nthreads()))
+        try:
+            yield cluster
+        finally:
+            _close(client, local)
+
+
+def _connect(address: str | None, workers: int | None) -> tuple[Any, Any, str]:
+    from distributed import Client, LocalCluster
+
+    local = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Dask's advice on ports and dashboards: not the user's concern
         if address:
             _check_address(address)
             try:
@@ -121,23 +253,26 @@ def open_cluster(address: str | None = None, workers: int | None = None) -> Iter
             try:
                 client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
             except (OSError, TimeoutError) as e:
-                client.close()
+                _close(client, None)
                 raise UsageError(f"--cluster {address}: no worker joined in {CONNECT_TIMEOUT_S} s ({e})") from None
             where = f"cluster at {address}"
         else:
             n = workers or os.cpu_count() or 1
             try:
-                local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                     dashboard_address=None, silence_logs=logging.CRITICAL)
+                from distributed.security import Security
+
+                security = Security.temporary()  # NOTE(private-cluster)
+            except ImportError as e:
+                raise UsageError(f"cannot start a private local cluster: {e}") from None
+            try:
+                local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                     protocol="tls://", security=security, dashboard_address=None,
+                                     worker_dashboard_address=None, silence_logs=logging.CRITICAL)
             except (OSError, RuntimeError) as e:
                 raise UsageError(f"cannot start a local cluster of {n} workers: {e}") from None
             client = Client(local, set_as_default=False)
             where = "local cluster"
-    cluster = Cluster(client, where, len(client.nthreads()))
-    try:
-        yield cluster
-    finally:
-        _close(client, local)
+    return client, local, where
 
 
 def _check_address(address: str) -> None:
@@ -156,10 +291,11 @@ def _check_address(address: str) -> None:
 def _close(client: Any, local: Any) -> None:
     # Shutting down after an interrupt may meet workers that the same Ctrl-C already stopped;
     # what was computed is already out, so a failure to close cleanly is not the user's concern.
+    # Bounded: a scheduler that went away is not waited for.
     for thing in (client, local):
         if thing is None:
             continue
         try:
-            thing.close()
+            thing.close(timeout=CLOSE_TIMEOUT_S)
         except Exception:  # noqa: BLE001 (see above)
             pass

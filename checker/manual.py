@@ -17,6 +17,7 @@ TOPICS: dict[str, tuple[str, str]] = {
     "trace-format": ("trace-format.md", "the trace format, simulate, replay, ITF and Perfetto"),
     "real-traces": ("real-traces.md", "importing real GPU traces (nsys, kineto, rocprof, CUPTI)"),
     "editors": ("editors/README.md", "editor support: the TextMate grammar and `gpcheck lsp`"),
+    "fail-safe": ("fail-safe.md", "the cache and the cluster: what is trusted, credentials, failures"),
     "benchmarks": ("benchmarks.md", "every measured figure, with its command, machine and date"),
     "changelog": ("changelog.md", "what changed, wave by wave"),
 }

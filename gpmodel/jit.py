@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import re
 import sys
-import tempfile
 import weakref
 from pathlib import Path
 from types import ModuleType
 
 from gpcheck.spec import ir
-from gpcheck.spec.usercache import cache_dir  # the generated modules live there
+from gpcheck.spec.usercache import cache_dir, private_dir, write_atomically  # the generated modules live there
 from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel, native
 from gpcheck.gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
 from gpcheck.gpmodel.int_range import fits_int64
@@ -364,22 +362,43 @@ def load_kernels(source: str) -> KernelModule:
 
 
 def load_module(source: str) -> ModuleType:
-    """Write `source` (once, atomically) under the cache directory and import it."""
+    """Write `source` (once, atomically) under the cache directory and import it. The module is
+    executed from `source` itself, never from a bytecode file or a file's later contents
+    (NOTE(cache-trust) in spec/usercache.py); the file is there for numba's cache, which keys its
+    files by it and which gpmodel/numba_cache.py checks. Where the file cannot be written (a full
+    disk, a read-only cache) the module runs from a private per-process directory, or at worst
+    from no file with numba's cache off: slower next time, never a failure."""
     name = _module_name(source)
     if name in sys.modules:
         return sys.modules[name]
-    path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    from gpcheck.gpmodel import numba_cache
+
+    numba_cache.install()
+    path = _written(cache_dir() / f"{name}.py", source)
+    if path is None:
+        path = _written(private_dir() / f"{name}.py", source)
+    module = ModuleType(name)
+    module.__file__ = str(path) if path is not None else f"<{name}>"
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        if path is None:
+            raise OSError("no file")
+        exec(compile(source, str(path), "exec"), module.__dict__)
+    except (OSError, RuntimeError):  # numba found no cache folder it can write: no cache for it
+        module.__dict__.clear()
+        module.__dict__.update(__name__=name, __file__=f"<{name}>")
+        exec(compile(source.replace("cache=True", "cache=False"), f"<{name}>", "exec"), module.__dict__)
     return module
+
+
+def _written(path: Path, source: str) -> Path | None:
+    """`path` holding exactly `source` (written if it does not), or None when it cannot be."""
+    try:
+        if path.read_text() == source:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    return path if write_atomically(path, source.encode()) else None
 
 
 # ---------------------------------------------------------------------------- for the engines

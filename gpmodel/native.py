@@ -24,9 +24,14 @@ meminfos (arrays that numpy owns) the count is never taken, so it is never reach
 
 A file is named by the generated module (a hash of its source), the kernel and a key over
 this format, the llvmlite and numba versions (their _version.py files, read without importing
-them) and the host CPU's name and features. A file that is missing, unreadable, whose digest or
-key does not match, or whose symbols do not resolve makes `load` return None: the caller then
-uses numba, silently and with the same results. $GPCHECK_NATIVE: `auto` (default; use kept
+them) and the host CPU's name and features. The file is not trusted by its name alone
+(NOTE(cache-trust) in spec/usercache.py): its header repeats the module, kernel and key, and
+the object's one exported symbol, the entry, is named by a fingerprint of all three, so an
+object built for another model, kernel or key (a file copied or restored under this name)
+lacks the symbol this load asks for and is refused before anything of it is loaded. A file
+that is missing, unreadable, whose digest, module, kernel, key or symbols do not match, or
+whose undefined symbols do not resolve makes `load` return None: the caller then uses numba,
+silently and with the same results. $GPCHECK_NATIVE: `auto` (default; use kept
 code, keep it after numba's), `off` (numba only), `always` (keep and use the native code in the
 process that compiled it too: the tests run the cross-checks this way)."""
 
@@ -38,14 +43,13 @@ import importlib.util
 import json
 import os
 import struct
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from gpcheck.spec.usercache import cache_dir
+from gpcheck.spec.usercache import cache_dir, write_atomically
 
 KERNELS = ("expand", "retable")  # the sequential search's kernels (checker/fast_explicit.py)
-FORMAT = 1  # the layout of a kept file and its entry: part of the key
+FORMAT = 2  # the layout of a kept file and its entry: part of the key
 ALLOWED_SYMBOLS = ("memset", "memcpy", "memmove")  # undefined symbols the C library resolves
 _TRAP_STUBS = ("NRT_MemInfo_call_dtor",)  # defined as a trap (see NOTE(native-kernels))
 _MASK = (1 << 64) - 1
@@ -94,6 +98,13 @@ def key() -> str:
                  llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()]
         _key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
     return _key
+
+
+def entry_name(module: str, kernel: str) -> str:
+    """The entry symbol of the kept code of `kernel` of `module` under this key: the object's
+    fingerprint, checked in the object itself before it is loaded."""
+    digest = hashlib.sha256("\0".join((str(FORMAT), module, kernel, key())).encode()).hexdigest()[:32]
+    return f"gpcheck_{kernel}_{digest}"
 
 
 def path(module: str, kernel: str) -> Path:
@@ -146,12 +157,12 @@ def load(module: str, kernel: str) -> Kernel | None:
     if mode() == "off":
         return None
     try:
-        return _load(path(module, kernel))
+        return _load(path(module, kernel), module, kernel)
     except Exception:  # noqa: BLE001 - anything wrong with a cache file means: use numba
         return None
 
 
-def _load(file: Path) -> Kernel | None:
+def _load(file: Path, module: str, kernel: str) -> Kernel | None:
     global _engine
     try:
         data = file.read_bytes()
@@ -161,7 +172,13 @@ def _load(file: Path) -> Kernel | None:
     if not sep:
         return None
     meta = json.loads(head)
-    if meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(obj).hexdigest():
+    entry = entry_name(module, kernel)
+    if (meta.get("format") != FORMAT or meta.get("sha256") != hashlib.sha256(obj).hexdigest()
+            or meta.get("module") != module or meta.get("kernel") != kernel or meta.get("key") != key()
+            or meta.get("entry") != entry):
+        return None
+    undefined, defined = _symbols(obj)  # the object itself, not only its header (see the docstring)
+    if defined != {entry} or sorted(undefined) != sorted(meta["undefined"]):
         return None
     llvm = _binding()
     for name in meta["undefined"]:  # MCJIT aborts the process on a symbol it cannot resolve
@@ -242,10 +259,10 @@ def _build(module: str, kernel: str, dispatcher: Any, args: tuple[Any, ...]) -> 
     for g in mod.global_variables:
         if not g.is_declaration:
             g.linkage = "internal"
-    entry = f"gpcheck_{kernel}_{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+    entry = entry_name(module, kernel)
     mod.link_in(_entry_module(llvm, mod, entry, name, arg_types))
-    for f in mod.functions:
-        if f.name in _TRAP_STUBS and not f.is_declaration:
+    for f in mod.functions:  # the entry is the object's one exported symbol (see _load)
+        if f.name != entry and not f.is_declaration:
             f.linkage = "internal"
     pb = llvm.create_pass_builder(lib._codegen._tm, llvm.create_pipeline_tuning_options(speed_level=0))
     pm = llvm.ModulePassManager()
@@ -254,18 +271,13 @@ def _build(module: str, kernel: str, dispatcher: Any, args: tuple[Any, ...]) -> 
     pm.run(mod, pb)
     mod.verify()
     obj = bytes(lib._codegen._tm.emit_object(mod))
-    undefined = sorted(_undefined_symbols(obj))
-    if any(s not in ALLOWED_SYMBOLS for s in undefined):
+    undefined_set, defined = _symbols(obj)
+    undefined = sorted(undefined_set)
+    if any(s not in ALLOWED_SYMBOLS for s in undefined) or defined != {entry}:
         return False
-    meta = {"format": FORMAT, "entry": entry, "params": params, "ret": ret, "undefined": undefined,
-            "sha256": hashlib.sha256(obj).hexdigest()}
-    target = path(module, kernel)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(json.dumps(meta).encode() + b"\n" + obj)
-    os.replace(tmp, target)
-    return True
+    meta = {"format": FORMAT, "module": module, "kernel": kernel, "key": key(), "entry": entry, "params": params,
+            "ret": ret, "undefined": undefined, "sha256": hashlib.sha256(obj).hexdigest()}
+    return write_atomically(path(module, kernel), json.dumps(meta).encode() + b"\n" + obj)
 
 
 def _entry_module(llvm: Any, mod: Any, entry: str, kernel: str, arg_types: list[str]) -> Any:
@@ -301,24 +313,27 @@ def _entry_module(llvm: Any, mod: Any, entry: str, kernel: str, arg_types: list[
     return wrapper
 
 
-def _undefined_symbols(obj: bytes) -> set[str]:
-    """The undefined (non-local) symbols of an ELF64 little-endian relocatable object."""
+def _symbols(obj: bytes) -> tuple[set[str], set[str]]:
+    """The undefined and the defined non-local symbols of an ELF64 little-endian relocatable
+    object (ValueError, IndexError or struct.error on anything else)."""
     if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         raise ValueError("not a little-endian ELF64 object")
     shoff, = struct.unpack_from("<Q", obj, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
-    out: set[str] = set()
+    undefined: set[str] = set()
+    defined: set[str] = set()
     for sh in sections:
         if sh[1] != 2:  # SHT_SYMTAB
             continue
         strtab = sections[sh[6]]
         for off in range(sh[4], sh[4] + sh[5], sh[9]):
             st_name, st_info, _, st_shndx, _, _ = struct.unpack_from("<IBBHQQ", obj, off)
-            if st_shndx == 0 and st_name and (st_info >> 4) != 0:  # SHN_UNDEF, not STB_LOCAL
+            if st_name and (st_info >> 4) != 0:  # not STB_LOCAL
                 start = strtab[4] + st_name
-                out.add(obj[start: obj.index(b"\0", start)].decode())
-    return out
+                name = obj[start: obj.index(b"\0", start)].decode()
+                (undefined if st_shndx == 0 else defined).add(name)  # SHN_UNDEF or a section
+    return undefined, defined
 
 
 def _native_or(native: Kernel, fallback: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:

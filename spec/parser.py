@@ -4,10 +4,15 @@ were expected, in words."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from functools import lru_cache
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import lark
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
@@ -16,23 +21,85 @@ from gpcheck.spec.errors import Diagnostic, Severity, SpecSyntaxError
 from gpcheck.spec.ir import BinOp, FoldKind, LivenessKind
 from gpcheck.spec.limits import MAX_INT, MAX_NESTING, MAX_SOURCE_CHARS, normalize_newlines, source_lines
 from gpcheck.spec.span import Span
-from gpcheck.spec.usercache import cache_dir
+from gpcheck.spec.usercache import cache_dir, is_persistent, write_atomically
+
+
+GRAMMAR_TABLES_FORMAT = 1  # the layout of the kept tables (below): part of their key
+_BUILD_OPTIONS: dict[str, Any] = {"parser": "lalr", "maybe_placeholders": True}
+_LOAD_OPTIONS: dict[str, Any] = {"propagate_positions": True}  # options lark takes at load time
+_TUPLE, _PAIRS = "\x00tuple", "\x00pairs"  # JSON tags: never keys of lark's own dicts
 
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    """The LALR parser of grammar.lark. Its tables are kept in the user's cache directory
-    (lark's `cache=`: 0.13 s to build, 0.01 s to load, in every gpcheck process); lark checks
-    the grammar's and its own version's hash before it uses them and rebuilds on a mismatch or
-    an unreadable file, so the cache never changes what is parsed."""
+    """The LALR parser of grammar.lark. Its tables are kept in the user's cache directory as
+    JSON (0.1-0.4 s to build, 0.03 s to load, in every gpcheck process), not with lark's own
+    `cache=`, which unpickles the file before it compares the grammar's hash (NOTE(cache-trust)
+    in spec/usercache.py). The file is used only when its key (the grammar's text, lark's
+    version, this format) is the one expected; anything else is rebuilt and rewritten."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    grammar = _grammar_text()
+    key = hashlib.sha256("\0".join([str(GRAMMAR_TABLES_FORMAT), lark.__version__, grammar,
+                                     repr(sorted({**_BUILD_OPTIONS, **_LOAD_OPTIONS}.items()))]).encode()).hexdigest()
+    file = cache_dir() / "spec-grammar.tables.json"
+    kept = _read_tables(file, key)
+    if kept is not None:
+        try:
+            return Lark._load_from_dict(kept["data"], kept["memo"], **_LOAD_OPTIONS)
+        except Exception:  # noqa: BLE001 - tables that do not load are rebuilt below
+            pass
+    parser = Lark(grammar, **_BUILD_OPTIONS, **_LOAD_OPTIONS)
     try:
-        cache: str | bool = str(cache_dir() / "spec-grammar.lark-cache")
-    except OSError:
-        cache = False
-    return Lark.open_from_package(
-        "gpcheck.spec", "grammar.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True,
-        cache=cache,
-    )
+        data, memo = parser.memo_serialize([TerminalDef, Rule])
+        data["options"] = {n: v for n, v in data["options"].items()
+                           if n not in _LOAD_OPTIONS and n not in ("import_paths", "source_path", "cache")}
+        blob = json.dumps({"key": key, "data": _tag(data), "memo": _tag(memo)}, separators=(",", ":"))
+    except (TypeError, ValueError):  # lark's serialised form changed: no kept tables
+        return parser
+    if is_persistent():  # a per-process directory would not outlive this process
+        write_atomically(file, blob.encode())
+    return parser
+
+
+def _grammar_text() -> str:
+    return (resources.files("gpcheck.spec") / "grammar.lark").read_text(encoding="utf-8")
+
+
+def _read_tables(file: Path, key: str) -> dict[str, Any] | None:
+    """The kept tables when the file holds exactly those of `key`, else None (never raises)."""
+    try:
+        doc = json.loads(file.read_bytes(), object_hook=_untag)
+    except (OSError, ValueError, TypeError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("data"), dict):
+        return None
+    return doc
+
+
+def _tag(x: Any) -> Any:
+    """Lark's serialised tables as JSON: tuples and dicts with keys other than strings tagged."""
+    if isinstance(x, dict):
+        if all(isinstance(k, str) for k in x):
+            return {k: _tag(v) for k, v in x.items()}
+        return {_PAIRS: [[_tag(k), _tag(v)] for k, v in x.items()]}
+    if isinstance(x, tuple):
+        return {_TUPLE: [_tag(v) for v in x]}
+    if isinstance(x, list):
+        return [_tag(v) for v in x]
+    if x is None or isinstance(x, (str, int, float)):
+        return x
+    raise TypeError(f"cannot keep {type(x).__name__} in the grammar tables")
+
+
+def _untag(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1:
+        if _PAIRS in obj:
+            return {k: v for k, v in obj[_PAIRS]}
+        if _TUPLE in obj:
+            return tuple(obj[_TUPLE])
+    return obj
 
 
 _OPS = {op.value: op for op in BinOp}

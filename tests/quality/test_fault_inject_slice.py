@@ -1,0 +1,31 @@
+"""The CI slice of tests/quality/fault_inject.py (issue 36): a seeded sequence of cache faults
+piled up in one cache directory between runs (never repaired by hand: each run must repair what
+it needs), and one sweep whose only worker is killed at a random moment. The long mode with
+the figures is `python tests/quality/fault_inject.py --minutes 5`."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fault_inject as F  # noqa: E402
+
+pytest.importorskip("numba")
+
+
+def test_cache_faults_piled_up_between_runs(tmp_path):
+    cache, other, reference = F.prepare_caches(tmp_path)
+    rng = random.Random(36)
+    for _ in range(5):
+        kind = rng.choice([k for k in F.CACHE_FAULTS if k != "none"])
+        ok, what = F.cache_trial(tmp_path, cache, other, kind, rng, reference)
+        assert ok, what
+
+
+def test_a_sweep_whose_worker_is_killed_ends_honestly(tmp_path):
+    ok, what, seconds = F.cluster_trial(tmp_path, "kill_worker", random.Random(36))
+    assert ok, what
