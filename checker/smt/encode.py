@@ -154,6 +154,8 @@ class Encoder:
                 sl = self.slots[i]
                 conds.append(in_type(sl.type, s[i]) if val is None else mk_eq(s[i], scalar_lit(sl.type, val, self.num)))
                 i += 1
+        # NOTE(assumptions): an initial state outside a state assumption does not exist
+        conds += [self.holds(e, s) for e in self.model.initial_assumptions]
         return conds
 
     def init(self, s: State) -> z3.BoolRef:
