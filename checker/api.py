@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 from gpcheck.spec import ir, load_spec
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model, jit
-from gpcheck.checker import budget, explicit, liveness
+from gpcheck.checker import assumptions, budget, explicit, liveness
 from gpcheck.checker.explicit import ENGINE, Limits, ProgressFn
 from gpcheck.gpmodel.symmetry import Symmetry
 from gpcheck.checker.verdict import Counterexample, Report, Result, Verdict
@@ -73,19 +73,27 @@ def verify(
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
-    with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
-        if engine == "explicit":
-            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core, workers=workers,
-                                  fingerprint=fingerprint, symmetry=symmetry)
-        else:
-            from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
-            results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
-                                 max_states=max_states, progress=progress)
-            report = Report(model.name, model.file, model.const_values, results)
-            states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
-            report.states = states[0] if states else None
-    report.results = stopped_reasons(report.results)
+    def run_once(m: ir.Model, names: set[str], meter: ProgressFn | None) -> Report:
+        if engine == "explicit":
+            return run_explicit(m, names, Limits(max_states, timeout, meter), core=core, workers=workers,
+                                fingerprint=fingerprint, symmetry=symmetry)
+        from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
+
+        results = run_engine(engine, m, sorted(names), depth=depth, timeout=timeout,
+                             max_states=max_states, progress=meter)
+        rep = Report(m.name, m.file, m.const_values, results)
+        states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
+        rep.states = states[0] if states else None
+        return rep
+
+    # covers and vacuity probes run as invariants; each proof's assumptions (checker/assumptions.py)
+    pl = assumptions.plan(model, wanted)
+    with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
+        report = run_once(pl.model, pl.wanted, progress)
+        use, how = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None).results)
+    report.results = assumptions.finish(model, pl, stopped_reasons(report.results), use, how)
+    report.assumptions = [a.name for a in model.assumptions]
     if properties is not None:  # a liveness property the user named counts, checked or not
         named = set(properties)
         report.results = [replace(r, detail={k: v for k, v in r.detail.items() if k != "not_checked"})

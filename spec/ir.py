@@ -667,6 +667,7 @@ class Model:
             + [p.name for p in self.transitions]
             + [p.name for p in self.liveness]
             + [p.name for p in self.latencies]
+            + [c.name for c in self.covers]
         )
 
     @property
