@@ -74,13 +74,15 @@ def verify(
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
 
-    def run_once(m: ir.Model, names: set[str], meter: ProgressFn | None) -> Report:
+    def run_once(m: ir.Model, names: set[str], meter: ProgressFn | None, rerun: bool = False) -> Report:
+        # a run without an assumption (NOTE(assumption-use)) gets what is left of the time limit
+        limit = timeout if timeout is None or not rerun else max(0.001, timeout - (time.monotonic() - started))
         if engine == "explicit":
-            return run_explicit(m, names, Limits(max_states, timeout, meter), core=core, workers=workers,
+            return run_explicit(m, names, Limits(max_states, limit, meter), core=core, workers=workers,
                                 fingerprint=fingerprint, symmetry=symmetry)
         from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
-        results = run_engine(engine, m, sorted(names), depth=depth, timeout=timeout,
+        results = run_engine(engine, m, sorted(names), depth=depth, timeout=limit,
                              max_states=max_states, progress=meter)
         rep = Report(m.name, m.file, m.const_values, results)
         states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
@@ -91,8 +93,8 @@ def verify(
     pl = assumptions.plan(model, wanted)
     with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
         report = run_once(pl.model, pl.wanted, progress)
-        use, how = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None).results)
-    report.results = assumptions.finish(model, pl, stopped_reasons(report.results), use, how)
+        use = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None, True).results)
+    report.results = assumptions.finish(model, pl, stopped_reasons(report.results), use)
     report.assumptions = [a.name for a in model.assumptions]
     if properties is not None:  # a liveness property the user named counts, checked or not
         named = set(properties)

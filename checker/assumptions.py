@@ -117,27 +117,43 @@ def without(model: ir.Model, name: str) -> ir.Model:
     return replace(model, actions=actions, assumptions=tuple(a for a in model.assumptions if a.name != name))
 
 
-def used(model: ir.Model, results: list[Result],
-         rerun: Callable[[ir.Model, set[str]], list[Result]]) -> tuple[dict[str, tuple[str, ...]], str]:
-    """The assumptions each proved result (by the engine's names) used, and how that was found
-    (NOTE(assumption-use)): one `rerun` of the engine per declared assumption."""
+@dataclass
+class Use:
+    """The assumptions each proved result used (by the engine's result names), those of them
+    the run without it left undecided (with why), and how this was found."""
+
+    used: dict[str, tuple[str, ...]]
+    undecided: dict[str, dict[str, str]]
+    how: str
+
+
+def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[str]], list[Result]]) -> Use:
+    """NOTE(assumption-use): one `rerun` of the engine per declared assumption, for the proved
+    results. Not proved without it: used; where the run without it decided nothing (a limit, or
+    a modelling error that stopped the explicit search) the assumption counts as used, since the
+    proof at hand may rest on it, and `undecided` says why."""
     names = [a.name for a in model.assumptions]
     proved = {r.property for r in results if r.verdict is Verdict.PROVED and PROBE not in r.property}
     out: dict[str, list[str]] = {p: [] for p in proved}
+    undecided: dict[str, dict[str, str]] = {}
     if not names or not proved:
-        return {p: () for p in proved}, "no assumption declared" if not names else ""
+        return Use({p: () for p in proved}, {}, "")
     for a in names:
-        again = {r.property: r.verdict for r in rerun(without(model, a), proved)}
+        again = {r.property: r for r in rerun(without(model, a), proved)}
         for p in proved:
-            if again.get(p) is not Verdict.PROVED:
-                out[p].append(a)
+            r = again.get(p)
+            if r is not None and r.verdict is Verdict.PROVED:
+                continue
+            out[p].append(a)
+            if r is None or r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_BOUND):
+                why = "not checked" if r is None else (r.reason or r.verdict.value)
+                undecided.setdefault(p, {})[a] = f"without it: {r.verdict.value if r else 'unknown'} ({why})"
     how = ("the engine run again without each assumption: one is used when the result is no longer proved "
            "without it")
-    return {p: tuple(v) for p, v in out.items()}, how
+    return Use({p: tuple(v) for p, v in out.items()}, undecided, how)
 
 
-def finish(model: ir.Model, pl: Plan, results: list[Result],
-           use: dict[str, tuple[str, ...]] | None, how: str = "") -> list[Result]:
+def finish(model: ir.Model, pl: Plan, results: list[Result], use: Use | None) -> list[Result]:
     """The engine's results for the user: covers as covers, probes turned into vacuity warnings
     on their properties (and dropped), and the assumptions of each result."""
     in_force = tuple(a.name for a in model.assumptions)
@@ -159,9 +175,11 @@ def finish(model: ir.Model, pl: Plan, results: list[Result],
         if why is not None and r.kind != "cover":
             r = replace(r, vacuous=why)
         if use is not None:
-            if proved and r.property in use:
-                r = replace(r, assumptions=use[r.property],
-                            detail={**r.detail, "assumptions_how": how} if how and in_force else r.detail)
+            if proved and r.property in use.used:
+                extra: dict[str, object] = {"assumptions_how": use.how} if use.how else {}
+                if r.property in use.undecided:
+                    extra["assumptions_undecided"] = use.undecided[r.property]
+                r = replace(r, assumptions=use.used[r.property], detail={**r.detail, **extra})
             else:
                 r = replace(r, assumptions=in_force)
         final.append(r)

@@ -68,7 +68,8 @@ def assumptions_text(r: Result) -> str:
     """The assumptions column: the names, `none`, or `-` where not computed."""
     if r.assumptions is None:
         return "-"
-    return ", ".join(r.assumptions) if r.assumptions else "none"
+    odd = r.detail.get("assumptions_undecided") or {}  # used, or the run without it decided nothing
+    return ", ".join(a + ("?" if a in odd else "") for a in r.assumptions) if r.assumptions else "none"
 
 
 def latency_text(r: Result) -> str:
@@ -227,7 +228,8 @@ def render_text(report: Report, width: int | None = None) -> str:
     if report.assumptions:
         how = next((r.detail["assumptions_how"] for r in report.results if r.detail.get("assumptions_how")), None)
         text = (f"assumptions: {', '.join(report.assumptions)}; a proved or unreachable result lists those its "
-                f"proof used ({how}), any other those in force")
+                f"proof used ({how}; 'A?': the run without A decided nothing, so the proof may rest on it), "
+                f"any other those in force")
         console.print("\n" + "\n".join(wrap_text(text, width, "  ")), markup=False, soft_wrap=True)
     for r in report.results:
         if r.vacuous:

@@ -91,8 +91,7 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
         dropped = next(a.name for a in first.assumptions if a.name not in {b.name for b in m.assumptions})
         return once(dropped, sorted(props))[1]
 
-    use, how = assumptions.used(pl.model, results, rerun)
-    results = assumptions.finish(first, pl, results, use, how)
+    results = assumptions.finish(first, pl, results, assumptions.used(pl.model, results, rerun))
     report = Report(model.name, model.file, {k: v for k, v in model.const_values.items() if k not in names},
                     results)
     report.assumptions = [a.name for a in first.assumptions]
