@@ -32,6 +32,8 @@ SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (s
 AUTO_SYMMETRY_GROUP = 24
 AUTO_PYTHON_STATES = 200_000  # core auto: the Python search first; past this many states, the compiled one
 AUTO_PYTHON_STATES_CACHED = 20_000  # ... and past this many when the compiled code is already cached
+RERUN_STATES_FACTOR = 50  # NOTE(assumption-use): the explicit runs without one assumption, at most this
+RERUN_STATES_MIN = 500_000  # many times the states of the run with every assumption, and at least these
 
 
 def load(spec: str | Path | ir.Model, consts: Mapping[str, int] | None = None) -> ir.Model:
@@ -75,10 +77,16 @@ def verify(
     started = time.monotonic()
 
     def run_once(m: ir.Model, names: set[str], meter: ProgressFn | None, rerun: bool = False) -> Report:
-        # a run without an assumption (NOTE(assumption-use)) gets what is left of the time limit
+        # a run without an assumption (NOTE(assumption-use)) gets what is left of the time limit,
+        # and the explicit engine at most RERUN_STATES_FACTOR times the states of the run with it
+        # (at least RERUN_STATES_MIN): a relaxed model can be much larger (kfd_monitor without
+        # copy_save: 620 -> 3.5 million states); past that, what it did not decide is undecided
         limit = timeout if timeout is None or not rerun else max(0.001, timeout - (time.monotonic() - started))
+        cap = max_states
+        if rerun and cap is None and report is not None and report.states is not None:
+            cap = max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
         if engine == "explicit":
-            return run_explicit(m, names, Limits(max_states, limit, meter), core=core, workers=workers,
+            return run_explicit(m, names, Limits(cap, limit, meter), core=core, workers=workers,
                                 fingerprint=fingerprint, symmetry=symmetry)
         from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
@@ -91,6 +99,7 @@ def verify(
 
     # covers and vacuity probes run as invariants; each proof's assumptions (checker/assumptions.py)
     pl = assumptions.plan(model, wanted)
+    report: Report | None = None
     with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
         report = run_once(pl.model, pl.wanted, progress)
         use = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None, True).results)

@@ -23,8 +23,11 @@ spec/ir.py) it rests on. A proved (or unreachable) result lists those its proof 
 engine is run again on the model without each assumption in turn (its guards dropped, its
 initial-state filter too), for the proved results only, and an assumption is used when the
 result is no longer proved without it (violated, or not decided by the same engine within the
-same limits: then the proof at hand needs it). This costs one more run per declared assumption,
-and none for a model that declares none. Every other result lists the assumptions in force
+same limits: then the proof at hand needs it; such an undecided one is marked as such). This
+costs one more run per declared assumption, and none for a model that declares none; the runs
+share the time limit, and the explicit engine's are capped (api.RERUN_STATES_FACTOR times the
+states of the run with every assumption, at least api.RERUN_STATES_MIN), as a model without an
+assumption can be far larger (kfd_monitor without copy_save: 620 -> 3.5 million states). Every other result lists the assumptions in force
 (all of them): its counterexample or bound holds under them.
 """
 

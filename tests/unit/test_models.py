@@ -151,7 +151,7 @@ def test_cwsr_parameters() -> None:
     assert res("cwsr", "no_starvation", MAXP=4).verdict is P
     for consts in ({"N": 3}, {"Q": 1, "W": 2}, {"L": 1}, {"Q": 2, "N": 1, "W": 2, "L": 2}):
         rep = run("cwsr", **consts)
-        assert all(r.verdict is P for r in rep.results), (consts, rep.results)
+        assert all(r.verdict is P for r in rep.results if r.kind != "cover"), (consts, rep.results)
     r = res("cwsr", "no_loss", Q=2, N=1, L=2, PREEMPT_TIMEOUT=2)
     assert r.verdict is V
 
