@@ -127,7 +127,7 @@ class Use:
 
     used: dict[str, tuple[str, ...]]
     undecided: dict[str, dict[str, str]]
-    how: str
+    how: dict[str, str]  # per result: a proof core, or the runs without each assumption
 
 
 def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[str]], list[Result]]) -> Use:
@@ -137,10 +137,15 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
     proof at hand may rest on it, and `undecided` says why."""
     names = [a.name for a in model.assumptions]
     proved = {r.property for r in results if r.verdict is Verdict.PROVED and PROBE not in r.property}
+    # an inductive proof that comes with its proof core (pdr: checker/smt/pdr.py assumption_core)
+    cores = {r.property: tuple(r.detail["assumption_core"]) for r in results
+             if r.property in proved and isinstance(r.detail.get("assumption_core"), list)}
+    how: dict[str, str] = {p: CORE_HOW for p in cores}
+    proved -= set(cores)
     out: dict[str, list[str]] = {p: [] for p in proved}
     undecided: dict[str, dict[str, str]] = {}
     if not names or not proved:
-        return Use({p: () for p in proved}, {}, "")
+        return Use({**{p: () for p in proved}, **cores}, {}, how)
     for a in names:
         again = {r.property: r for r in rerun(without(model, a), proved)}
         for p in proved:
@@ -151,9 +156,13 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
             if r is None or r.verdict in (Verdict.UNKNOWN, Verdict.HOLDS_TO_BOUND):
                 why = "not checked" if r is None else (r.reason or r.verdict.value)
                 undecided.setdefault(p, {})[a] = f"without it: {r.verdict.value if r else 'unknown'} ({why})"
-    how = ("the engine run again without each assumption: one is used when the result is no longer proved "
-           "without it")
-    return Use({p: tuple(v) for p, v in out.items()}, undecided, how)
+    how.update({p: RERUN_HOW for p in proved})
+    return Use({**{p: tuple(v) for p, v in out.items()}, **cores}, undecided, how)
+
+
+CORE_HOW = ("proof core: the assumption literals in the unsat cores of the initiation and consecution of "
+            "the inductive invariant")
+RERUN_HOW = "the engine run again without each assumption: one is used when the result is no longer proved without it"
 
 
 def finish(model: ir.Model, pl: Plan, results: list[Result], use: Use | None) -> list[Result]:
@@ -179,10 +188,11 @@ def finish(model: ir.Model, pl: Plan, results: list[Result], use: Use | None) ->
             r = replace(r, vacuous=why)
         if use is not None:
             if proved and r.property in use.used:
-                extra: dict[str, object] = {"assumptions_how": use.how} if use.how else {}
+                extra: dict[str, object] = {"assumptions_how": use.how[r.property]} if r.property in use.how else {}
                 if r.property in use.undecided:
                     extra["assumptions_undecided"] = use.undecided[r.property]
-                r = replace(r, assumptions=use.used[r.property], detail={**r.detail, **extra})
+                detail = {k: v for k, v in r.detail.items() if k != "assumption_core"}
+                r = replace(r, assumptions=use.used[r.property], detail={**detail, **extra})
             else:
                 r = replace(r, assumptions=in_force)
         final.append(r)

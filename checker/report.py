@@ -226,10 +226,10 @@ def render_text(report: Report, width: int | None = None) -> str:
                       f"  calculated (optimistic):  val = {p['calculated']:.1E}\n"
                       f"  based on the actual fingerprints:  val = {p['actual']:.1E}", markup=False)
     if report.assumptions:
-        how = next((r.detail["assumptions_how"] for r in report.results if r.detail.get("assumptions_how")), None)
+        hows = list(dict.fromkeys(r.detail["assumptions_how"] for r in report.results if r.detail.get("assumptions_how")))
         text = (f"assumptions: {', '.join(report.assumptions)}; a proved or unreachable result lists those its "
-                f"proof used ({how}; 'A?': the run without A decided nothing, so the proof may rest on it), "
-                f"any other those in force")
+                f"proof used ({'; or '.join(hows) or 'none proved'}; 'A?': the run without A decided nothing, so the "
+                f"proof may rest on it), any other those in force")
         console.print("\n" + "\n".join(wrap_text(text, width, "  ")), markup=False, soft_wrap=True)
     for r in report.results:
         if r.vacuous:

@@ -50,6 +50,9 @@ def test_a_proof_names_the_assumptions_it_used_and_none_when_it_needs_none(engin
     assert res["in_bounds"].verdict is Verdict.PROVED and res["in_bounds"].assumptions == ()
     assert res["done_full"].assumptions == ("finite",)
     assert rep.assumptions == ["small_slack", "copy_save", "finite"]
+    if engine == "pdr":  # an inductive proof by relative induction names its proof core
+        assert res["no_loss"].detail["assumptions_how"].startswith("proof core")
+        assert "assumption_core" not in res["no_loss"].detail
 
 
 @pytest.mark.parametrize("engine", ["explicit", "kind", "pdr"])
