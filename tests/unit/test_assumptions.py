@@ -208,3 +208,14 @@ def test_cwsr_exactly_once_rests_on_the_copy_save_assumption():
     assert res["no_reexecution"].assumptions == ("copy_save",)
     assert res["no_loss"].assumptions == ("copy_save",)
     assert res["ring_kept"].assumptions == ()
+
+
+@pytest.mark.long
+def test_the_compiled_core_honours_the_assumptions_as_guards():
+    """The compiled explicit core reads the assumptions' guards from the IR like any guard: the
+    same states, verdicts and assumptions as the Python core (numba compiles each variant)."""
+    py = verify(load_source(SAVE), core="python")
+    compiled = verify(load_source(SAVE), core="compiled")
+    assert compiled.states == py.states == 36
+    for a, b in zip(py.results, compiled.results):
+        assert (a.property, a.verdict, a.assumptions, a.vacuous) == (b.property, b.verdict, b.assumptions, b.vacuous)
