@@ -219,3 +219,19 @@ def test_the_compiled_core_honours_the_assumptions_as_guards():
     assert compiled.states == py.states == 36
     for a, b in zip(py.results, compiled.results):
         assert (a.property, a.verdict, a.assumptions, a.vacuous) == (b.property, b.verdict, b.assumptions, b.vacuous)
+
+
+def test_the_library_matrix_has_an_assumptions_column_and_lists_what_rests_on_each():
+    from gpcheck.checker.library import Cell, LibraryReport, ModelRow, render_matrix
+
+    cells = [Cell("m", "no_loss", "invariant", Verdict.PROVED, "explicit", assumptions=("copy_save",), expected="proved"),
+             Cell("m", "no_reexecution", "invariant", Verdict.PROVED, "explicit", assumptions=(), expected="proved"),
+             Cell("m", "lost", "invariant", Verdict.PROVED, "explicit", assumptions=(), vacuous="never", expected="proved"),
+             Cell("m", "reset", "cover", Verdict.UNREACHABLE, "explicit", assumptions=(), expected="unreachable")]
+    rep = LibraryReport("explicit", [ModelRow("m", "d", {}, cells, 10, 0.1, assumptions=("copy_save",))])
+    text = render_matrix(rep, width=200)
+    assert "assumptions" in text.splitlines()[1]
+    assert "m: copy_save: no_loss" in text and "m: lost holds vacuously: never" in text
+    assert "reset unreachable" in text and rep.ok
+    row = rep.to_json()["models"][0]
+    assert row["assumptions"] == ["copy_save"] and row["results"][0]["assumptions"] == ["copy_save"]
