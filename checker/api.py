@@ -58,12 +58,15 @@ def verify(
     workers: int | str = "auto",
     fingerprint: bool = False,
     symmetry: str = "auto",
+    assumption_use: bool = True,
 ) -> Report:
     """Check the properties of one model instance with one engine (or `auto`); `core` says how
     the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit);
     `workers` and `fingerprint` how the compiled core runs, and `symmetry` whether it reduces
     by the model's symmetric types: `on`, `off`, or `auto` (on when the model has one and no
-    liveness property is checked; see run_explicit)."""
+    liveness property is checked; see run_explicit). `assumption_use`: say which model
+    assumptions each proof used (NOTE(assumption-use): one more run per declared assumption); an
+    internal caller that only looks for violations (--for-all's small instances) leaves it out."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
@@ -102,7 +105,8 @@ def verify(
     report: Report | None = None
     with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
         report = run_once(pl.model, pl.wanted, progress)
-        use = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None, True).results)
+        use = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None, True).results) \
+            if assumption_use else None
     report.results = assumptions.finish(model, pl, stopped_reasons(report.results), use)
     report.assumptions = [a.name for a in model.assumptions]
     if properties is not None:  # a liveness property the user named counts, checked or not
