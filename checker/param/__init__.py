@@ -83,7 +83,9 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
         def load(c: Mapping[str, int]) -> ir.Model:
             m = assumptions.plan(load_spec(spec, c), wanted).model
             return assumptions.without(m, drop) if drop is not None else m
-        return run(load, names, fixed, lower, props, timeout)
+        # a run without an assumption gets what is left of the time limit (NOTE(assumption-use))
+        left = timeout if timeout is None or drop is None else max(0.001, timeout - (time.monotonic() - started))
+        return run(load, names, fixed, lower, props, left)
 
     model, results = once(None, asked)
 
