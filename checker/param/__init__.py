@@ -83,11 +83,16 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
         def load(c: Mapping[str, int]) -> ir.Model:
             m = assumptions.plan(load_spec(spec, c), wanted).model
             return assumptions.without(m, drop) if drop is not None else m
-        # a run without an assumption gets what is left of the time limit (NOTE(assumption-use))
-        left = timeout if timeout is None or drop is None else max(0.001, timeout - (time.monotonic() - started))
-        return run(load, names, fixed, lower, props, left)
+        # a run without an assumption (NOTE(assumption-use)) gets at most as long as the run with
+        # them all took, and what is left of the time limit: a --for-all proof is minutes, and a
+        # rerun that cannot decide in that time leaves the assumption listed, marked undecided
+        if drop is None:
+            return run(load, names, fixed, lower, props, timeout)
+        left = first_seconds if timeout is None else min(first_seconds, timeout - (time.monotonic() - started))
+        return run(load, names, fixed, lower, props, max(1.0, left))
 
     model, results = once(None, asked)
+    first_seconds = time.monotonic() - started
 
     def rerun(m: ir.Model, props: set[str]) -> list[Result]:
         dropped = next(a.name for a in first.assumptions if a.name not in {b.name for b in m.assumptions})

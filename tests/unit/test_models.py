@@ -213,7 +213,7 @@ def test_gpreempt_timeslice_parameters() -> None:
     # endless LC load with a short LC slice: BE still finishes (its slice comes round)
     assert res("gpreempt_timeslice", "no_starvation", MAXLC=0, TS_LC=5).verdict is P
     rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3, INV_BOUND=5)
-    assert all(r.verdict is P for r in rep.results), rep.results
+    assert all(r.verdict is P for r in rep.results if r.kind != "cover"), rep.results
 
 
 def test_nvidia_tsg_parameters() -> None:
