@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 from gpcheck.spec import ir, load_spec
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model, jit
-from gpcheck.checker import budget, explicit, liveness
+from gpcheck.checker import assumptions, budget, explicit, liveness
 from gpcheck.checker import progress as meter
 from gpcheck.checker.explicit import ENGINE, Limits, ProgressFn
 from gpcheck.gpmodel.symmetry import Symmetry
@@ -33,6 +33,8 @@ SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (s
 AUTO_SYMMETRY_GROUP = 24
 AUTO_PYTHON_STATES = 200_000  # core auto: the Python search first; past this many states, the compiled one
 AUTO_PYTHON_STATES_CACHED = 20_000  # ... and past this many when the compiled code is already cached
+RERUN_STATES_FACTOR = 50  # NOTE(assumption-use): the explicit runs without one assumption, at most this
+RERUN_STATES_MIN = 500_000  # many times the states of the run with every assumption, and at least these
 
 
 def load(spec: str | Path | ir.Model, consts: Mapping[str, int] | None = None) -> ir.Model:
@@ -57,12 +59,15 @@ def verify(
     workers: int | str = "auto",
     fingerprint: bool = False,
     symmetry: str = "auto",
+    assumption_use: bool = True,
 ) -> Report:
     """Check the properties of one model instance with one engine (or `auto`); `core` says how
     the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit);
     `workers` and `fingerprint` how the compiled core runs, and `symmetry` whether it reduces
     by the model's symmetric types: `on`, `off`, or `auto` (on when the model has one and no
-    liveness property is checked; see run_explicit)."""
+    liveness property is checked; see run_explicit). `assumption_use`: say which model
+    assumptions each proof used (NOTE(assumption-use): one more run per declared assumption); an
+    internal caller that only looks for violations (--for-all's small instances) leaves it out."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
@@ -74,19 +79,37 @@ def verify(
     model = load(spec, consts)
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
-    with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
-        if engine == "explicit":
-            report = run_explicit(model, wanted, Limits(max_states, timeout, progress), core=core, workers=workers,
-                                  fingerprint=fingerprint, symmetry=symmetry)
-        else:
-            from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
-            results = run_engine(engine, model, sorted(wanted), depth=depth, timeout=timeout,
-                                 max_states=max_states, progress=progress)
-            report = Report(model.name, model.file, model.const_values, results)
-            states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
-            report.states = states[0] if states else None
-    report.results = stopped_reasons(report.results)
+    def run_once(m: ir.Model, names: set[str], meter: ProgressFn | None, rerun: bool = False) -> Report:
+        # a run without an assumption (NOTE(assumption-use)) gets what is left of the time limit,
+        # and the explicit engine at most RERUN_STATES_FACTOR times the states of the run with it
+        # (at least RERUN_STATES_MIN): a relaxed model can be much larger (kfd_monitor without
+        # copy_save: 620 -> 3.5 million states); past that, what it did not decide is undecided
+        limit = timeout if timeout is None or not rerun else max(0.001, timeout - (time.monotonic() - started))
+        cap = max_states
+        if rerun and cap is None and report is not None and report.states is not None:
+            cap = max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
+        if engine == "explicit":
+            return run_explicit(m, names, Limits(cap, limit, meter), core=core, workers=workers,
+                                fingerprint=fingerprint, symmetry=symmetry)
+        from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
+
+        results = run_engine(engine, m, sorted(names), depth=depth, timeout=limit,
+                             max_states=max_states, progress=meter)
+        rep = Report(m.name, m.file, m.const_values, results)
+        states = [r.detail.get("states") for r in results if r.engine == ENGINE and r.detail.get("states")]
+        rep.states = states[0] if states else None
+        return rep
+
+    # covers and vacuity probes run as invariants; each proof's assumptions (checker/assumptions.py)
+    pl = assumptions.plan(model, wanted)
+    report: Report | None = None
+    with budget.cooperative():  # a stop (signal, memory) ends the engine with a partial report
+        report = run_once(pl.model, pl.wanted, progress)
+        use = assumptions.used(pl.model, report.results, lambda m, names: run_once(m, names, None, True).results) \
+            if assumption_use else None
+    report.results = assumptions.finish(model, pl, stopped_reasons(report.results), use)
+    report.assumptions = [a.name for a in model.assumptions]
     if properties is not None:  # a liveness property the user named counts, checked or not
         named = set(properties)
         report.results = [replace(r, detail={k: v for k, v in r.detail.items() if k != "not_checked"})

@@ -59,6 +59,8 @@ class Cell:
     expected: str | None = None
     low: int | None = None  # latency: the least measurement (NOTE(latency))
     high: int | None = None  # latency: the greatest, None when unbounded or not computed
+    assumptions: tuple[str, ...] | None = None  # NOTE(assumption-use) in checker/assumptions.py
+    vacuous: str | None = None  # NOTE(vacuity)
 
     @property
     def met(self) -> bool | None:
@@ -75,6 +77,8 @@ class Cell:
             return f"{self.verdict.value} [{self.span_text()}]"
         if self.verdict is Verdict.VIOLATED:
             return f"violated ({self.cex_length}{', lasso' if self.lasso else ''})"
+        if self.verdict is Verdict.REACHED:
+            return f"reached ({self.cex_length})"
         if self.verdict is Verdict.HOLDS_TO_BOUND:
             return f"holds to {self.bound}" if self.bound is not None else "holds to bound"
         return self.verdict.value
@@ -95,6 +99,10 @@ class Cell:
         }
         if self.kind == "latency":
             out.update(min=self.low, max=self.high)
+        if self.assumptions is not None:
+            out["assumptions"] = list(self.assumptions)
+        if self.vacuous is not None:
+            out["vacuous"] = self.vacuous
         return out
 
 
@@ -109,6 +117,7 @@ class ModelRow:
     states: int | None
     seconds: float
     error: str | None = None  # the model could not be checked at all (load or engine failure)
+    assumptions: tuple[str, ...] = ()  # the model's declared assumptions (NOTE(assumptions))
 
     def cell(self, prop: str) -> Cell | None:
         return next((c for c in self.cells if c.property == prop), None)
@@ -117,6 +126,7 @@ class ModelRow:
         return {
             "model": self.name, "description": self.description, "constants": self.constants,
             "states": self.states, "seconds": round(self.seconds, 3), "error": self.error,
+            **({"assumptions": list(self.assumptions)} if self.assumptions else {}),
             "results": [c.to_json() for c in self.cells],
         }
 
@@ -164,6 +174,7 @@ def _cell(model: str, r: Result, expected: str | None) -> Cell:
         expected=None if r.detail.get("not_checked") else expected,
         low=r.detail.get("min") if r.kind == "latency" else None,
         high=r.detail.get("max") if r.kind == "latency" else None,
+        assumptions=r.assumptions, vacuous=r.vacuous,
     )
 
 
@@ -179,7 +190,8 @@ def check_model(name: str, engine: str = "explicit", properties: Iterable[str] |
             return ModelRow(name, model.description, model.const_values, [], None, 0.0)
     report: Report = verify(model, properties=wanted, engine=engine, timeout=timeout, max_states=max_states)
     cells = [_cell(name, r, expected.get(r.property, IMPLICIT.get(r.property))) for r in report.results]
-    return ModelRow(name, model.description, model.const_values, cells, report.states, report.seconds)
+    return ModelRow(name, model.description, model.const_values, cells, report.states, report.seconds,
+                    assumptions=tuple(report.assumptions))
 
 
 def library_names() -> list[str]:
@@ -235,13 +247,14 @@ def render_matrix(rep: LibraryReport, width: int | None = None) -> str:
     table.add_column("states", justify="right")
     for p in SHARED:
         table.add_column(p)
+    table.add_column("assumptions")
     for r in rep.rows:
         cells = []
         for p in SHARED:
             c = r.cell(p)
             cells.append("-" if c is None else c.text() + _mark(c) + _engine_note(c, rep.engine))
         states = f"{r.states:,}" if r.states is not None else "-"
-        table.add_row(r.name, states, *cells)
+        table.add_row(r.name, states, *cells, ", ".join(r.assumptions) or "none")
     console.print(table)
     timed = [r for r in rep.rows if any(c.kind == "latency" for c in r.cells)]
     if timed:
@@ -264,6 +277,7 @@ def render_matrix(rep: LibraryReport, width: int | None = None) -> str:
         if extra:
             items = "; ".join(f"{c.property} {c.text()}{_mark(c)}{_engine_note(c, rep.engine)}" for c in extra)
             console.print(f"  {r.name}: {items}", markup=False)
+    _assumption_lines(console, rep)
     sanity = [c for r in rep.rows for c in r.cells if c.property in IMPLICIT and c.surprise]
     for c in sanity:
         console.print(f"  {c.model}: {c.property} {c.text()} (a modelling error)", markup=False)
@@ -280,6 +294,22 @@ def render_matrix(rep: LibraryReport, width: int | None = None) -> str:
             console.print(f"  {r.name}: not checked: {r.error}", markup=False)
     console.print("all expectations met" if rep.ok else "expectations NOT met", markup=False)
     return buf.getvalue()
+
+
+def _assumption_lines(console: Console, rep: LibraryReport) -> None:
+    """What each model's proofs rest on (NOTE(assumption-use)), and the vacuous results (NOTE(vacuity))."""
+    rows = [r for r in rep.rows if r.assumptions or any(c.vacuous for c in r.cells)]
+    if not rows:
+        return
+    console.print("\nassumptions the proofs used (a proof that needs none is not listed) and vacuous results:")
+    for r in rows:
+        for a in r.assumptions:
+            props = [c.property for c in r.cells if c.assumptions and a in c.assumptions
+                     and c.verdict in (Verdict.PROVED, Verdict.UNREACHABLE)]
+            console.print(f"  {r.name}: {a}: " + (", ".join(props) if props else "no proof uses it"), markup=False)
+        for c in r.cells:
+            if c.vacuous:
+                console.print(f"  {r.name}: {c.property} holds vacuously: {c.vacuous}", markup=False)
 
 
 def _engine_note(c: Cell, engine: str) -> str:
@@ -300,5 +330,6 @@ def run_library_command(args: argparse.Namespace, models: list[str] | None = Non
         cells = [c for r in rep.rows for c in r.cells]
         if any(c.verdict is Verdict.VIOLATED for c in cells):
             return 1
-        return 3 if any(r.error for r in rep.rows) or any(c.verdict is Verdict.UNKNOWN for c in cells) else 0
+        return 3 if any(r.error for r in rep.rows) or any(c.verdict is Verdict.UNKNOWN and c.kind != "cover"
+                                                          for c in cells) else 0
     return rep.exit_code

@@ -19,6 +19,8 @@ _STYLE = {
     Verdict.HOLDS_TO_BOUND: "yellow",
     Verdict.VIOLATED: "bold red",
     Verdict.UNKNOWN: "magenta",
+    Verdict.REACHED: "cyan",
+    Verdict.UNREACHABLE: "cyan",
 }
 
 
@@ -50,6 +52,8 @@ def fmt(v: Any) -> str:
 
 
 def verdict_text(r: Result) -> str:
+    if r.verdict is Verdict.REACHED and r.counterexample is not None:
+        return f"reached ({r.counterexample.length} steps)"
     if r.verdict is Verdict.VIOLATED and r.counterexample is not None:
         suffix = f", lasso at {r.counterexample.loop}" if r.counterexample.loop is not None else ""
         return f"violated ({r.counterexample.length} steps{suffix})"
@@ -58,6 +62,14 @@ def verdict_text(r: Result) -> str:
     if r.verdict is Verdict.HOLDS_TO_BOUND:
         return f"holds to bound {r.bound}" if r.bound is not None else "holds to bound"
     return r.verdict.value
+
+
+def assumptions_text(r: Result) -> str:
+    """The assumptions column: the names, `none`, or `-` where not computed."""
+    if r.assumptions is None:
+        return "-"
+    odd = r.detail.get("assumptions_undecided") or {}  # used, or the run without it decided nothing
+    return ", ".join(a + ("?" if a in odd else "") for a in r.assumptions) if r.assumptions else "none"
 
 
 def latency_text(r: Result) -> str:
@@ -160,9 +172,13 @@ def render_text(report: Report, width: int | None = None) -> str:
             detail = detail or f"k = {r.detail['k']}"
         n = r.detail.get("states", report.states if r.engine == "explicit" else None)
         secs = r.detail.get("seconds", report.seconds)
-        rows.append(([r.property, r.kind, verdict_text(r), r.engine, f"{n:,}" if n is not None else "-",
-                      f"{secs:.2f}s"], detail, _STYLE.get(r.verdict)))
-    heads = ("property", "kind", "verdict", "engine", "states", "time")
+        cells = [r.property, r.kind, verdict_text(r), r.engine, f"{n:,}" if n is not None else "-", f"{secs:.2f}s"]
+        if report.assumptions:  # NOTE(assumptions): what a proof used, else what is in force
+            cells.insert(3, assumptions_text(r))
+        rows.append((cells, detail, _STYLE.get(r.verdict)))
+    heads: tuple[str, ...] = ("property", "kind", "verdict", "engine", "states", "time")
+    if report.assumptions:
+        heads = heads[:3] + ("assumptions",) + heads[3:]
     longest = [max([len(h)] + [len(cells[i]) for cells, _, _ in rows]) for i, h in enumerate(heads)]
     # the detail goes in a last column, wrapped inside it, when that column gets at least 30
     # of the width; otherwise under the table, one wrapped paragraph per property. With no detail
@@ -174,6 +190,8 @@ def render_text(report: Report, width: int | None = None) -> str:
     for i, col in enumerate(heads):
         table.add_column(col, justify="right" if col in ("states", "time") else "left",
                          min_width=longest[i], no_wrap=True)
+    if report.assumptions and not any(d for _, d, _ in rows):
+        inline = False  # no detail column at all (the assumptions column leaves it no room)
     if inline:
         table.add_column("detail", overflow="fold")
     for cells, detail, style in rows:
@@ -185,6 +203,10 @@ def render_text(report: Report, width: int | None = None) -> str:
             if detail:
                 console.print("\n".join(wrap_text(f"{cells[0]}: {detail}", width, "  ")), markup=False, soft_wrap=True)
     for r in report.results:
+        if r.verdict is Verdict.REACHED and r.counterexample is not None:
+            console.print(f"\nwitness for cover {r.property}:")
+            for line in counterexample_lines(r.counterexample, width):
+                console.print(line, markup=False, soft_wrap=True)
         if r.verdict is Verdict.VIOLATED and r.counterexample is not None:
             console.print(f"\ncounterexample for {r.property} ({r.kind}):")
             for line in counterexample_lines(r.counterexample, width):
@@ -205,6 +227,16 @@ def render_text(report: Report, width: int | None = None) -> str:
                       "check all reachable states because two distinct states had the same fingerprint:\n"
                       f"  calculated (optimistic):  val = {p['calculated']:.1E}\n"
                       f"  based on the actual fingerprints:  val = {p['actual']:.1E}", markup=False)
+    if report.assumptions:
+        hows = list(dict.fromkeys(r.detail["assumptions_how"] for r in report.results if r.detail.get("assumptions_how")))
+        text = (f"assumptions: {', '.join(report.assumptions)}; a proved or unreachable result lists those its "
+                f"proof used ({'; or '.join(hows) or 'none proved'}; 'A?': the run without A decided nothing, so the "
+                f"proof may rest on it), any other those in force")
+        console.print("\n" + "\n".join(wrap_text(text, width, "  ")), markup=False, soft_wrap=True)
+    for r in report.results:
+        if r.vacuous:
+            console.print("\n".join(wrap_text(f"warning: {r.property} holds vacuously: {r.vacuous}", width, "  ")),
+                          markup=False, soft_wrap=True)
     for w in report.warnings:
         console.print(f"warning: {w}", markup=False)
     return textout.strip_lines(buf.getvalue())

@@ -18,6 +18,10 @@ class Verdict(enum.Enum):
     HOLDS_TO_BOUND = "holds_to_bound"
     VIOLATED = "violated"
     UNKNOWN = "unknown"
+    # a `cover`'s answers (NOTE(covers) in checker/assumptions.py): a state satisfying it is
+    # reachable (the counterexample field holds the witness), or none is (proved by an engine)
+    REACHED = "reached"
+    UNREACHABLE = "unreachable"
 
     @property
     def holds(self) -> bool:
@@ -64,8 +68,13 @@ class Result:
     counterexample: Counterexample | None = None
     detail: dict[str, Any] = field(default_factory=dict)  # engine extras: k, invariant, coverage...
 
+    # NOTE(assumptions): for a proved (or unreachable) result, the model assumptions its proof
+    # used; for any other, those in force; None where not computed (a result built by hand)
+    assumptions: tuple[str, ...] | None = None
+    vacuous: str | None = None  # why the result holds vacuously (NOTE(vacuity)), else None
+
     def __post_init__(self) -> None:
-        assert self.verdict is not Verdict.VIOLATED or self.counterexample is not None, self
+        assert self.verdict not in (Verdict.VIOLATED, Verdict.REACHED) or self.counterexample is not None, self
         assert self.verdict is not Verdict.UNKNOWN or self.reason, self
 
     def to_json(self) -> dict[str, Any]:
@@ -78,6 +87,10 @@ class Result:
             "reason": self.reason,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
         }
+        if self.assumptions is not None:
+            out["assumptions"] = list(self.assumptions)
+        if self.vacuous is not None:
+            out["vacuous"] = self.vacuous
         detail = self.detail
         if self.kind == "latency":  # NOTE(latency): the least and greatest measurement, and B
             detail = dict(detail)
@@ -108,6 +121,7 @@ class Report:
     # Set when the explicit search was reduced by symmetric types (NOTE(symmetry)): `states`
     # then counts orbits (canonical states), not distinct states. {"reduced", "types", "group"}
     symmetry: dict[str, Any] | None = None
+    assumptions: list[str] = field(default_factory=list)  # the model's declared assumptions (NOTE(assumptions))
 
     def result(self, prop: str) -> Result:
         for r in self.results:
@@ -119,10 +133,12 @@ class Report:
     def exit_code(self) -> int:
         """1 something violated, else 3 something unknown, else 0. A property the engine does
         not check (`detail["not_checked"]`: liveness under kind/pdr, not asked for by name) is
-        reported but changes nothing."""
+        reported but changes nothing; neither does a `cover` (a question, not an obligation:
+        NOTE(covers) in checker/assumptions.py; an `expect` line makes it count)."""
         if any(r.verdict is Verdict.VIOLATED for r in self.results):
             return 1
-        if any(r.verdict is Verdict.UNKNOWN and not r.detail.get("not_checked") for r in self.results):
+        if any(r.verdict is Verdict.UNKNOWN and not r.detail.get("not_checked") and r.kind != "cover"
+               for r in self.results):
             return 3
         return 0
 
@@ -139,5 +155,6 @@ class Report:
             "coverage": self.coverage,
             "warnings": list(self.warnings),
             "fingerprint": self.fingerprint,
+            "assumptions": self.assumptions,  # the model's declared assumptions ([] when none)
         }
         return out

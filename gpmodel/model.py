@@ -107,7 +107,11 @@ class CompiledModel:
                     choices.append(_scalar_domain(st))
                 else:
                     choices.append((init,))
-        return [tuple(c) for c in itertools.product(*choices)]
+        states = [tuple(c) for c in itertools.product(*choices)]
+        if self.model.initial_assumptions:  # NOTE(assumptions): outside a state assumption, no initial state
+            inside = [self._compile_predicate(e)[0] for e in self.model.initial_assumptions]
+            states = [s for s in states if all(truth(fn, s) for fn in inside)]
+        return states
 
     def successors(self, s: State) -> list[tuple[int, State]]:
         """Every enabled instance and its next state; ModelError on a modelling error."""

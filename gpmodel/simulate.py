@@ -16,7 +16,13 @@ from gpcheck.gpmodel.model import CompiledModel, State
 
 
 def random_initial(cm: CompiledModel, rng: random.Random) -> State:
-    """A uniformly random initial state: each `any` slot drawn from its type's domain."""
+    """A uniformly random initial state: each `any` slot drawn from its type's domain (one of
+    the initial states inside the state assumptions when the model has any, NOTE(assumptions))."""
+    if cm.model.initial_assumptions:
+        states = cm.initial_states()
+        if not states:
+            raise ValueError("no initial state lies inside the model's state assumptions")
+        return states[rng.randrange(len(states))]
     out: list[int] = []
     for v in cm.model.vars:
         for (_, st), init in zip(ir.leaf_paths(v.type), v.init):

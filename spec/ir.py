@@ -339,6 +339,9 @@ class Require:
     cond: Expr
     ordinal: int  # 0-based position among the action's requires, in source order
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    # NOTE(assumptions): the name of the model assumption this guard states (`require assume
+    # NAME: EXPR`, or a guard the type checker added for `assume NAME: EXPR`), else None
+    assumption: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,6 +536,40 @@ class Constraint:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
+# NOTE(assumptions): what a model assumes, named so that every proof can say what it rests on.
+# `assume NAME: EXPR` without primes is a state assumption: behaviours stay inside it. The type
+# checker lowers it to guards every engine already honours: an initial state outside it does not
+# exist (`Model.initial_assumptions`, read wherever initial states are made: gpmodel/model.py,
+# gpmodel/jit.py, checker/smt/encode.py, checker/param/encode.py) and a `require` at the end of
+# every action's body (where the variables hold the post-state) keeps each step inside it. With
+# primes it is a step assumption: a step violating it is not taken; it is lowered to a `require`
+# at the end of every action's body, with `x'` read as the variable's value there and `x` as a
+# scalar `let` snapshot taken at the body's start (spec/assume.py). `require assume NAME: EXPR`
+# is one guard of one action. Every such `Require` carries `assumption=NAME`, so an engine can
+# drop or relax one assumption (checker/assumptions.py) and the SMT engines can track it.
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A named model assumption. `kind`: "state" (a state predicate), "step" (primed: a
+    predicate on steps) or "guard" (`require assume` in the actions listed in `actions`)."""
+
+    name: str
+    kind: str
+    expr: Expr | None  # the declared predicate (None for a guard: each action has its own)
+    actions: tuple[str, ...] = ()
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """`cover NAME: EXPR`: is a state satisfying EXPR reachable (inside the assumptions)?"""
+
+    name: str
+    expr: Expr
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """`expect PROPERTY: VERDICT`: the verdict a model is known to have (for regression runs)."""
@@ -543,7 +580,7 @@ class Expectation:
 
 
 # `holds` accepts proved or holds_to_bound; the others must match exactly.
-EXPECTABLE_VERDICTS = ("proved", "holds", "holds_to_bound", "violated", "unknown")
+EXPECTABLE_VERDICTS = ("proved", "holds", "holds_to_bound", "violated", "unknown", "reached", "unreachable")
 BUILTIN_PROPERTIES = ("deadlock", "range")  # results every engine reports; no user property may take these names
 
 
@@ -584,6 +621,13 @@ class Model:
     # ((NB,), (BLEN,)); spec/affinity.py). One instance's IR cannot show that dependence; `--for-all`
     # must not take such an integer for affine.
     nonaffine: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = field(default=(), compare=False, repr=False)
+    assumptions: tuple[Assumption, ...] = ()  # NOTE(assumptions)
+    covers: tuple[Cover, ...] = ()
+
+    @property
+    def initial_assumptions(self) -> tuple[Expr, ...]:
+        """The state assumptions: an initial state that violates one does not exist."""
+        return tuple(a.expr for a in self.assumptions if a.kind == "state" and a.expr is not None)
 
     @property
     def const_values(self) -> dict[str, int]:
@@ -623,6 +667,7 @@ class Model:
             + [p.name for p in self.transitions]
             + [p.name for p in self.liveness]
             + [p.name for p in self.latencies]
+            + [c.name for c in self.covers]
         )
 
     @property

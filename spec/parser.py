@@ -373,6 +373,15 @@ class _Builder(Transformer[Any, Any]):
     def require(self, meta: Any, e: S.Expr) -> S.RequireS:
         return S.RequireS(e, self._sp(meta))
 
+    def require_assume(self, meta: Any, name: Token, e: S.Expr) -> S.RequireS:
+        return S.RequireS(e, self._sp(meta), str(name))
+
+    def assume_decl(self, meta: Any, name: Token, e: S.Expr) -> S.AssumeDecl:
+        return S.AssumeDecl(str(name), e, self._sp(meta))
+
+    def cover_decl(self, meta: Any, name: Token, e: S.Expr) -> S.CoverDecl:
+        return S.CoverDecl(str(name), e, self._sp(meta))
+
     def assign(self, meta: Any, target: S.Expr, value: S.Expr) -> S.AssignS:
         return S.AssignS(target, value, self._sp(meta))
 

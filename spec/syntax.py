@@ -150,6 +150,7 @@ Init = Union[Expr, AnyInit, ListInit, StructInit]
 class RequireS:
     cond: Expr
     span: Span = _span()
+    assumption: str | None = None  # `require assume NAME: EXPR`: the assumption's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,12 +337,32 @@ class LatencyDecl:
     span: Span = _span()
 
 
+@dataclass(frozen=True, slots=True)
+class AssumeDecl:
+    """`assume NAME: EXPR`: a model assumption (NOTE(assumptions) in spec/ir.py)."""
+
+    name: str
+    expr: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class CoverDecl:
+    """`cover NAME: EXPR`: is a state satisfying EXPR reachable?"""
+
+    name: str
+    expr: Expr
+    span: Span = _span()
+
+
 Decl = Union[
     ConstDecl, EnumDecl, StructDecl, VarDecl, ActionDecl, FairDecl, InvariantDecl,
     TransitionDecl, LivenessDecl, TerminalDecl, AllowDeadlock, ConstraintDecl, ExpectDecl,
     SymmetricDecl,
     UseDecl,
     LatencyDecl,
+    AssumeDecl,
+    CoverDecl,
 ]
 
 

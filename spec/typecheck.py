@@ -8,7 +8,7 @@ phase gate at the end raises `SpecTypeError` (or `ConstantError` for bad overrid
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Mapping
 
 from gpcheck.spec import ir
@@ -17,7 +17,8 @@ from gpcheck.spec.affinity import NONE, Clause, Deps, affinity, clauses, closure
 from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
 from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
-from gpcheck.spec.span import Span
+from gpcheck.spec.assume import has_prime, lower
+from gpcheck.spec.span import NO_SPAN, Span
 from gpcheck.spec.symmetry import check_symmetry
 
 
@@ -109,6 +110,9 @@ class _Checker:
         constraints: list[ir.Constraint] = []
         expects: list[S.ExpectDecl] = []
         latencies: list[ir.Latency] = []
+        assumptions: list[ir.Assumption] = []
+        covers: list[ir.Cover] = []
+        self.guard_assumptions: dict[str, list[tuple[str, Span]]] = {}
         allow_deadlock = False
         prop_names: dict[str, Span] = {}
         for decl in self.spec.decls:
@@ -154,6 +158,15 @@ class _Checker:
                         lat = self._latency(decl)
                         if lat is not None:
                             latencies.append(lat)
+                case S.AssumeDecl():
+                    asm = self._assume(decl, assumptions)
+                    if asm is not None:
+                        assumptions.append(asm)
+                case S.CoverDecl(name=name, expr=e, span=sp):
+                    if self._prop_name(name, sp, prop_names):
+                        x = self._bool_expr(e)
+                        if x is not None:
+                            covers.append(ir.Cover(name, x, sp))
                 case _:
                     pass
         action_names = {a.name for a in self.spec.decls if isinstance(a, S.ActionDecl)}
@@ -161,6 +174,7 @@ class _Checker:
             if n not in action_names:
                 self.d.error(sp, f"fair action '{n}' is not declared")
         expectations = self._expectations(expects, set(prop_names))
+        assumptions += self._guard_assumptions(assumptions)
         model = ir.Model(
             name=self.spec.name,
             description=self.spec.description,
@@ -181,10 +195,58 @@ class _Checker:
             symmetric=tuple(t for t in self.symtypes.values() if t.symmetric),
             latencies=tuple(latencies),
             nonaffine=tuple(self.nonaffine),
+            assumptions=tuple(assumptions),
+            covers=tuple(covers),
         )
         if not self.d.errors:  # on a well-typed model only (placeholders would mislead it)
-            check_symmetry(model, self.d)
+            # the assumptions and covers as the properties they read like (before lowering:
+            # the snapshots of a step assumption name array positions one by one)
+            check_symmetry(replace(
+                model, invariants=model.invariants + tuple(ir.Invariant(c.name, c.expr, c.span) for c in covers),
+                transitions=model.transitions + tuple(
+                    ir.TransitionProperty(a.name, a.expr, a.span) for a in assumptions if a.expr is not None)), self.d)
+        if assumptions and not self.d.errors:
+            model = replace(model, actions=tuple(lower(list(model.actions), assumptions, self._snapshot_symbol)))
         return model
+
+    def _snapshot_symbol(self, name: str, t: ir.Type) -> ir.Symbol:
+        """A fresh local for spec/assume.py (no user name can clash: it is found by id)."""
+        return ir.Symbol(next(self.ids), name, t)
+
+    def _assume(self, decl: S.AssumeDecl, seen: list[ir.Assumption]) -> ir.Assumption | None:
+        """`assume NAME: EXPR` (NOTE(assumptions)): a state assumption, or with primes a step one."""
+        if any(a.name == decl.name for a in seen):
+            first = next(a for a in seen if a.name == decl.name)
+            self.d.error(decl.span, f"assumption '{decl.name}' is already declared", (first.span, "first declared here"))
+            return None
+        self.primed_ok = True
+        try:
+            x = self._bool_expr(decl.expr)
+        finally:
+            self.primed_ok = False
+        if x is None:
+            return None
+        if has_prime(x):
+            bad = _aggregate_outside_equality(x)
+            if bad is not None:
+                self.d.error(bad.span if bad.span is not NO_SPAN else decl.expr.span,
+                             "a step assumption compares a whole array or struct of the pre-state only with == or !=")
+                return None
+            return ir.Assumption(decl.name, "step", x, (), decl.span)
+        return ir.Assumption(decl.name, "state", x, (), decl.span)
+
+    def _guard_assumptions(self, declared: list[ir.Assumption]) -> list[ir.Assumption]:
+        """The `require assume NAME: ...` guards, one assumption per name (it may guard several actions)."""
+        out = []
+        for name, uses in self.guard_assumptions.items():
+            clash = next((a for a in declared if a.name == name), None)
+            if clash is not None:
+                self.d.error(uses[0][1], f"assumption '{name}' is already declared (by an 'assume')",
+                             (clash.span, "declared here"))
+                continue
+            actions = tuple(dict.fromkeys(a for a, _ in uses))
+            out.append(ir.Assumption(name, "guard", None, actions, uses[0][1]))
+        return out
 
     def _expectations(self, expects: list[S.ExpectDecl], props: set[str]) -> tuple[ir.Expectation, ...]:
         out = []
@@ -562,6 +624,7 @@ class _Checker:
 
     def _action(self, decl: S.ActionDecl, fair_decl: bool) -> ir.Action | None:
         self.scope = _Scope()
+        self.action_name = decl.name
         params = []
         ok = True
         for p in decl.params:
@@ -642,9 +705,11 @@ class _Checker:
 
     def _stmt(self, s: S.Stmt, counter: Iterator[int]) -> ir.Stmt | None:
         match s:
-            case S.RequireS(cond=c, span=sp):
+            case S.RequireS(cond=c, span=sp, assumption=asm):
                 x = self._bool_expr(c)
-                return ir.Require(x, next(counter), sp) if x is not None else None
+                if asm is not None and x is not None:
+                    self.guard_assumptions.setdefault(asm, []).append((self.action_name, sp))
+                return ir.Require(x, next(counter), sp, assumption=asm) if x is not None else None
             case S.LetS(name=n, value=v, span=sp):
                 try:
                     x = self._expr(v)
@@ -753,7 +818,7 @@ class _Checker:
                 return self._name(n, sp)
             case S.Prime(operand=o, span=sp):
                 if not self.primed_ok:
-                    self.d.error(sp, "a primed expression (x') is only allowed in a 'transition' property")
+                    self.d.error(sp, "a primed expression (x') is only allowed in a 'transition' property or an 'assume'")
                     raise _Poison
                 if self.priming:
                     self.d.error(sp, "an expression is primed twice")
@@ -956,3 +1021,46 @@ def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source:
         diags.gate(ConstantError)
     diags.gate(SpecTypeError)
     return model
+
+
+def _aggregate_outside_equality(e: ir.Expr) -> ir.Expr | None:
+    """An unprimed array or struct read used other than as an operand of == / != (spec/assume.py
+    snapshots the pre-state slot by slot, so only those compare whole aggregates), or None."""
+    def root_unprimed(x: ir.Expr) -> bool:
+        while isinstance(x, (ir.Index, ir.Field)):
+            x = x.base
+        return isinstance(x, ir.VarRef) and not x.primed
+
+    def visit(x: ir.Expr, cmp_operand: bool) -> ir.Expr | None:
+        if isinstance(x, (ir.VarRef, ir.Index, ir.Field)) and root_unprimed(x):
+            if not ir.is_scalar(x.type) and not cmp_operand:
+                return x
+            if isinstance(x, ir.Index):
+                return visit(x.index, False)
+            return visit(x.base, True) if isinstance(x, ir.Field) else None
+        if isinstance(x, ir.Binary) and x.op in ir.EQUALITY_OPS and not ir.is_scalar(x.lhs.type):
+            return visit(x.lhs, True) or visit(x.rhs, True)
+        if isinstance(x, ir.Index):
+            return visit(x.base, True) or visit(x.index, False)
+        if isinstance(x, ir.Field):
+            return visit(x.base, True)
+        for sub in _children(x):
+            hit = visit(sub, False)
+            if hit is not None:
+                return hit
+        return None
+
+    return visit(e, False)
+
+
+def _children(e: ir.Expr) -> list[ir.Expr]:
+    match e:
+        case ir.Unary(operand=o):
+            return [o]
+        case ir.Binary(lhs=l, rhs=r):
+            return [l, r]
+        case ir.Ite(cond=c, then=t, else_=f):
+            return [c, t, f]
+        case ir.Fold(body=b):
+            return [b]
+    return []

@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
-from gpcheck.checker.verdict import Report
+from gpcheck.checker.verdict import Report, Result
 
 
 def parse_for_all(text: str, model: ir.Model) -> tuple[list[str], dict[str, int]]:
@@ -65,10 +65,42 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
     from gpcheck.spec import load_spec
     from gpcheck.checker.param.prove import verify_for_all as run
 
+    from gpcheck.checker import assumptions
+    from gpcheck.checker.explicit import select_properties
+
     fixed = {k: v for k, v in (consts or {}).items() if k not in names}
     started = time.monotonic()
-    model, results = run(lambda c: load_spec(spec, c), names, fixed, lower, properties, timeout)
+    # covers, vacuity probes and the assumptions each proof used, as api.verify does
+    # (checker/assumptions.py): the probes and covers are invariants of every instance loaded
+    first = load_spec(spec, fixed)
+    wanted = select_properties(first, properties)
+    wanted = {n for n in wanted if n not in {p.name for p in first.liveness} | {p.name for p in first.latencies}} \
+        if properties is None else wanted
+    pl = assumptions.plan(first, wanted)
+    asked = sorted(pl.wanted) if (pl.probes or pl.covers or properties is not None) else None
+
+    def once(drop: str | None, props: Sequence[str] | None) -> tuple[ir.Model, list[Result]]:
+        def load(c: Mapping[str, int]) -> ir.Model:
+            m = assumptions.plan(load_spec(spec, c), wanted).model
+            return assumptions.without(m, drop) if drop is not None else m
+        # a run without an assumption (NOTE(assumption-use)) gets at most as long as the run with
+        # them all took, and what is left of the time limit: a --for-all proof is minutes, and a
+        # rerun that cannot decide in that time leaves the assumption listed, marked undecided
+        if drop is None:
+            return run(load, names, fixed, lower, props, timeout)
+        left = first_seconds if timeout is None else min(first_seconds, timeout - (time.monotonic() - started))
+        return run(load, names, fixed, lower, props, max(1.0, left))
+
+    model, results = once(None, asked)
+    first_seconds = time.monotonic() - started
+
+    def rerun(m: ir.Model, props: set[str]) -> list[Result]:
+        dropped = next(a.name for a in first.assumptions if a.name not in {b.name for b in m.assumptions})
+        return once(dropped, sorted(props))[1]
+
+    results = assumptions.finish(first, pl, results, assumptions.used(pl.model, results, rerun))
     report = Report(model.name, model.file, {k: v for k, v in model.const_values.items() if k not in names},
                     results)
+    report.assumptions = [a.name for a in first.assumptions]
     report.seconds = time.monotonic() - started
     return report

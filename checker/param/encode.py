@@ -235,6 +235,8 @@ class ParamEncoder:
                 continue
             f_init = z3.simplify(_as_int(z3.substitute(g.body, (z3.Select(g.arr, g.binder), init))))
             conds.append(s.ghosts[k] == (0 if z3.is_int_value(f_init) and f_init.as_long() == 0 else n * f_init))
+        # NOTE(assumptions): an initial state outside a state assumption does not exist
+        conds += [self.holds(e, s) for e in self.model.initial_assumptions]
         return z3.And(*conds)
 
     def _init_value(self, var: ir.Var) -> z3.ExprRef:

@@ -473,7 +473,7 @@ def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], 
     if not props:
         return {}
     rep = verify_instance(inst, properties=list(props), engine="explicit", max_states=SAMPLE_STATES,
-                          timeout=deadline.remaining())
+                          timeout=deadline.remaining(), assumption_use=False)
     out: dict[str, Result] = {}
     for r in rep.results:
         if r.verdict is Verdict.VIOLATED and r.property not in out:

@@ -17,7 +17,7 @@ The encoder keeps no solver state; engines combine its formulas in a `Session`."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import z3
 
@@ -103,8 +103,13 @@ def build_slots(model: ir.Model) -> list[Slot]:
 class Encoder:
     """Builds Z3 formulas for one `ir.Model`; every term is keyed by (symbol, step)."""
 
-    def __init__(self, model: ir.Model, num: Num = INT, ctx_prefix: str = "") -> None:
+    def __init__(self, model: ir.Model, num: Num = INT, ctx_prefix: str = "",
+                 relax: "Mapping[str, z3.BoolRef] | None" = None) -> None:
+        """`relax` (NOTE(assumptions)): an indicator literal per model assumption; each guard
+        and initial-state filter of that assumption then holds only where its literal is true,
+        so an unsat core over the literals names the assumptions a proof used."""
         self.model = model
+        self.relax = dict(relax or {})
         self.num = num
         self.slots = build_slots(model)
         self.offsets = model.var_offsets()
@@ -154,6 +159,11 @@ class Encoder:
                 sl = self.slots[i]
                 conds.append(in_type(sl.type, s[i]) if val is None else mk_eq(s[i], scalar_lit(sl.type, val, self.num)))
                 i += 1
+        # NOTE(assumptions): an initial state outside a state assumption does not exist
+        for a in self.model.assumptions:
+            if a.kind == "state" and a.expr is not None:
+                h = self.holds(a.expr, s)
+                conds.append(z3.Implies(self.relax[a.name], h) if a.name in self.relax else h)
         return conds
 
     def init(self, s: State) -> z3.BoolRef:
@@ -460,6 +470,8 @@ class _Exec:
                 v, err = self.eval(c)
                 self.fail_if(guard, err, f"require at {st.span}")
                 assert isinstance(v, z3.BoolRef)
+                if st.assumption is not None and st.assumption in self.enc.relax:  # NOTE(assumptions)
+                    v = z3.Or(z3.Not(self.enc.relax[st.assumption]), v)
                 if z3.is_false(guard):
                     return
                 self.alive = mk_and(self.alive, v if z3.is_true(guard) else z3.Implies(guard, v))

@@ -360,6 +360,7 @@ class LemmaProver:
         t_mine = time.monotonic() - started
         self.lemmas: list[Atom] = []
         self.active: list[int] = []
+        self.last_used: list[z3.BoolRef] = []  # the lemmas (over s) of the last prove_invariant's invariant
         self.checker: _Checker | None = None
         size = len(mined) * sum(1 for c in system.clauses if not z3.is_false(c.guard))
         left = deadline.steps_left()
@@ -407,6 +408,7 @@ class LemmaProver:
         if ck.check(deadline, [holds_s, ck.trans, mk_not(holds_t)], self.active) != z3.unsat:
             return None
         used = self._closed_core(ck.core(), [holds_s], deadline)
+        self.last_used = [ck.now[k] for k in (used if used is not None else self.active)]
         return self._render(used)
 
     def prove_step(self, bad_step: z3.BoolRef, deadline: Deadline, *, with_trans: bool) -> "str | None":

@@ -54,7 +54,7 @@ from gpcheck.checker.smt.props import SafetyProp, bad, conjuncts
 from gpcheck.checker.smt.render import render_invariant
 from gpcheck.checker.smt.session import DEFAULT_SEED, Deadline, Sat, Unknown
 from gpcheck.checker.smt.terms import in_type, mk_and, mk_not, mk_or, true
-from gpcheck.checker.verdict import Result
+from gpcheck.checker.verdict import Result, Verdict
 
 ENGINE = "pdr"
 TAG = "pdr."
@@ -382,8 +382,42 @@ def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: De
     if text is None or share.out_of_time:  # NOTE(wall-clock-cut): the lemmas kept may depend on the clock
         return None  # (the caller reports `timeout` once the clock ran out)
     n = prover.stats["lemmas"]
-    return proved_result(enc.model, p, ENGINE, f"inductive relative to {n} lemmas mined from the explicit "
-                         "states and proved inductive by Z3 (Houdini)", invariant=text)
+    r = proved_result(enc.model, p, ENGINE, f"inductive relative to {n} lemmas mined from the explicit "
+                      "states and proved inductive by Z3 (Houdini)", invariant=text)
+    if p.kind == "invariant" and enc.model.assumptions and r.verdict is Verdict.PROVED:
+        assert p.expr is not None
+        core = assumption_core(system, [*prover.last_used, enc.holds(p.expr, s)], share)
+        if core is not None:
+            r.detail["assumption_core"] = core
+    return r
+
+
+def assumption_core(system: _System, inv: list[z3.BoolRef], deadline: Deadline) -> list[str] | None:
+    """NOTE(assumption-use): the assumptions an inductive invariant `inv` (a conjunction over
+    the system's state symbols) needs: the indicator literals in the unsat cores of its
+    initiation (`Init => inv`) and consecution (`inv and Trans => inv'`) over the model with
+    each assumption's guards and initial-state filter behind its literal (a proof core, as
+    JasperGold reports one). None where Z3 gives no unsat answer."""
+    model = system.enc.model
+    relaxed = getattr(system, "_relaxed", None)
+    if relaxed is None:  # the same state symbols: `inv` reads them as they are
+        lits = {a.name: z3.Bool(f"assume!{a.name}") for a in model.assumptions}
+        relaxed = _System(Encoder(model, relax=lits))
+        system._relaxed = relaxed  # type: ignore[attr-defined]
+    lits = relaxed.enc.relax
+    names = {lit.get_id(): name for name, lit in lits.items()}
+    now = mk_and(*inv)
+    bad_next = mk_or(*(mk_and(c.guard, mk_not(z3.substitute(now, *zip(relaxed.s, c.next))))
+                       for c in relaxed.clauses if not z3.is_false(c.guard)))
+    used: set[str] = set()
+    for query in ([*relaxed.init, mk_not(now)], [now, bad_next]):
+        sol = z3.Solver()
+        deadline.apply(sol)  # NOTE(step-limits)
+        sol.add(*relaxed.slot_rng, *query)
+        if deadline.trusted(sol.check(*lits.values())) != z3.unsat:
+            return None
+        used |= {names[c.get_id()] for c in sol.unsat_core() if c.get_id() in names}
+    return [a.name for a in model.assumptions if a.name in used]
 
 
 def _by_certificate(system: _System, cert: ReachCertificate, p: SafetyProp, deadline: Deadline) -> Result | None:

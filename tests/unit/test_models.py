@@ -152,7 +152,7 @@ def test_cwsr_parameters() -> None:
     assert res("cwsr", "no_starvation", MAXP=4).verdict is P
     for consts in ({"N": 3}, {"Q": 1, "W": 2}, {"L": 1}, {"Q": 2, "N": 1, "W": 2, "L": 2}):
         rep = run("cwsr", **consts)
-        assert all(r.verdict is P for r in rep.results), (consts, rep.results)
+        assert all(r.verdict is P for r in rep.results if r.kind != "cover"), (consts, rep.results)
     r = res("cwsr", "no_loss", Q=2, N=1, L=2, PREEMPT_TIMEOUT=2)
     assert r.verdict is V
 
@@ -229,7 +229,7 @@ def test_gpreempt_timeslice_parameters() -> None:
     # endless LC load with a short LC slice: BE still finishes (its slice comes round)
     assert res("gpreempt_timeslice", "no_starvation", MAXLC=0, TS_LC=5).verdict is P
     rep = run("gpreempt_timeslice", TS_LC=1, LC_WORK=3, BE_WORK=2, TS_DEFAULT=3, INV_BOUND=5)
-    assert all(r.verdict is P for r in rep.results), rep.results
+    assert all(r.verdict is P for r in rep.results if r.kind != "cover"), rep.results
 
 
 def test_nvidia_tsg_parameters() -> None:
