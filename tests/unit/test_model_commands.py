@@ -101,7 +101,8 @@ def test_claims_command_renders_the_rows(capsys: pytest.CaptureFixture[str], mon
     import gpcheck.checker.commands.claims as command
     from gpcheck.checker.claims import Context, table_41
 
-    monkeypatch.setattr(command, "check_claims", lambda engine="explicit": table_41(Context(engine)))
+    rows = table_41(Context())  # the evidence, checked once for both renderings
+    monkeypatch.setattr(command, "check_claims", lambda engine="explicit": rows)
     code, out = _run(capsys, "verify-claims", "--json")
     d = json.loads(out)
     assert code == 0 and d["ok"] is True and d["rows"]
