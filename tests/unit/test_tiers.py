@@ -23,7 +23,7 @@ def _pyproject() -> dict:
 
 def test_ci_runs_exactly_the_readmes_test_command_and_fails_with_it():
     readme = (ROOT / "README.md").read_text()
-    command = re.search(r"^ {4}(python3 -m venv .*python -m pytest)$", readme, re.M)
+    command = re.search(r"^\s*(?:\$ )?(python3 -m venv .*python -m pytest)\s*$", readme, re.M)
     assert command, "the README's test command"
     steps = [s.strip() for s in command.group(1).split("&&")]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
