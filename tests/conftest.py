@@ -64,6 +64,7 @@ def available_cpus() -> int:
     return max(1, n)
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run with -p no:xdist has none
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: one worker per available processor ($PYTEST_XDIST_AUTO_NUM_WORKERS overrides,
     as with pytest-xdist's own rule)."""
@@ -128,6 +129,28 @@ class _Budget:
             terminalreporter.write_line(f"{cpu:8.1f} s  {nodeid}")
 
 
+# ---------------------------------------------------------------------------------------------
+# The same environment in every worker
+
+# An xdist worker starts with COLUMNS=80 and LINES=24 set where the run had none, so output that
+# follows $COLUMNS (the library matrix, the reports) was 80 columns wide in a worker and 100 or
+# 160 in one process. Each worker gets the run's own values back.
+_TERMINAL_VARS = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run with -p no:xdist has none
+def pytest_configure_node(node: object) -> None:
+    """(xdist, on the controller) hand each worker the run's terminal variables."""
+    node.workerinput["gpcheck_terminal_env"] = {v: os.environ.get(v) for v in _TERMINAL_VARS}  # type: ignore[attr-defined]
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:  # the controller (or a run without xdist)
         config.pluginmanager.register(_Budget(), "gpcheck-tier-budget")
+        return
+    for name, value in workerinput.get("gpcheck_terminal_env", {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

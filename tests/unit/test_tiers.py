@@ -86,3 +86,20 @@ def test_a_test_over_the_budget_without_a_tier_is_named(pytester: pytest.Pyteste
     assert "tests over the default run's budget" in out
     named = re.findall(r"^\s+[\d.]+ s\s+(\S+)$", out, re.M)
     assert named == ["test_burn.py::test_burns_processor_time"], out
+
+
+def test_a_worker_sees_the_runs_terminal_variables(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
+    """xdist starts its workers with COLUMNS=80 and LINES=24; output that follows $COLUMNS then
+    differed between a parallel run and one process (the library matrix wrapped)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+    pytester.makeconftest(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+                          "import tests.conftest as tiers\n"
+                          "pytest_configure_node = tiers.pytest_configure_node\n"
+                          "pytest_configure = tiers.pytest_configure\n")
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_env="import os\n\ndef test_no_columns():\n"
+                                 "    assert os.environ.get('PYTEST_XDIST_WORKER')\n"
+                                 "    assert 'COLUMNS' not in os.environ and 'LINES' not in os.environ\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "1")
+    result.assert_outcomes(passed=1)
