@@ -14,14 +14,36 @@ The stable Python API (README, "Python API"):
 
 Bad input raises `GpcheckError` subclasses (`SpecError.render()` gives the located message)."""
 
-from typing import Any
+from __future__ import annotations
 
-from gpcheck.checker.api import ENGINES, load, verify
-from gpcheck.checker.reproduce import check_command, replay_command, verify_command
-from gpcheck.checker.trace_api import check_trace, replay
-from gpcheck.checker.verdict import Counterexample, Report, Result, Step, Verdict
-from gpcheck.spec.errors import GpcheckError, SpecError, UsageError
-from gpcheck.spec.load import bundled_models
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpcheck.checker.api import ENGINES, load, verify
+    from gpcheck.checker.reproduce import check_command, replay_command, verify_command
+    from gpcheck.checker.trace_api import check_trace, replay
+    from gpcheck.checker.verdict import Counterexample, Report, Result, Step, Verdict
+    from gpcheck.spec.errors import GpcheckError, SpecError, UsageError
+    from gpcheck.spec.load import bundled_models
+    from gpcheck.traces.replay_report import ReplayReport
+
+# Where each name of the API lives. They are imported on first use (PEP 562), so that importing a
+# submodule (`gpcheck.checker.cli` for `gpcheck --version`, `gpcheck.checker.pytest_plugin` in every
+# pytest run) does not load the parser, the engines and Z3. ReplayReport is lazy for a second
+# reason: gpcheck.traces.replay_report imports gpcheck.checker.verdict, so an eager import would be
+# circular when a program imports traces first.
+_WHERE = {
+    "ENGINES": "gpcheck.checker.api", "load": "gpcheck.checker.api", "verify": "gpcheck.checker.api",
+    "check_command": "gpcheck.checker.reproduce", "replay_command": "gpcheck.checker.reproduce",
+    "verify_command": "gpcheck.checker.reproduce",
+    "check_trace": "gpcheck.checker.trace_api", "replay": "gpcheck.checker.trace_api",
+    "Counterexample": "gpcheck.checker.verdict", "Report": "gpcheck.checker.verdict",
+    "Result": "gpcheck.checker.verdict", "Step": "gpcheck.checker.verdict", "Verdict": "gpcheck.checker.verdict",
+    "GpcheckError": "gpcheck.spec.errors", "SpecError": "gpcheck.spec.errors", "UsageError": "gpcheck.spec.errors",
+    "bundled_models": "gpcheck.spec.load",
+    "ReplayReport": "gpcheck.traces.replay_report",
+}
 
 __all__ = [
     "ENGINES", "Counterexample", "GpcheckError", "ReplayReport", "Report", "Result", "SpecError", "Step",
@@ -31,10 +53,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # gpcheck.traces.replay_report imports gpcheck.checker.verdict: importing it eagerly here would be circular
-    # when a program imports traces first.
-    if name == "ReplayReport":
-        from gpcheck.traces.replay_report import ReplayReport
+    """A name of the API, imported from its module on first use (and kept)."""
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
 
-        return ReplayReport
-    raise AttributeError(f"module 'checker' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -150,6 +150,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         help="width of text output (default: the terminal's, else $COLUMNS, else 100)")
     add_memory_flag(common)
     named = COMMAND_NAMES.get(argv[0]) if argv else None
+    if argv and argv[0] == "--version":  # argparse prints it and exits before it needs a subcommand
+        return parser
     for name in (named,) if named else COMMANDS:
         importlib.import_module(name).register(sub, common)
     return parser
@@ -177,9 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     _json_errors = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser(words)
-    from gpcheck.checker.commands.common import reset_report
+    if words[:1] != ["--version"]:  # which needs none of the commands' code (it prints and exits)
+        from gpcheck.checker.commands.common import reset_report
 
-    reset_report()
+        reset_report()
     try:
         words = _with_config(parser, words)
     except GpcheckError as e:

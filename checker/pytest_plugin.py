@@ -16,26 +16,22 @@ What it adds to any pytest run where gpcheck is installed:
   counterexample as `gpcheck verify` prints it, reproducing command), without the traceback
   through gpcheck's code.
 
-The assertions themselves live in checker/testing.py and need no pytest."""
+The assertions themselves live in checker/testing.py and need no pytest. This module imports
+them (and with them the parser, the engines and Z3) only when a test uses them: pytest loads it
+in every run of every project where gpcheck is installed."""
 
 from __future__ import annotations
 
 import itertools
+import sys
 from pathlib import Path
-from typing import Any, Generator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Mapping
 
 import pytest
 
-from gpcheck.checker.testing import (
-    GpcheckAssertionError,
-    ModelArg,
-    assert_conforms,
-    assert_holds,
-    assert_verdict,
-    assert_violated,
-)
-from gpcheck.checker.verdict import Report, Result, Verdict
-from gpcheck.spec.errors import GpcheckError
+if TYPE_CHECKING:
+    from gpcheck.checker.testing import ModelArg
+    from gpcheck.checker.verdict import Report, Result, Verdict
 
 MARKER = "gpcheck_consts"
 CONST_FIXTURE = "gpcheck_const"
@@ -136,12 +132,16 @@ class Gpcheck:
                      const: Mapping[str, int] | None = None, **kw: Any) -> Result:
         """See gpcheck.checker.testing.assert_holds."""
         __tracebackhide__ = True
+        from gpcheck.checker.testing import assert_holds
+
         return assert_holds(model, prop, consts=self._merge(const, consts), **kw)
 
     def assert_violated(self, model: ModelArg, prop: str, *, consts: Mapping[str, int] | None = None,
                         const: Mapping[str, int] | None = None, **kw: Any) -> Result:
         """See gpcheck.checker.testing.assert_violated."""
         __tracebackhide__ = True
+        from gpcheck.checker.testing import assert_violated
+
         return assert_violated(model, prop, consts=self._merge(const, consts), **kw)
 
     def assert_verdict(self, model: ModelArg, prop: str, expected: str | Verdict, *,
@@ -149,6 +149,8 @@ class Gpcheck:
                        **kw: Any) -> Result:
         """See gpcheck.checker.testing.assert_verdict."""
         __tracebackhide__ = True
+        from gpcheck.checker.testing import assert_verdict
+
         return assert_verdict(model, prop, expected, consts=self._merge(const, consts), **kw)
 
     def assert_conforms(self, trace: Any, model: ModelArg | None = None, *,
@@ -156,6 +158,8 @@ class Gpcheck:
                         **kw: Any) -> Any:
         """See gpcheck.checker.testing.assert_conforms (the defaults override the trace's constants)."""
         __tracebackhide__ = True
+        from gpcheck.checker.testing import assert_conforms
+
         return assert_conforms(trace, model, consts=self._merge(const, consts) or None, **kw)
 
     def verify(self, model: ModelArg, *, consts: Mapping[str, int] | None = None,
@@ -187,8 +191,11 @@ def gpcheck(gpcheck_const: dict[str, int]) -> Gpcheck:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     excinfo = call.excinfo
-    if excinfo is None or not isinstance(excinfo.value, GpcheckAssertionError):
+    # Until a test has imported gpcheck.checker.testing, no GpcheckAssertionError can exist.
+    testing = sys.modules.get("gpcheck.checker.testing")
+    if excinfo is None or testing is None or not isinstance(excinfo.value, testing.GpcheckAssertionError):
         return
+    from gpcheck.spec.errors import GpcheckError
     rep: pytest.TestReport = outcome.get_result()
     err = excinfo.value
     notes: list[str] = []

@@ -35,6 +35,16 @@ _root = _checkout_root()
 if _root is not None and _root not in __path__:
     __path__.append(_root)
 
+# gpcheck.checker's API names, imported on first use (below); gpcheck.checker itself is cheap to
+# import (it too imports each name on first use).
+from gpcheck.checker import __all__ as _api_names  # noqa: E402 - needs the __path__ set above
+
+__all__ = list(_api_names)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def __getattr__(name: str) -> Any:
     """`gpcheck.verify`, `gpcheck.Verdict`, ...: the names of `gpcheck.checker`'s API, imported

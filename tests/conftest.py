@@ -1,9 +1,27 @@
-"""Shared test helpers: where the shared example specs live."""
+"""Shared test helpers: where the shared example specs live, and the test tiers.
+
+The tiers (docs/testing.md):
+
+- the default run, `python -m pytest` (the README's command, `.ci/run`): every test not marked
+  `slow` or `long`, spread over the machine's cores (pytest-xdist, `-n auto` in pyproject.toml).
+  It covers every module in a few minutes;
+- `python -m pytest -m slow`: tests of tens of seconds to a minute or two each (whole for-all
+  proofs of one property, read-backs of printed lemmas, deep unrollings);
+- `python -m pytest -m long`: quality runs of minutes each (every property of a model for all
+  sizes, long differential and fuzz runs).
+
+A test that needs more than `DEFAULT_CPU_BUDGET` seconds of processor time and carries neither
+mark is named at the end of the run, with the hint to mark it `slow` (and keep a faster test of
+the same code path in the default run): that is how a new test finds its tier. Processor time,
+not wall time, so that the list does not depend on what else the machine runs."""
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from pathlib import Path
+from typing import Generator
 
 import pytest
 
@@ -12,9 +30,127 @@ if str(ROOT) not in sys.path:  # tests.reference is imported by package name
     sys.path.insert(0, str(ROOT))
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
 
+TIERS = ("slow", "long")
+# seconds of processor time (this process and the children it waited for); $GPCHECK_TEST_CPU_BUDGET
+# lowers it to list more
+DEFAULT_CPU_BUDGET = float(os.environ.get("GPCHECK_TEST_CPU_BUDGET") or 20.0)
+
 
 @pytest.fixture(scope="session")
 def examples() -> Path:
     if not EXAMPLES.is_dir():
         pytest.skip("../shared/spec-examples is not beside the checkout")
     return EXAMPLES
+
+
+# ---------------------------------------------------------------------------------------------
+# How many workers `-n auto` starts
+
+
+def available_cpus() -> int:
+    """The processors this process may run on: its affinity mask, capped by a cgroup (v2) CPU
+    quota where one is set. pytest-xdist's own `auto` counts the host's physical cores (psutil),
+    which in a container or a VM with hyper-threads is neither."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            n = min(n, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, n)
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run with -p no:xdist has none
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: one worker per available processor ($PYTEST_XDIST_AUTO_NUM_WORKERS overrides,
+    as with pytest-xdist's own rule)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist reads it
+    return available_cpus()
+
+
+# ---------------------------------------------------------------------------------------------
+# Processor time per test, and the default run's budget
+
+
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+_CPU_START = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    # setup, call and teardown together: a module fixture that compiles a model counts for the
+    # first test that uses it
+    item.stash[_CPU_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+    if call.when == "teardown" and _CPU_START in item.stash:
+        # before the report is made, which copies them; they travel from an xdist worker to the
+        # controller with it
+        item.user_properties.append(("cpu_s", round(_cpu_seconds() - item.stash[_CPU_START], 2)))
+    yield
+
+
+class _Budget:
+    """Collects, on the process that prints the summary, the default-tier tests over budget."""
+
+    def __init__(self) -> None:
+        self.over: list[tuple[float, str]] = []
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown" or any(t in report.keywords for t in TIERS):
+            return
+        cpu = dict(report.user_properties).get("cpu_s")
+        if isinstance(cpu, (int, float)) and cpu > DEFAULT_CPU_BUDGET:
+            self.over.append((cpu, report.nodeid))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.over:
+            return
+        terminalreporter.section("tests over the default run's budget")
+        terminalreporter.write_line(
+            f"{len(self.over)} test(s) without a tier mark took more than {DEFAULT_CPU_BUDGET:g} s of processor "
+            f"time: mark each @pytest.mark.slow (or long), keeping a faster test of the same code path in the "
+            f"default run (docs/testing.md)")
+        for cpu, nodeid in sorted(self.over, reverse=True):
+            terminalreporter.write_line(f"{cpu:8.1f} s  {nodeid}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The same environment in every worker
+
+# An xdist worker starts with COLUMNS=80 and LINES=24 set where the run had none, so output that
+# follows $COLUMNS (the library matrix, the reports) was 80 columns wide in a worker and 100 or
+# 160 in one process. Each worker gets the run's own values back.
+_TERMINAL_VARS = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run with -p no:xdist has none
+def pytest_configure_node(node: object) -> None:
+    """(xdist, on the controller) hand each worker the run's terminal variables."""
+    node.workerinput["gpcheck_terminal_env"] = {v: os.environ.get(v) for v in _TERMINAL_VARS}  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:  # the controller (or a run without xdist)
+        config.pluginmanager.register(_Budget(), "gpcheck-tier-budget")
+        return
+    for name, value in workerinput.get("gpcheck_terminal_env", {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

@@ -31,30 +31,35 @@ def test_explicit_agrees_with_reference(text):
     _check(text, ("explicit",))
 
 
+@pytest.mark.slow  # differential run; fast: test_every_engine_agrees_on_a_few_specs
 @settings(SLICE, max_examples=40)
 @given(text=rich_spec(CI_FEATURES))
 def test_bmc_agrees_with_reference(text):
     _check(text, ("bmc",))
 
 
+@pytest.mark.slow  # differential run (100 s wall at load 10); fast: test_every_engine_agrees_on_a_few_specs
 @settings(SLICE, max_examples=30)
 @given(text=rich_spec(CI_FEATURES))
 def test_kind_agrees_with_reference(text):
     _check(text, ("kind",))
 
 
+@pytest.mark.slow  # differential run; fast: test_every_engine_agrees_on_a_few_specs
 @settings(SLICE, max_examples=15)
 @given(text=rich_spec(CI_FEATURES))
 def test_pdr_agrees_with_reference(text):
     _check(text, ("pdr",), timeout=5.0)
 
 
+@pytest.mark.slow  # differential run; fast: test_every_engine_agrees_on_a_few_specs
 @settings(SLICE, max_examples=10)
 @given(text=rich_spec(CI_FEATURES))
 def test_auto_agrees_with_reference(text):
     _check(text, ("auto",), timeout=5.0)
 
 
+@pytest.mark.slow  # differential run (50 s wall at load 10); fast: test_every_engine_agrees_on_a_few_specs
 @settings(SLICE, max_examples=6)
 @given(text=rich_spec(CI_FEATURES))
 def test_every_engine_through_the_command_line(text):
@@ -67,6 +72,7 @@ def test_every_engine_through_the_command_line(text):
 
 @pytest.mark.parametrize("name", ["blp", "gpreempt_timeslice", "kfd_monitor", "nv_query_group", "xsched",
                                   "reef_flag_race", "gp_hip_suspend"])  # the reference reads one file: no `use`
+@pytest.mark.slow  # whole state spaces of real models in the reference interpreter (220 s wall at load 15); fast: test_explicit_agrees_with_reference
 def test_explicit_agrees_with_reference_on_bundled_models(name):
     """Whole state spaces, every verdict and every shortest counterexample of real models."""
     from gpcheck.spec import bundled_models
@@ -81,3 +87,13 @@ def test_shrunk_disagreements_stay_fixed(case):
         assert problems, f"fixed now ({case.open_finding}): clear `open_finding` of {case.name}"
         pytest.xfail(f"open engine bug: {case.open_finding}")
     assert not problems, case.text + "\n" + "\n".join(problems)
+
+
+@settings(SLICE, max_examples=3)
+@given(text=rich_spec(CI_FEATURES))
+def test_every_engine_agrees_on_a_few_specs(text):
+    """The default run's differential check (the engines' slices above are `slow`): every Z3
+    engine, and `gpcheck verify --json` with every engine, against the reference on a few specs."""
+    _check(text, ("bmc", "kind", "pdr", "auto"), timeout=20.0)
+    problems = compare(text, cli=True, timeout=20.0)
+    assert not problems, text + "\n" + "\n".join(problems)

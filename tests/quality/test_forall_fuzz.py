@@ -26,6 +26,7 @@ FINDINGS = Path(__file__).parent / "forall_findings"
 SLICE = [(20, i) for i in (0, 1, 2, 3, 5, 7, 11, 12, 14, 16, 17, 18, 25, 29, 39)]
 
 
+@pytest.mark.slow  # a for-all fuzz run, 60 s timeouts (390 s wall at load 10); fast: the findings and judge tests below
 def test_generated_specs_are_judged_without_findings():
     proved = violated = 0
     for seed, index in SLICE:

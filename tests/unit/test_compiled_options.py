@@ -44,12 +44,15 @@ def _models() -> list[tuple[str, ir.Model]]:
     return out
 
 
-def _chunked() -> list[tuple[str, ir.Model, int]]:
+def _chunked() -> list[object]:  # pytest.param(name, model, chunk size)
     """(name, model, chunk size): tiny chunks (many per BFS level, across level ends) on the
-    small specs, chunks of 97 states and whole levels on the bundled models."""
+    small specs, chunks of 97 states and whole levels on the bundled models. `slow`: the bundled
+    models (two worker processes over each whole state space) and chunks of one state (10 to 20 s
+    of CPU per small spec, in messages between the processes); chunks of three states and whole
+    levels on the small specs cover the same code in the default run."""
     small = set(SMALL) | set(EXTRA)
-    return [(name, model, chunk) for name, model in _models()
-            for chunk in ((1, 3, 1 << 16) if name in small else (97, 1 << 16))]
+    return [pytest.param(name, model, chunk, marks=() if name in small and chunk > 1 else pytest.mark.slow)
+            for name, model in _models() for chunk in ((1, 3, 1 << 16) if name in small else (97, 1 << 16))]
 
 
 def _json(report) -> dict:

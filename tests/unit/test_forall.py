@@ -74,6 +74,7 @@ def test_ring_no_reexecution_for_all_sizes(examples):
     assert report.to_json()["results"][0]["for_all"] == ["N", "B"]
 
 
+@pytest.mark.slow  # whole proof of three properties of a bundled model; fast: test_ring_no_reexecution_for_all_sizes, test_broken_conservation_is_not_proved
 def test_streams_slot_accounting_for_all_sizes():
     from gpcheck.spec.load import resolve_spec_path
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import z3
 
 from gpcheck.checker import Verdict
@@ -42,6 +43,7 @@ def _here(spec: str, names: list[str], props: list[str] | None) -> dict[str, tup
     return {r.property: (r.verdict.value, r.detail.get("lemmas"), r.detail.get("invariant")) for r in rep.results}
 
 
+@pytest.mark.slow  # seven whole for-all runs, three in fresh processes; fast: the fresh_context tests below
 def test_runs_in_one_process_print_what_fresh_processes_print(examples):
     ring = (str(examples / "ring.gpspec"), ["N", "B"], ["no_reexecution"])
     streams = ("nvidia_streams", ["S", "SLOTS", "Q"], ["slots_conserved", "held_iff_running"])

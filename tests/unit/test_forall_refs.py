@@ -100,7 +100,7 @@ def test_pipes_holding_small_failing_large_are_never_proved(tmp_path, bug, small
     assert r.detail["for_all"] == ["N"]
 
 
-@pytest.mark.slow  # minutes: the second round at N=4 (deterministic: step limits)
+@pytest.mark.long  # whole proof: 120 s alone at load 1, 233 s at load 5 (issue 33); fast: the pipe tests above
 def test_reef_rewind_no_loss_for_all_n_and_invariant_rechecked():
     """reef_rewind: a BE task finishes only with every kernel complete, for every number of
     kernels N (one BE queue, CAP=2, one RT task, as declared). The proof needs the exclusion

@@ -64,6 +64,7 @@ def test_slot_progress_for_all_slots_and_lengths_and_lemmas_recheck(tmp_path):
         recheck_lemmas(JOBS, inv, [{"N": 1, "L": 4}, {"N": 2, "L": 6}, {"N": 3, "L": 3}])
 
 
+@pytest.mark.slow  # 24 s of CPU; fast: test_forall_products.py::test_a_product_bound_that_fails_beyond_every_sampled_size_is_never_proved
 def test_a_block_that_skips_a_tick_only_when_it_is_long_is_never_proved(tmp_path):
     """A block at progress 5 that is not finishing skips a tick: no_loss holds while L <= 5 and
     fails from L = 6 on, beyond every length the engine samples; the point test `prog[i] == 5`
@@ -147,6 +148,7 @@ def _inductive(src: str, hyps: list[str], goals: list[str]) -> tuple[bool, bool]
     return read_back_inductive(src, ["S", "NB", "BLEN"], hyps, goals, _groups)
 
 
+@pytest.mark.slow  # 20 s of CPU: a bundled model's lemmas read back; fast: test_slot_progress_for_all_slots_and_lengths_and_lemmas_recheck
 def test_nvidia_tsg_lemmas_for_all_slots_blocks_and_lengths_read_back_are_inductive():
     """The printed lemmas, added to the model as text, are inductive together with no_loss and
     no_reexecution for all S, NB and BLEN; without the work accounting's lower half no_loss is

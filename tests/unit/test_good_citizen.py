@@ -349,6 +349,7 @@ def _gpcheck(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
 # its meter may still show that phase
 @pytest.mark.parametrize("engine, word", [("explicit", "states/s"), ("kind", "bound|auxiliary invariants"),
                                           ("bmc", "bound")])
+@pytest.mark.slow  # waits out --timeout 3 and 2 s per engine; fast: the progress tests of test_replay_progress.py
 def test_progress_lines_without_a_terminal(engine, word):
     model = ["nvidia_streams", "--const", "S=3"] if engine == "explicit" else ["cwsr", "--const", "N=4"]
     proc = _gpcheck("verify", *model, "--engine", engine, "--core", "python", "--timeout", "3", "--depth", "60",

@@ -78,6 +78,7 @@ def hidden_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow  # waits for a child process; fast: test_simulate_stops_on_signal_and_leaves_no_file, test_z3_call_is_interrupted_in_process
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_pdr_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
     # cwsr's former single-queue default: the timing of these runs was tuned on it
@@ -97,6 +98,7 @@ def test_pdr_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> 
     assert took < HANG
 
 
+@pytest.mark.slow  # waits for a child process; fast: test_simulate_stops_on_signal_and_leaves_no_file
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_explicit_search_stops_on_signal_with_a_partial_report(tmp_path: Path, sig: int) -> None:
     code, out, err, _ = _signal_after(["verify", *STREAMS_BIG, "--json", "--perfetto", "cx.json"], tmp_path, sig, 1.0)
@@ -109,6 +111,7 @@ def test_explicit_search_stops_on_signal_with_a_partial_report(tmp_path: Path, s
     assert _leftovers(tmp_path) == [] and not (tmp_path / "cx.json").exists()
 
 
+@pytest.mark.slow  # a 20,000-step trace and a child process; fast: test_simulate_stops_on_signal_and_leaves_no_file
 @pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.name)
 def test_replay_stops_on_signal_with_a_partial_report(tmp_path: Path, hidden_trace: Path, sig: int) -> None:
     code, out, err, _ = _signal_after(["replay", str(hidden_trace), "--json", "--itf", "rebuilt.itf.json",
@@ -130,6 +133,7 @@ def test_simulate_stops_on_signal_and_leaves_no_file(tmp_path: Path, sig: int) -
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # waits out a 1 s timeout on a 20,000-step trace; fast: test_simulate_honours_timeout
 def test_replay_honours_timeout(hidden_trace: Path, capsys) -> None:
     assert main(["replay", str(hidden_trace), "--timeout", "1", "--json"]) == 3
     report = orjson.loads(capsys.readouterr().out)
@@ -208,6 +212,7 @@ with budget.activate():
 """
 
 
+@pytest.mark.slow  # waits out the watchdog's 3 s; fast: test_stop_outside_an_engine_raises
 def test_watchdog_ends_a_process_stuck_in_c_and_removes_its_temporary_files(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.Popen([sys.executable, "-c", HARD_EXIT_PROGRAM, str(tmp_path / "out.json")], env=env,
@@ -221,6 +226,7 @@ def test_watchdog_ends_a_process_stuck_in_c_and_removes_its_temporary_files(tmp_
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # waits out a 1 s timeout; fast: test_simulate_honours_timeout
 def test_replay_of_a_huge_header_constant_stops_at_the_timeout(tmp_path: Path, capsys) -> None:
     """A header constant of 10^9 made replay run forever (issue 20): --timeout now ends it (or,
     once the type checker bounds sizes, the constant is refused: a usage error)."""

@@ -43,6 +43,7 @@ def test_explain_blames_the_enabling_parameter(capsys: pytest.CaptureFixture[str
     assert main(["explain", "cwsr", "no_such_property"]) == 2
 
 
+@pytest.mark.slow  # every row of both tables, twice (480 s wall at load 10); fast: test_claims_command_renders_the_rows
 def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     rows = check_claims()
     assert not [r.ident for r in rows if r.outcome is Outcome.CHANGED]
@@ -174,3 +175,21 @@ def test_models_keeps_the_comment_blocks_alignment(capsys) -> None:
     out = capsys.readouterr().out
     assert "  #   amdkfd/kfd_device_queue_manager.c" in out
     assert "  #     execute_queues_cpsch  L2368-2382" in out
+
+
+def test_claims_command_renders_the_rows(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default run's check of `gpcheck verify-claims` (the whole table, above, is `slow`):
+    the command over table 4.1 alone, its rows' live evidence, the text and the JSON."""
+    import gpcheck.checker.commands.claims as command
+    from gpcheck.checker.claims import Context, table_41
+
+    rows = table_41(Context())  # the evidence, checked once for both renderings
+    monkeypatch.setattr(command, "check_claims", lambda engine="explicit": rows)
+    code, out = _run(capsys, "verify-claims", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["ok"] is True and d["rows"]
+    by = {(r["row"], r["side"]): r["outcome"] for r in d["rows"]}
+    assert by[("4.1.17", "AMD")] == Outcome.CONFIRMED.value
+    assert by[("4.1.4", "both")] == Outcome.UNDER.value and by[("4.1.16", "AMD")] == Outcome.BEST_CASE.value
+    code, out = _run(capsys, "claims", "--no-progress")
+    assert code == 0 and "4.1.17" in out and "CONFIRMED" in out and out.rstrip().splitlines()[-1].startswith("summary: ")

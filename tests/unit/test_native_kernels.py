@@ -60,7 +60,9 @@ def _same(a, b) -> None:
     assert ra.deadlock == rb.deadlock and ra.parent == rb.parent
 
 
-@pytest.mark.parametrize("name", ["spec", *bundled_models()])
+# each bundled model compiles cold three times (its own cache folder): `slow`; the small spec
+# covers the same path in the default run
+@pytest.mark.parametrize("name", ["spec", *(pytest.param(m, marks=pytest.mark.slow) for m in bundled_models())])
 def test_native_search_is_the_numba_search(name, tmp_path, monkeypatch):
     model = load_source(SPEC, "native_t.gpspec") if name == "spec" else load_spec(name)
     off = _search(model, "off", tmp_path / "off", monkeypatch)

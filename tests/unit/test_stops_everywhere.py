@@ -119,6 +119,7 @@ def test_a_stop_while_encoding_a_fold_is_unknown_and_the_rest_is_decided(monkeyp
     assert "fold" in after  # the fold was polled again, for another formula, and stopped again
 
 
+@pytest.mark.slow  # runs the real clock to a 1 s timeout; fast: the other stop tests of this file (a clock that has run out)
 def test_pdr_honours_the_api_timeout_on_a_large_fold() -> None:
     """3,000 elements: the encoding and the lemma mining took minutes past a 1 s timeout (the
     term's reads overflowed Python's recursion limit on the way); now the run stops at it."""
