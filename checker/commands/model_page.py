@@ -47,11 +47,20 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ") or " "
 
 
+def _rests_on(r: object) -> str:
+    """The model assumptions a proved result's proof used (NOTE(assumptions)); '-' otherwise."""
+    used = getattr(r, "assumptions", None)
+    if r is None or used is None or getattr(r, "verdict", None) is None or not r.verdict.holds:  # type: ignore[attr-defined]
+        return "-"
+    return ", ".join(f"`{a}`" for a in used) or "none"
+
+
 def _properties(model: ir.Model) -> list[tuple[str, str, object]]:
     props: list[tuple[str, str, object]] = [(p.name, "invariant", p) for p in model.invariants]
     props += [(p.name, "transition", p) for p in model.transitions]
     props += [(p.name, "liveness", p) for p in model.liveness]
     props += [(p.name, "latency", p) for p in model.latencies]
+    props += [(p.name, "cover", p) for p in getattr(model, "covers", ())]
     return props
 
 
@@ -75,7 +84,7 @@ def model_page(model: ir.Model, run: bool = True) -> str:
     out += ["", "## Properties", ""]
     if states is not None:
         out += [f"Checked by the explicit engine at the default constants: {states:,} states.", ""]
-    out += ["| property | kind | expected | verdict | what it says |", "|---|---|---|---|---|"]
+    out += ["| property | kind | expected | verdict | rests on | what it says |", "|---|---|---|---|---|---|"]
     for name, kind, prop in _properties(model):
         lines, first, _ = _source_of(prop)
         why = _comment_above(lines, first) if lines else ""
@@ -86,11 +95,13 @@ def model_page(model: ir.Model, run: bool = True) -> str:
             verdict += f" [{'-' if lo is None else f'{lo:,}'} .. {'unbounded' if hi is None else f'{hi:,}'}]"
         elif r is not None and r.counterexample is not None:
             verdict += f" ({len(r.counterexample.steps) - 1} steps)"
-        out.append(f"| `{name}` | {kind} | {expected.get(name, '-')} | {verdict} | {_cell(why)} |")
+        if r is not None and getattr(r, "vacuous", None):
+            why = f"**vacuous**: {r.vacuous}. {why}"
+        out.append(f"| `{name}` | {kind} | {expected.get(name, '-')} | {verdict} | {_rests_on(r)} | {_cell(why)} |")
     for name in ir.BUILTIN_PROPERTIES:
         r = results.get(name)
         if r is not None:
-            out.append(f"| `{name}` | built-in | {expected.get(name, 'holds')} | {r.verdict.value} | "
+            out.append(f"| `{name}` | built-in | {expected.get(name, 'holds')} | {r.verdict.value} | {_rests_on(r)} | "
                        f"{'no reachable state without a step, outside the terminal states' if name == 'deadlock' else 'every value stays in its declared range'} |")
     defs = []
     for _, _, prop in _properties(model):
