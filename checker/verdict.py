@@ -31,9 +31,15 @@ class Step:
     action: str | None
     args: dict[str, Any]
     state: dict[str, Any]  # decoded, see gpcheck.gpmodel.layout.Layout.decode
+    # NOTE(timed): the time at which the step happens (step 0: 0) in a timed spec's behaviour;
+    # None in an untimed one (and then left out of the JSON)
+    time: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "args": self.args, "state": self.state}
+        out = {"action": self.action, "args": self.args, "state": self.state}
+        if self.time is not None:
+            out["time"] = self.time
+        return out
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,8 @@ class Report:
     # Set when the explicit search was reduced by symmetric types (NOTE(symmetry)): `states`
     # then counts orbits (canonical states), not distinct states. {"reduced", "types", "group"}
     symmetry: dict[str, Any] | None = None
+    # NOTE(timed): a timed spec's zone graph: {"discrete_states", "zones", "clocks", "complete"}
+    timed: dict[str, Any] | None = None
 
     def result(self, prop: str) -> Result:
         for r in self.results:
@@ -137,6 +145,8 @@ class Report:
         }
         if self.symmetry is not None:
             out["symmetry"] = self.symmetry
+        if self.timed is not None:
+            out["timed"] = self.timed
         if self.coverage is not None:
             out["coverage"] = self.coverage
         if self.warnings:

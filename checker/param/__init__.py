@@ -67,6 +67,15 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
 
     fixed = {k: v for k, v in (consts or {}).items() if k not in names}
     started = time.monotonic()
+    timed = load_spec(spec, dict(consts or {}))
+    if timed.has_time:  # NOTE(timed): the for-all engine has no time: it says so, never checks untimed
+        from gpcheck.checker.api import run_timed_spec
+        from gpcheck.checker.explicit import Limits, select_properties
+
+        report = run_timed_spec(timed, select_properties(timed, properties), "for-all", Limits())
+        report.constants = {k: v for k, v in timed.const_values.items() if k not in names}
+        report.seconds = time.monotonic() - started
+        return report
     model, results = run(lambda c: load_spec(spec, c), names, fixed, lower, properties, timeout)
     report = Report(model.name, model.file, {k: v for k, v in model.const_values.items() if k not in names},
                     results)
