@@ -162,13 +162,13 @@ class ZoneGraph:
                 return None
         return d
 
-    def tick(self, node: Node, x: int, extra_m: Sequence[int]) -> tuple[int, ...] | None:
-        """Measuring clock x >= 1, then reset it and let time pass: one time unit went by in
+    def tick(self, node: Node, x: int, extra_m: Sequence[int], unit: int = 1) -> tuple[int, ...] | None:
+        """Measuring clock x >= unit, then reset it and let time pass: `unit` time went by in
         node.s (Tripakis's construction for time-divergent cycles)."""
         n = self.n
         d = list(node.zone)
         c = 1 + len(self.timed) + x
-        if not dbm.constrain(d, n, 0, c, dbm.le(-1)):
+        if not dbm.constrain(d, n, 0, c, dbm.le(-unit)):
             return None
         dbm.reset(d, n, c)
         return self._settle(d, node.bounds, extra_m)
