@@ -148,17 +148,17 @@ class _Measure:
             node = nodes[i]
             s = node.s
             for iid, t in g.enabled(s):
+                d = g.fire_zone(node, iid)
+                if d is None:
+                    continue  # its lower bound cannot be met here
                 enters = self.P(t) and not self.P(s)
                 q = self.Q(t)
                 if node.mode == MEASURING and q:
-                    d = g.fire_zone(node, iid)
-                    if d is None:
-                        continue
                     lo, strict = -dbm.value(d[zc]), dbm.is_strict(d[zc])
                     ends.append((i, iid, lo, strict, dbm.upper(d, n, zc)))
                 if enters:
                     started = True
-                    if q and g.fire_zone(node, iid) is not None:  # a measurement that ends at once
+                    if q:  # a measurement that ends at once
                         ends.append((i, iid, 0, False, 0))
                 restart = enters and not q and (node.mode == IDLE or policy == "latest")
                 mode = MEASURING if (not q and (node.mode == MEASURING or enters)) else IDLE
