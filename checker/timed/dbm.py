@@ -124,13 +124,16 @@ def extrapolate(d: Zone, n: int, m: Sequence[int]) -> None:
     """Extra_M (Behrmann, Bouyer, Larsen, Pelanek): a bound above a clock's maximal constant
     m[i] is dropped, one below -m[j] becomes (-m[j], <); then re-closed. m[0] must be 0; m[i] < 0
     for a clock that is compared with nothing. Exact for reachability of a diagonal-free model
-    whose clock xi is only compared with constants <= m[i] (region equivalence)."""
+    whose clock xi is only compared with constants <= m[i] (region equivalence). The rows and
+    columns of a clock with m[i] < 0 are left alone: the caller frees such clocks."""
     changed = False
     for i in range(n):
+        if m[i] < 0:
+            continue
         ri = i * n
         mi = le(m[i])
         for j in range(n):
-            if i == j:
+            if i == j or m[j] < 0:
                 continue
             v = d[ri + j]
             if v >= INF:

@@ -145,6 +145,8 @@ class _Measure:
             push(node)
         while work:
             i = work.popleft()
+            if i in passed.covered:
+                continue
             node = nodes[i]
             s = node.s
             for iid, t in g.enabled(s):
@@ -175,7 +177,7 @@ class _Measure:
         g = self.g
         # a tick needs `unit` time units: any unit >= 1 decides divergence; one above every constant
         # keeps the number of exact zones small (a tick of 1 would count a 10^6 slice in 10^6 zones)
-        unit = self.kmax + 1
+        unit = 1 if self.kmax <= 8 else self.kmax + 1
         m_meas, m_idle = [-1, unit], [-1, -1]
         nodes: list[Node] = []
         index: dict[tuple[State, tuple, int, tuple[int, ...]], int] = {}  # type: ignore[type-arg]

@@ -88,6 +88,9 @@ class ZoneGraph:
                 return None
         m.extend(extra_m)
         dbm.extrapolate(d, n, m)
+        for c in range(1, n):
+            if m[c] < 0:  # compared with nothing: freed, so that equal zones are equal tuples
+                dbm.free(d, n, c)
         return tuple(d)
 
     def initial(self, s: State, extra_reset: Sequence[int] = (), extra_m: Sequence[int] = ()) -> Node | None:
@@ -180,15 +183,24 @@ class Passed:
     def __init__(self) -> None:
         self.zones: dict[tuple[State, FrozenBounds, int], list[tuple[tuple[int, ...], int]]] = {}
         self.count = 0
+        self.covered: set[int] = set()  # nodes whose zone a later one includes: not expanded
 
     def add(self, s: State, bounds: FrozenBounds, mode: int, zone: tuple[int, ...], index: int) -> bool:
-        """Store the zone unless a stored one includes it; False when it was included."""
+        """Store the zone unless a stored one includes it; False when it was included. Stored
+        zones that the new one includes are dropped (and their nodes marked covered)."""
         key = (s, bounds, mode)
         stored = self.zones.setdefault(key, [])
         for z, _ in stored:
             if dbm.includes(z, zone):
                 return False
-        stored.append((zone, index))
+        kept = []
+        for z, k in stored:
+            if dbm.includes(zone, z):
+                self.covered.add(k)
+            else:
+                kept.append((z, k))
+        kept.append((zone, index))
+        self.zones[key] = kept
         self.count += 1
         return True
 
@@ -252,6 +264,8 @@ def search(g: ZoneGraph, wanted: set[str], limits: Limits = Limits()) -> SafetyS
         if limits.max_states is not None and len(out.nodes) > limits.max_states:
             out.stop_reason = f"state limit reached ({limits.max_states} zones)"
             return _finish(out, passed, depth_of)
+        if k in passed.covered:
+            continue  # a larger zone of the same state is queued: its successors include these
         node = out.nodes[k]
         s = node.s
         if s not in seen_states:
