@@ -27,12 +27,12 @@ from tests.reference.timed import TimedModel, explore, load_timed, replay_timed
 
 
 def gen_spec(rng: random.Random) -> str:
-    """A small timed spec: two counters, 2-4 actions with every kind of timing, one invariant and
+    """A small timed spec: two counters, 2-3 actions with every kind of timing, one invariant and
     one or two latencies."""
     lines = ["model tgen", "var a: 0..2 = 0", "var b: 0..2 = 0"]
-    n = rng.randint(2, 4)
+    n = rng.randint(2, 3)
     for k in range(n):
-        param = rng.random() < 0.25
+        param = rng.random() < 0.15
         guard_var = rng.choice("ab")
         guard = rng.choice([f"{guard_var} == {rng.randint(0, 2)}", f"{guard_var} < {rng.randint(1, 2)}",
                             f"{guard_var} != {rng.randint(0, 2)}", "true"])
