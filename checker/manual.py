@@ -10,6 +10,7 @@ from pathlib import Path
 TOPICS: dict[str, tuple[str, str]] = {
     "tutorial": ("tutorial.md", "from an empty file to a verified model, a replayed trace and a pytest test"),
     "language": ("language.md", "the gpspec language reference"),
+    "timed": ("timed.md", "timed specs: `time L..U`, `urgent`, zones, exact latencies in elapsed time"),
     "trace-format": ("trace-format.md", "the trace format, simulate, replay, ITF and Perfetto"),
     "real-traces": ("real-traces.md", "importing real GPU traces (nsys, kineto, rocprof, CUPTI)"),
     "editors": ("editors/README.md", "editor support: the TextMate grammar and `gpcheck lsp`"),
