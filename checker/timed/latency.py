@@ -12,9 +12,10 @@ searches of the zone graph with one more clock z, reset where a measurement star
 * *earliest* (for the max): z is reset only when no measurement runs; the max is the greatest
   upper bound of z there.
 
-z is extrapolated with a constant K (start: the model's largest bound, at least 1): Extra_M keeps
-every fact about z up to K, so an answer <= K is exact; otherwise K doubles and the search runs
-again. Zones have integer constants and closed guards and invariants, so a bound is attained at
+z is extrapolated with a constant K (start: the model's largest bound, at least 1): the
+extrapolated zone lies in the region closure of the exact one, and regions tell z's values apart
+up to K, so a bound of z that is <= K is exact (a larger one may come from extrapolated
+differences); otherwise K doubles and the search runs again. Zones have integer constants and closed guards and invariants, so a bound is attained at
 an integer point: the min and max are integers, attained (the digitization argument).
 
 The max is unbounded (null) iff a time-divergent behaviour avoids Q forever after a start; that is
@@ -327,19 +328,22 @@ def _sccs(succ: dict[int, list[tuple[int, int | None]]]) -> dict[int, int]:
 
 
 def _start_index(m: _Measure, states: list[State], policy: str) -> int:
-    """Where the measurement that ends with the path's last step started (the mode logic of
-    `_Measure.explore` replayed along the path)."""
+    """Where the measurement that ends with (or, for a lasso prefix, runs at) the path's last
+    state started: the mode logic of `_Measure.explore` replayed along the path."""
     start, measuring = -1, False
+    last = len(states) - 1
     for k, s in enumerate(states):
-        p, q = m.P(s), m.Q(s)
-        enters = p and (k == 0 or not m.P(states[k - 1]))
-        if k == len(states) - 1 and measuring and q and not (enters and policy == "latest"):
+        q = m.Q(s)
+        enters = m.P(s) and (k == 0 or not m.P(states[k - 1]))
+        if k == last:
+            if measuring and q:
+                return k if enters and policy == "latest" else start
+            if enters and (q or not measuring or policy == "latest"):
+                return k
             return start
-        if enters and (not measuring or policy == "latest"):
+        if enters and not q and (not measuring or policy == "latest"):
             start = k
         measuring = (measuring or enters) and not q
-        if enters and q:
-            return k if k == len(states) - 1 else start
     return start
 
 
@@ -393,8 +397,8 @@ def _one(cm: CompiledModel, p: ir.Latency, limits: Limits) -> Result:
         k = m.kmax
         while True:  # the max: bounded now; an answer up to the extrapolation constant is exact
             nodes, ends, _ = m.explore("earliest", k)
-            if all(e[4] is not None for e in ends):
-                break
+            if all(e[4] is not None and e[4] <= k for e in ends):
+                break  # above k an upper bound may come from extrapolated differences: not exact
             k *= 2
             if k > MAX_K:
                 raise _Unknown(f"the greatest latency exceeds {MAX_K}")

@@ -15,6 +15,27 @@ from timed_differential import compare, gen_spec, main, timed_spec
 SLICE = settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
 
 
+# disagreements the long run found, kept once fixed
+REGRESSIONS = [
+    # the max witness started at an entry into a P-and-Q state; and a bound of z above the
+    # extrapolation constant, derived from differences, was taken for exact (max 10 for 8)
+    """model tgen
+var a: 0..2 = 0
+var b: 0..2 = 0
+action act0 time 1 { require true  b = (b + 1) % 3 }
+fair action act1 time 3..5 { require true  a = (a + 1) % 3 }
+invariant inv: not (a == 0 and b == 2)
+latency lat0: from b == 2 to a == 1 within 2
+""",
+]
+
+
+@pytest.mark.parametrize("text", REGRESSIONS)
+def test_regressions(text):
+    problems = compare(text)
+    assert not problems, "\n".join(problems)
+
+
 @settings(SLICE, max_examples=12)
 @given(text=timed_spec())
 def test_zone_engine_agrees_with_discrete_time_reference(text):
