@@ -34,11 +34,16 @@ class Step:
     # NOTE(timed): the time at which the step happens (step 0: 0) in a timed spec's behaviour;
     # None in an untimed one (and then left out of the JSON)
     time: int | None = None
+    # NOTE(timed): for a step of a timed instance, the time its timer started (when it became
+    # enabled, or last fired and stayed enabled): the step is the end of a duration since..time
+    since: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {"action": self.action, "args": self.args, "state": self.state}
         if self.time is not None:
             out["time"] = self.time
+        if self.since is not None:
+            out["since"] = self.since
         return out
 
 

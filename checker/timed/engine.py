@@ -21,9 +21,9 @@ def timed_steps(cm: CompiledModel, bounds: object, states: list[State], iids: li
                 pin: tuple[int, int, int, str] | None = None) -> tuple[Step, ...]:
     """The decoded steps of a discrete path, each with the earliest time it can happen at
     (under `pin`: see timeline.stamp)."""
-    times = stamp(cm, bounds, states, iids, pin)  # type: ignore[arg-type]
+    times, since = stamp(cm, bounds, states, iids, pin)  # type: ignore[arg-type]
     steps = make_steps(cm, states, iids)
-    return tuple(Step(st.action, st.args, st.state, t) for st, t in zip(steps, times))
+    return tuple(Step(st.action, st.args, st.state, t, r) for st, t, r in zip(steps, times, since))
 
 
 def run_timed(model: ir.Model, wanted: set[str], limits: Limits = Limits(),

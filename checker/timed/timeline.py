@@ -30,6 +30,7 @@ class Constraints:
 
     n: int
     edges: list[tuple[int, int, int]] = field(default_factory=list)
+    started: list[int | None] = field(default_factory=list)  # step k of a timed instance: where its timer started
 
     def add(self, u: int, v: int, c: int) -> None:
         self.edges.append((u, v, c))
@@ -87,6 +88,7 @@ def path_constraints(cm: CompiledModel, bounds: BoundsFn, states: Sequence[State
     not follow from its state); a bound that fails to evaluate raises its BoundError."""
     timed = set(timed_instances(cm))
     con = Constraints(len(states) - 1)
+    con.started = [None] * len(states)
     running: dict[int, tuple[int, int, int | None]] = {}  # instance -> (step its timer started, L, U)
     enabled = {i for i, _ in cm.successors(states[0])}
     for i in sorted(enabled & timed):
@@ -99,8 +101,10 @@ def path_constraints(cm: CompiledModel, bounds: BoundsFn, states: Sequence[State
         for i, (r, lo, hi) in running.items():
             if hi is not None:
                 con.add(r, k, hi)
-            if i == a and lo:
-                con.add(k, r, -lo)
+            if i == a:
+                con.started[k] = r
+                if lo:
+                    con.add(k, r, -lo)
         if k == len(states) - 1:
             break  # what is enabled after the last step does not constrain the path (and may fail to evaluate)
         now = {i for i, _ in cm.successors(states[k])}
@@ -114,9 +118,10 @@ def path_constraints(cm: CompiledModel, bounds: BoundsFn, states: Sequence[State
 
 
 def stamp(cm: CompiledModel, bounds: BoundsFn, states: Sequence[State], iids: Sequence[int | None],
-          pin: tuple[int, int, int, str] | None = None) -> list[int]:
-    """The earliest times of the path's steps; with `pin` = (i, j, c, "max"|"min") among the
-    timings where t_j - t_i is at least (max) or at most (min) c."""
+          pin: tuple[int, int, int, str] | None = None) -> tuple[list[int], list[int | None]]:
+    """The earliest times of the path's steps, with `pin` = (i, j, c, "max"|"min") among the
+    timings where t_j - t_i is at least (max) or at most (min) c; and for each step of a timed
+    instance the time its timer started (None for the others)."""
     con = path_constraints(cm, bounds, states, iids)
     if pin is not None:
         i, j, c, how = pin
@@ -124,4 +129,5 @@ def stamp(cm: CompiledModel, bounds: BoundsFn, states: Sequence[State], iids: Se
             con.add(j, i, -c)
         else:
             con.add(i, j, c)
-    return con.earliest()
+    times = con.earliest()
+    return times, [None if r is None else times[r] for r in con.started]

@@ -157,3 +157,17 @@ def test_dbm_closure_emptiness_and_extrapolation():
     dbm.extrapolate(big, n, [0, 4, 2])  # x1 <= 5 is above 4: dropped; x2 >= 3 becomes x2 > 2
     assert dbm.upper(big, n, 1) is None and dbm.lower(big, n, 2) == 2 and dbm.is_strict(big[2])
     assert dbm.includes(big, d) and not dbm.includes(d, big)
+
+
+def test_itf_and_perfetto_carry_time_and_overlapping_durations(tmp_path):
+    p = tmp_path / "saves.gpspec"
+    p.write_text(_saves(3))
+    perf, itf = tmp_path / "w.json", tmp_path / "w.itf.json"
+    assert main(["verify", str(p), "--property", "not_done", "--perfetto", str(perf), "--itf", str(itf)]) == 1
+    events = json.loads(perf.read_text())["traceEvents"]
+    saves = [e for e in events if e.get("cat") == "duration" and e["name"].startswith("save")]
+    assert len(saves) == 3 and {(e["ts"], e["dur"]) for e in saves} == {(0.0, 5.0)}
+    assert len({e["tid"] for e in saves}) == 3  # one track each: they overlap on screen
+    metas = [s["#meta"] for s in json.loads(itf.read_text())["states"]]
+    assert [m["time"] for m in metas] == [0, 0, 5, 5, 5, 5]
+    assert [m.get("since") for m in metas] == [None, None, 0, 0, 0, 5]
