@@ -171,3 +171,20 @@ def test_itf_and_perfetto_carry_time_and_overlapping_durations(tmp_path):
     metas = [s["#meta"] for s in json.loads(itf.read_text())["states"]]
     assert [m["time"] for m in metas] == [0, 0, 5, 5, 5, 5]
     assert [m.get("since") for m in metas] == [None, None, 0, 0, 0, 5]
+
+
+DEMO = "docs/timed/cwsr_parallel.gpspec"
+
+
+def test_retimed_cwsr_saves_queues_in_parallel():
+    r = verify(DEMO, consts={"N": 1, "L": 1})
+    assert all(x.verdict is Verdict.PROVED for x in r.results), r.results
+    assert (r.result("rt_preempt_latency").detail["min"], r.result("rt_preempt_latency").detail["max"]) == (5, 5)
+    assert (r.result("be_resume_delay").detail["min"], r.result("be_resume_delay").detail["max"]) == (10, 10)
+
+
+@pytest.mark.long
+def test_retimed_cwsr_three_queues_still_take_one_save():
+    r = verify(DEMO, consts={"N": 1, "L": 1, "Q": 3})  # about 30 s of CPU
+    assert r.result("rt_preempt_latency").detail["max"] == 5
+    assert r.result("be_resume_delay").detail["max"] == 10
