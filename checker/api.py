@@ -89,6 +89,8 @@ def verify(
         cap = max_states
         if rerun and cap is None and report is not None and report.states is not None:
             cap = max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
+        if m.has_time:  # NOTE(timed): only the zone engine knows time
+            return run_timed_spec(m, names, engine, Limits(cap, limit, meter))
         if engine == "explicit":
             return run_explicit(m, names, Limits(cap, limit, meter), core=core, workers=workers,
                                 fingerprint=fingerprint, symmetry=symmetry)
@@ -116,6 +118,27 @@ def verify(
                           if r.property in named and r.detail.get("not_checked") else r for r in report.results]
     report.seconds = time.monotonic() - started
     return report
+
+
+TIMED_ENGINES = ("explicit", "auto")  # the engines that run the zone engine on a timed spec
+
+
+def run_timed_spec(model: ir.Model, wanted: set[str], engine: str, limits: Limits) -> Report:
+    """NOTE(timed): a timed spec goes to the zone engine (checker/timed/) under `explicit` and
+    `auto`; any other engine does not know time and answers every property `unknown`, saying
+    why, rather than checking the untimed model."""
+    if engine in TIMED_ENGINES:
+        from gpcheck.checker.timed.engine import run_timed
+
+        return run_timed(model, wanted, limits)
+    why = (f"{engine} does not handle time: this spec is timed (`time`/`urgent`), and only the zone engine "
+           f"(--engine explicit or auto) decides it; checking it untimed would ignore its deadlines")
+    kinds = {p.name: k for k, ps in (("invariant", model.invariants), ("transition", model.transitions),
+                                     ("liveness", model.liveness), ("latency", model.latencies)) for p in ps}
+    results = [Result(n, kinds.get(n, n), Verdict.UNKNOWN, engine, reason=why) for n in sorted(wanted)]
+    order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
+    results.sort(key=lambda r: order.get(r.property, len(order)))
+    return Report(model.name, model.file, model.const_values, results)
 
 
 def _check_limits(max_states: int | None, timeout: float | None, depth: int | None) -> None:

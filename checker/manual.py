@@ -14,6 +14,7 @@ TOPICS: dict[str, tuple[str, str]] = {
     "engines": ("engines.md", "which engine to use when, what each verdict means, JSON, sweeps"),
     "for-all": ("for-all.md", "proofs for every size (--for-all) and PDR, and how they work"),
     "api": ("api.md", "the Python API and the pytest plugin"),
+    "timed": ("timed.md", "timed specs: `time L..U`, `urgent`, zones, exact latencies in elapsed time"),
     "trace-format": ("trace-format.md", "the trace format, simulate, replay, ITF and Perfetto"),
     "real-traces": ("real-traces.md", "importing real GPU traces (nsys, kineto, rocprof, CUPTI)"),
     "editors": ("editors/README.md", "editor support: the TextMate grammar and `gpcheck lsp`"),

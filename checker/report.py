@@ -102,19 +102,22 @@ def counterexample_lines(cex: Counterexample, width: int | None = None) -> list[
     prev: dict[str, Any] = {}
     for k, step in enumerate(cex.steps):
         flat = flatten_value(step.state, "", {})
+        at = "" if step.time is None else f"  @ t={step.time}"  # NOTE(timed): the step's time stamp
         if step.action is None:
-            lines.append(f"  {k:>3}  initial state")
+            lines.append(f"  {k:>3}  initial state{at}")
             lines += wrap_items([f"{n} = {show(v)}" for n, v in step.state.items()], cols, indent)
         else:
             args = ", ".join(f"{a}={fmt(v)}" for a, v in step.args.items())
             label = f"{step.action}({args})" if args else step.action
             changed = [f"{n}: {fmt(prev.get(n))} -> {fmt(v)}" for n, v in flat.items() if prev.get(n) != v]
-            lines.append(f"  {k:>3}  {label}")
+            lines.append(f"  {k:>3}  {label}{at}")
             lines += wrap_items(changed, cols, indent) if changed else [indent + "(no variable changed)"]
         prev = flat
     if cex.loop is not None:
         last = len(cex.steps) - 1
-        if cex.loop == last:
+        if cex.loop == last and cex.steps[last].time is not None:
+            lines.append(f"       ... and stays in state {last} forever while time passes")
+        elif cex.loop == last:
             lines.append(f"       ... and stays in state {last} forever (no fair action is enabled there)")
         else:
             lines.append(f"       ... then back to state {cex.loop}, and round the loop forever")
@@ -151,6 +154,10 @@ def render_text(report: Report, width: int | None = None) -> str:
         types = ", ".join(f"{n} ({k} values)" for n, k in report.symmetry["types"].items())
         per = "one per orbit" if report.symmetry.get("one_per_orbit", True) else "at least one per orbit"
         states = f"{report.states:,} states up to symmetry (reduced: {per} under the permutations of {types})"
+    elif report.timed is not None:  # NOTE(timed): the zone graph's discrete states and zones
+        t = report.timed
+        states = (f"{t['discrete_states']:,} distinct states, {t['zones']:,} zones ({t['clocks']} clocks)"
+                  if t["complete"] else f"search incomplete after {t['zones']:,} zones")
     elif report.states is not None:
         states = f"{report.states:,} distinct states"
     elif any(r.engine == "explicit" for r in report.results):

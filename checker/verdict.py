@@ -35,9 +35,20 @@ class Step:
     action: str | None
     args: dict[str, Any]
     state: dict[str, Any]  # decoded, see gpcheck.gpmodel.layout.Layout.decode
+    # NOTE(timed): the time at which the step happens (step 0: 0) in a timed spec's behaviour;
+    # None in an untimed one (and then left out of the JSON)
+    time: int | None = None
+    # NOTE(timed): for a step of a timed instance, the time its timer started (when it became
+    # enabled, or last fired and stayed enabled): the step is the end of a duration since..time
+    since: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "args": self.args, "state": self.state}
+        out = {"action": self.action, "args": self.args, "state": self.state}
+        if self.time is not None:
+            out["time"] = self.time
+        if self.since is not None:
+            out["since"] = self.since
+        return out
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,8 @@ class Report:
     # then counts orbits (canonical states), not distinct states. {"reduced", "types", "group"}
     symmetry: dict[str, Any] | None = None
     assumptions: list[str] = field(default_factory=list)  # the model's declared assumptions (NOTE(assumptions))
+    # NOTE(timed): a timed spec's zone graph: {"discrete_states", "zones", "clocks", "complete"}
+    timed: dict[str, Any] | None = None
 
     def result(self, prop: str) -> Result:
         for r in self.results:
@@ -156,5 +169,6 @@ class Report:
             "warnings": list(self.warnings),
             "fingerprint": self.fingerprint,
             "assumptions": self.assumptions,  # the model's declared assumptions ([] when none)
+            "timed": self.timed,  # NOTE(timed): a timed spec's zone graph, else null
         }
         return out

@@ -444,10 +444,29 @@ class Action:
     # NOTE(latency): `cost EXPR`, the time one step of an instance takes, an integer expression
     # over constants, the action's parameters and the pre-state; None means 0
     cost: "Expr | None" = None
+    time: "Timing | None" = None  # NOTE(timed): `time L..U` / `urgent`; None: untimed (0..)
 
     @property
     def require_count(self) -> int:
         return sum(1 for s in iter_stmts(self.body) if isinstance(s, Require))
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """NOTE(timed): the time bounds of an action, `time L..U` (`upper` None: `time L..`, no
+    deadline; `time E` is E..E; `urgent` is 0..0). L and U are integer expressions over the
+    constants, the action's parameters and the state, evaluated when an instance becomes enabled
+    (and again when it fires and stays enabled). Semantics (timed transition systems,
+    Henzinger-Manna-Pnueli): an instance continuously enabled for t time units may fire once
+    t >= L and must fire or become disabled before t exceeds U; time passes for all enabled
+    instances at once. A spec with a `time` anywhere is *timed*: checker/timed/ decides it with
+    zones; its `cost` is rejected (the legacy sequential-cost semantics of NOTE(latency) is for
+    untimed specs only). docs/timed.md is the reference."""
+
+    lower: "Expr"
+    upper: "Expr | None"
+    urgent: bool = False
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
 
 
 def iter_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
@@ -674,3 +693,9 @@ class Model:
     def timed(self) -> bool:
         """Whether some action has a `cost` (NOTE(latency))."""
         return any(a.cost is not None for a in self.actions)
+
+    @property
+    def has_time(self) -> bool:
+        """Whether some action has a `time` bound or is `urgent` (NOTE(timed)): the spec is
+        decided in the timed semantics (checker/timed/)."""
+        return any(a.time is not None for a in self.actions)

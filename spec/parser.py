@@ -279,12 +279,31 @@ class _Builder(Transformer[Any, Any]):
 
     def action_decl(self, meta: Any, *children: Any) -> S.ActionDecl:
         mods = {c.type for c in children if isinstance(c, Token) and c.type in ("INTERNAL", "FAIR")}
-        name, params, cost, body = children[len(mods):]
+        name, params, cost, timing, body = children[len(mods):]
         return S.ActionDecl(str(name), params or (), body, "INTERNAL" in mods, "FAIR" in mods, self._sp(meta),
-                            cost=cost)
+                            cost=cost, timing=timing)
 
     def cost(self, meta: Any, e: S.Expr) -> S.Expr:
         return e
+
+    # NOTE(timed): `time L..U`, `time L..`, `time E` and `urgent action` (= `time 0`)
+    def time_range(self, meta: Any, lo: S.Expr, hi: S.Expr) -> S.Timing:
+        return S.Timing(lo, hi, False, self._sp(meta))
+
+    def time_open(self, meta: Any, lo: S.Expr) -> S.Timing:
+        return S.Timing(lo, None, False, self._sp(meta))
+
+    def time_exact(self, meta: Any, e: S.Expr) -> S.Timing:
+        return S.Timing(e, e, False, self._sp(meta))
+
+    def urgent_action_decl(self, meta: Any, *children: Any) -> S.ActionDecl:
+        mods = [c for c in children if isinstance(c, Token) and c.type in ("INTERNAL", "FAIR", "URGENT")]
+        name, params, body = children[len(mods):]
+        zero = S.IntLit(0, self._tok(next(m for m in mods if m.type == "URGENT")))
+        span = self._sp(meta)
+        kinds = {m.type for m in mods}
+        return S.ActionDecl(str(name), params or (), body, "INTERNAL" in kinds, "FAIR" in kinds, span,
+                            timing=S.Timing(zero, zero, True, span))
 
     def params(self, meta: Any, *ps: S.Param | None) -> tuple[S.Param, ...]:
         return tuple(p for p in ps if p is not None)

@@ -244,6 +244,17 @@ class ActionDecl:
     fair: bool = False
     span: Span = _span()
     cost: Expr | None = None  # `cost EXPR`: the step's duration (None: 0)
+    timing: "Timing | None" = None  # NOTE(timed): `time L..U` / `urgent` (None: untimed)
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """`time L..U` (upper None: `time L..`, no deadline); `time E` is E..E; `urgent` is 0..0."""
+
+    lower: Expr
+    upper: Expr | None
+    urgent: bool = False
+    span: Span = _span()
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,7 @@ class _Checker:
                             covers.append(ir.Cover(name, x, sp))
                 case _:
                     pass
+        self._one_notion_of_time()
         action_names = {a.name for a in self.spec.decls if isinstance(a, S.ActionDecl)}
         for n, sp in fair_names.items():
             if n not in action_names:
@@ -646,14 +647,47 @@ class _Checker:
                                     f"domains; the limit is {MAX_INSTANCES})")
             ok = False
         cost = self._cost(decl.cost) if decl.cost is not None else None
+        timing = self._timing(decl.timing) if decl.timing is not None else None
+        if decl.cost is not None and decl.timing is not None:
+            self.d.error(decl.cost.span, f"action '{decl.name}' has both `cost` and `time`: in a timed spec the "
+                                         f"duration is its `time` (write `time E` instead of `cost E`)")
+            ok = False
         counter = itertools.count()
         body = self._block(decl.body, counter)
-        if not ok or body is None or (decl.cost is not None and cost is None):
+        if not ok or body is None or (decl.cost is not None and cost is None) \
+                or (decl.timing is not None and timing is None):
             return None
         return ir.Action(decl.name, tuple(params), body, decl.internal, decl.fair or fair_decl, decl.span,
-                         cost=cost)
+                         cost=cost, time=timing)
 
-    def _cost(self, e: S.Expr) -> ir.Expr | None:
+    def _one_notion_of_time(self) -> None:
+        """NOTE(timed): a spec is timed (some `time` or `urgent`) or keeps the legacy sequential
+        `cost` (NOTE(latency)), never both: every `cost` of a timed spec is an error that says
+        how to rewrite it."""
+        decls = [d for d in self.spec.decls if isinstance(d, S.ActionDecl)]
+        timed = next((d for d in decls if d.timing is not None), None)
+        if timed is None:
+            return
+        for d in decls:
+            if d.cost is not None and d.timing is None:
+                self.d.error(d.cost.span, f"action '{d.name}' has a `cost`, but this spec is timed (`time` or `urgent` "
+                                          f"on '{timed.name}' at line {timed.span.line}): a cost is the legacy "
+                                          f"sequential duration of untimed specs; write `time E` for `cost E`")
+
+    def _timing(self, t: S.Timing) -> ir.Timing | None:
+        """NOTE(timed): `time L..U`: integer bounds over constants, parameters and the state (no
+        primes); constant bounds must satisfy 0 <= L <= U (computed ones are checked when an
+        instance becomes enabled)."""
+        lo = self._cost(t.lower, "a time bound")
+        hi = lo if t.upper is t.lower else (self._cost(t.upper, "a time bound") if t.upper is not None else None)
+        if lo is None or (t.upper is not None and hi is None):
+            return None
+        if isinstance(lo, ir.Lit) and isinstance(hi, ir.Lit) and hi.value < lo.value:
+            self.d.error(t.span, f"the time bounds are empty: the lower bound {lo.value} exceeds the upper bound {hi.value}")
+            return None
+        return ir.Timing(lo, hi, t.urgent, t.span)
+
+    def _cost(self, e: S.Expr, what: str = "a cost") -> ir.Expr | None:
         """An action's `cost` (NOTE(latency)): an integer expression over constants, the
         parameters and the pre-state (no primes, no `let` of the body); a constant cost must
         not be negative (a computed one is checked when it is evaluated)."""
@@ -662,10 +696,10 @@ class _Checker:
         except _Poison:
             return None
         if not isinstance(x.type, ir.IntType):
-            self.d.error(e.span, f"a cost is an integer expression (a duration), found {_tname(x.type)}")
+            self.d.error(e.span, f"{what} is an integer expression (a duration), found {_tname(x.type)}")
             return None
         if isinstance(x, ir.Lit) and x.value < 0:
-            self.d.error(e.span, f"a cost is a duration and cannot be negative ({x.value})")
+            self.d.error(e.span, f"{what} is a duration and cannot be negative ({x.value})")
             return None
         return x
 

@@ -243,6 +243,10 @@ def to_itf(
         if st.action is not None:
             smeta["action"] = st.action
             smeta["args"] = st.args
+        if st.time is not None:  # NOTE(timed): the step's time stamp (and its duration's start)
+            smeta["time"] = st.time
+            if st.since is not None:
+                smeta["since"] = st.since
         obj: dict[str, Any] = {"#meta": smeta}
         for v in model.vars:
             obj[v.name] = encode_value(v.type, st.state[v.name])

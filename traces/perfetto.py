@@ -237,6 +237,14 @@ class PerfettoWriter:
                     "args": sargs})
         self._lanes[lane] = 0
 
+    def duration(self, action: str, args: Mapping[str, Any], start: int, end: int) -> None:
+        """NOTE(timed): the duration of a timed action instance (its timer ran from `start` to
+        `end`, model units shown as microseconds) as a complete slice on the instance's own
+        track, so that durations that overlap in time overlap on screen."""
+        label = action + ("(" + ", ".join(f"{k}={_txt(v)}" for k, v in args.items()) + ")" if args else "")
+        self._emit({"ph": "X", "name": label, "pid": PID, "tid": self._tid(f"time {label}"), "ts": float(start),
+                    "dur": float(end - start), "cat": "duration"})
+
     def close(self) -> None:
         """Close open slices one step after the last event and move the file into place."""
         end = self._ts + STEP_NS / 1000.0
@@ -271,11 +279,18 @@ def _txt(v: Any) -> str:
 
 def export_counterexample(cx: Counterexample, model: ir.Model, path: str, title: str | None = None) -> None:
     """A counterexample (or any behaviour of decoded states) as a Perfetto/Chrome JSON file."""
+    timed = any(st.time is not None for st in cx.steps)
     with PerfettoWriter(path, title or f"{model.name} counterexample", model) as w:
+        if timed:
+            w._base = 0  # the time stamps are absolute: step k at its own time
         if cx.steps:
             w.initial(cx.steps[0].state)
         for i, st in enumerate(cx.steps[1:], 1):
-            w.event(st.action or "?", st.args, st.state, line=i, line_key="step")
+            if timed and st.since is not None and st.time is not None:
+                w.duration(st.action or "?", st.args, st.since, st.time)
+            # NOTE(timed): a timed behaviour's time stamps in the model's unit, shown as microseconds
+            t = None if not timed or st.time is None else st.time * 1000
+            w.event(st.action or "?", st.args, st.state, t=t, line=i, line_key="step")
 
 
 def export_events(header: TraceHeader, events: Iterable[Event], path: str, model: ir.Model | None = None,

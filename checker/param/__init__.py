@@ -70,6 +70,15 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
 
     fixed = {k: v for k, v in (consts or {}).items() if k not in names}
     started = time.monotonic()
+    timed = load_spec(spec, dict(consts or {}))
+    if timed.has_time:  # NOTE(timed): the for-all engine has no time: it says so, never checks untimed
+        from gpcheck.checker.api import run_timed_spec
+        from gpcheck.checker.explicit import Limits
+
+        report = run_timed_spec(timed, select_properties(timed, properties), "for-all", Limits())
+        report.constants = {k: v for k, v in timed.const_values.items() if k not in names}
+        report.seconds = time.monotonic() - started
+        return report
     # covers, vacuity probes and the assumptions each proof used, as api.verify does
     # (checker/assumptions.py): the probes and covers are invariants of every instance loaded
     first = load_spec(spec, fixed)
