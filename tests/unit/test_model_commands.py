@@ -177,6 +177,7 @@ def test_models_keeps_the_comment_blocks_alignment(capsys) -> None:
     assert "  #     execute_queues_cpsch  L2368-2382" in out
 
 
+@pytest.mark.slow  # table 4.1's live evidence: about 2 min of CPU since the outcomes are derived (docs/claims.md)
 def test_claims_command_renders_the_rows(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The default run's check of `gpcheck verify-claims` (the whole table, above, is `slow`):
     the command over table 4.1 alone, its rows' live evidence, the text and the JSON."""
