@@ -18,6 +18,7 @@ of the first round, then the second round's instance and those above it: prove.p
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import z3
@@ -33,14 +34,16 @@ if TYPE_CHECKING:
 DEADLOCK = "deadlock"
 OTHER_KINDS = (DEADLOCK, "liveness", "latency")  # the kinds prove.py's lemma machinery does not prove
 DEADLOCK_STEPS = 40_000_000
+MBQI_RETRY_STEPS = 10_000_000
 SEARCHED = 20_000  # prove.py SAMPLE_STATES: the explicit search per size  # Z3 steps for the deadlock check (NOTE(step-limits))
 
 
-def stuck(enc: ParamEncoder, s: object) -> z3.BoolRef | None:
-    """`s` is a deadlock, with the sizes symbolic: inside the constraints, not terminal, and
-    for every action and every value of its parameters neither enabled nor failing; None where
-    an action's parameter is a counted row (checker/param/counters.py), which this does not
-    quantify over."""
+def stuck(enc: ParamEncoder, s: object) -> tuple[list[z3.BoolRef], list[tuple[list[z3.ExprRef], z3.BoolRef]]] | None:
+    """`s` is a deadlock, with the sizes symbolic: inside the constraints, not terminal (the
+    first list), and for every action and every value of its parameters neither enabled nor
+    failing (the second: per action its parameter constants and "it moves" over them, to be
+    read as `for all params: not moves`); None where an action's parameter is a counted row
+    (checker/param/counters.py), which this does not quantify over."""
     model = enc.model
     params: dict[str, list[z3.ExprRef] | None] = {}
     errors: list[tuple[str, z3.BoolRef]] = []
@@ -52,45 +55,81 @@ def stuck(enc: ParamEncoder, s: object) -> z3.BoolRef | None:
         live.setdefault(name, []).append(guard)
     for name, err in errors:
         live.setdefault(name, []).append(err)
-    none_moves = []
-    for name, conds in live.items():
-        xs = params.get(name) or []
-        some = z3.Or(*conds)
-        none_moves.append(z3.Not(z3.Exists(xs, some)) if xs else z3.Not(some))
+    moves = [(list(params.get(name) or []), z3.Or(*conds)) for name, conds in live.items()]
     cons = [enc.holds(c.expr, s) for c in model.constraints]  # type: ignore[arg-type]
     terminal = [enc.holds(e, s) for e in model.terminals]  # type: ignore[arg-type]
-    return z3.And(*cons, z3.Not(z3.Or(*terminal)) if terminal else z3.BoolVal(True), *none_moves)
+    return cons + ([z3.Not(z3.Or(*terminal))] if terminal else []), moves
+
+
+def _instances(xs: list[z3.ExprRef], moves: z3.BoolRef, pool: list[z3.ExprRef]) -> z3.BoolRef:
+    """`for all xs: not moves`, weakened to its instances at the ground terms `pool` (each
+    parameter at every term of its sort; a term outside the parameter's domain gives a true
+    instance, the domain being part of `moves`), or kept quantified past MAX_INSTANCES."""
+    if not xs:
+        return z3.Not(moves)
+    choices = [[t for t in pool if t.sort() == x.sort()] or [x] for x in xs]
+    count = 1
+    for c in choices:
+        count *= len(c)
+    if count > MAX_INSTANCES or any(c == [x] for c, x in zip(choices, xs)):
+        return z3.Not(z3.Exists(xs, moves))
+    return z3.And(*[z3.Not(z3.substitute(moves, *zip(xs, combo))) for combo in itertools.product(*choices)])
 
 
 def prove_deadlock(enc: ParamEncoder, lemmas: Sequence["Candidate"], invariants: Sequence[ir.Invariant],
                    deadline: Deadline) -> Result | None:
     """The `deadlock` result when Z3 shows no state where `lemmas` and `invariants` hold is
     stuck, with the sizes symbolic; None otherwise (the caller vouches that they hold initially
-    and are inductive over the error-free steps: NOTE(for-all-kinds))."""
+    and are inductive over the error-free steps: NOTE(for-all-kinds)). The query is weakened to
+    instances (checker/param/instantiate.py): "not terminal" skolemized, each action's "no
+    parameter value moves" instantiated at the ground terms of the query and at the values of
+    a parameter's small constant range, the quantified hypotheses at the query's index terms;
+    an instance is implied by what it instantiates, so `unsat` proves the deadlock check."""
+    from gpcheck.checker.param.instantiate import Instantiator, skolemize
     from gpcheck.checker.param.prove import ENGINE, render_lemmas
+    from gpcheck.checker.smt.terms import subterms
 
     s = enc.state("dl.")
-    goal = stuck(enc, s)
-    if goal is None:
+    got = stuck(enc, s)
+    if got is None:
         return None
-    pool: dict[int, "Candidate"] = {}
+    here, moves = got
+    here += [z3.Not(m) for xs, m in moves if not xs]
+    here = [skolemize(z3.And(*here), "dlsk")]  # at once: one fresh constant per quantifier
+    pool: dict[int, z3.ExprRef] = {}
+    for e in subterms(here):  # ground integer terms: the skolems and what the state reads at them
+        if z3.is_int(e) and not z3.is_quantifier(e) and _ground(e) and e.get_id() not in pool:
+            pool[e.get_id()] = e
+    terms_list = list(pool.values())[:MAX_POOL] + [z3.BoolVal(True), z3.BoolVal(False)]
+    for v in _small_values(enc):  # a parameter's small constant range: every value
+        if all(not v.eq(t) for t in terms_list):
+            terms_list.append(v)
+    rest = z3.And(*[_instances(xs, m, terms_list) for xs, m in moves if xs])
+    inst = Instantiator(enc, [s])
+    index = inst.index_terms(here + [rest])
+    goal = here + [rest]  # (not skolemized: its instances share subterms, and the rewrite would not)
+    used_pool: dict[int, "Candidate"] = {}
     for c in lemmas:
-        pool.setdefault(id(c), c)
-    used = list(pool.values())
-    hyps = [c.formula(enc, s) for c in used] + [enc.holds(p.expr, s) for p in invariants]
+        used_pool.setdefault(id(c), c)
+    used = list(used_pool.values())
+    hyps = [inst.expand(c.formula(enc, s), index) for c in used] + [enc.holds(p.expr, s) for p in invariants]
     lits = [z3.Bool(f"dl!h{k}") for k in range(len(hyps))]
     sol = z3.Solver()
     sol.set("random_seed", DEFAULT_SEED)
-    sol.set("mbqi", True)  # the goal's `for every parameter value` needs model-based instantiation
+    sol.set("mbqi", False)
     sol.set("core.minimize", True)
     capped = deadline.limited(DEADLOCK_STEPS)
     capped.apply(sol)  # NOTE(step-limits)
-    sol.add(*enc.facts, enc.in_range(s), goal)
+    sol.add(*enc.facts, inst.expand(enc.in_range(s), index), *goal)
     for lit, h in zip(lits, hyps):
         sol.add(z3.Implies(lit, h))
-    if capped.trusted(sol.check(*lits)) != z3.unsat:  # NOTE(stale-interrupt); only unsat proves
-        return None
-    if deadline.out_of_time:  # NOTE(wall-clock-cut)
+    answer = capped.trusted(sol.check(*lits))  # NOTE(stale-interrupt)
+    if answer == z3.unknown and "incomplete quantifiers" in sol.reason_unknown() and not capped.expired:
+        retry = capped.limited(MBQI_RETRY_STEPS)  # a quantifier left (a large or symbolic range): once with MBQI
+        sol.set("mbqi", True)
+        retry.apply(sol)
+        answer = retry.trusted(sol.check(*lits))
+    if answer != z3.unsat or deadline.out_of_time:  # only unsat proves; NOTE(wall-clock-cut)
         return None
     ids = {c.get_id() for c in sol.unsat_core()}
     core = [k for k, lit in enumerate(lits) if lit.get_id() in ids]
@@ -104,6 +143,33 @@ def prove_deadlock(enc: ParamEncoder, lemmas: Sequence["Candidate"], invariants:
                          f"hold has an enabled action or is terminal",
                   detail={"for_all": list(names), "invariant": render_lemmas(enc, kept) if kept else None,
                           "lemmas": len(kept), "invariants": invs})
+
+
+MAX_INSTANCES = 512  # instances of one action's "no parameter value moves"; past that it stays quantified
+MAX_POOL = 64  # ground terms a parameter is instantiated at
+SMALL_RANGE = 8  # a parameter's constant range up to this many values: each value is a term
+
+
+def _ground(e: z3.ExprRef) -> bool:
+    from gpcheck.checker.param.instantiate import _ground as ground
+
+    return ground(e)
+
+
+def _small_values(enc: ParamEncoder) -> list[z3.ExprRef]:
+    """The values of the actions' parameter ranges whose bounds are numbers (not sizes) of
+    at most SMALL_RANGE values (nvidia_streams' `priority: 0..P-1` with P fixed)."""
+    out: list[z3.ExprRef] = []
+    for a in enc.model.actions:
+        for p in a.params:
+            if isinstance(p.type, ir.BoolType):
+                continue
+            lo, hi = (z3.simplify(b) for b in enc.bounds(p.type))
+            if z3.is_int_value(lo) and z3.is_int_value(hi):
+                a_, b_ = lo.as_long(), hi.as_long()  # type: ignore[attr-defined]
+                if b_ - a_ + 1 <= SMALL_RANGE:
+                    out += [z3.IntVal(v) for v in range(a_, b_ + 1)]
+    return out
 
 
 def not_decided(model: ir.Model, name: str, names: Sequence[str], sizes: Sequence[Mapping[str, int]]) -> str:
