@@ -12,7 +12,15 @@ behaviours, which latency.py's own functions build from a view of the graph.
 Every choice is made in the same order as latency.py's (see gpmodel/jit_latency.py); where
 latency.py iterates a Python set (a component's states, for the longest exit), the set is
 built from the same states in the same order, so that its iteration order, and so the witness,
-is the same. tests/unit/test_fast_latency.py compares the two paths."""
+is the same. tests/unit/test_fast_latency.py compares the two paths.
+
+NOTE(latency-64-bit): the kernels add costs in int64; the language's integers are unbounded
+(a cost of 2^62 on two steps is 2^63). Costs are evaluated exactly (Python integers) before any
+kernel runs, and every sum a kernel forms is a sum of distinct edges of the region (Dijkstra's
+paths are simple; the longest path takes one exit edge per component of the condensation), so
+when the region's costs add up to at most INT64_MAX nothing can wrap. Past that, the property
+is computed by the reference, checker/latency.py, on the same graph with Python integers: the
+same exact numbers, verdict and behaviour, more slowly."""
 
 from __future__ import annotations
 
@@ -70,7 +78,10 @@ def latency_results(cm: CompiledModel, res: Search, g: PackedGraph, props: Seque
         out = []
         for p in props:
             try:
-                out.append(_compute(cm, g, csr, kern, res, p, cost_of))
+                try:
+                    out.append(_compute(cm, g, csr, kern, res, p, cost_of))
+                except _Past64Bits:  # NOTE(latency-64-bit): the reference's exact integers, on this graph
+                    out.append(latency._compute(cm, _ExactView(g, csr), res, p, cost_of))  # type: ignore[arg-type]
             except latency._Unknown as why:
                 out.append(Result(p.name, KIND, Verdict.UNKNOWN, ENGINE, reason=str(why),
                                   detail=latency._numbers(p, None, None)))
@@ -78,6 +89,34 @@ def latency_results(cm: CompiledModel, res: Search, g: PackedGraph, props: Seque
     except budget.Stop as stop:
         return [Result(p.name, KIND, Verdict.UNKNOWN, ENGINE, reason=stop.text, detail=latency._numbers(p, None, None))
                 for p in props]
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+class _Past64Bits(Exception):
+    """NOTE(latency-64-bit): the region's costs add up past INT64_MAX, so a sum in the kernels
+    could wrap; the property is computed by the reference (checker/latency.py) instead."""
+
+
+class _ExactView:
+    """The compact graph read as the liveness.Graph that latency.py's `_compute` walks (states,
+    edges, expanded, parent, initial), for its exact Python-integer sums (NOTE(latency-64-bit))."""
+
+    def __init__(self, g: PackedGraph, csr: _CsrGraph):
+        self.states = _AllStates(g)
+        self.edges = csr
+        self.parent = g.parent
+        self.expanded = g.flags[:g.n].astype(np.bool_).tolist()
+        self.initial = np.flatnonzero(g.parent[:g.n] < 0).tolist()
+
+
+class _AllStates(_States):
+    """_States that also iterate (latency._truths enumerates them), a chunk decoded at a time."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for lo, hi in _chunks(self.g.n):
+            yield from self.g.all_states(lo, hi)
 
 
 def _truths(cm: CompiledModel, g: PackedGraph, e: ir.Expr, what: str) -> np.ndarray:
@@ -107,6 +146,7 @@ def _costs(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, src: np.ndarray, r
         return costs
     chunks = list(_chunks(g.n))
     bounds = np.searchsorted(src[todo], [lo for lo, _ in chunks] + [g.n])  # where _chunks cuts
+    total = 0  # exact: NOTE(latency-64-bit)
     for c, (lo, hi) in enumerate(chunks):
         part = todo[bounds[c]:bounds[c + 1]]
         if not len(part):
@@ -115,9 +155,13 @@ def _costs(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, src: np.ndarray, r
         for e in part.tolist():
             i = int(src[e])
             try:
-                costs[e] = cost_of(int(csr.iids[e]), states[i - lo])
+                v = cost_of(int(csr.iids[e]), states[i - lo])
             except ModelError as err:
                 raise latency._Unknown(f"{err.message} ({err.site.span}) in a reachable state") from None
+            total += v
+            if total > INT64_MAX:
+                raise _Past64Bits
+            costs[e] = v
     return costs
 
 

@@ -4,6 +4,8 @@ for programs (one JSON object). Only the command line prints what these return."
 from __future__ import annotations
 
 import io
+import re
+import uuid
 from typing import Any
 
 import orjson
@@ -250,4 +252,34 @@ def render_text(report: Report, width: int | None = None) -> str:
 
 
 def to_json_bytes(obj: Any) -> bytes:
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    """`obj` as indented JSON. NOTE(json-bigint): the language's integers are unbounded (a
+    latency's `max`, a value of an unbounded variable), orjson writes only those of 64 bits:
+    a larger one is written as a plain JSON number with all its digits (exact; Python's json
+    reads it back as the same int; readers limited to doubles round it, as they do any number
+    past 2^53). docs/trace-format.md says so."""
+    try:
+        return orjson.dumps(obj, option=_JSON_OPTIONS)
+    except TypeError as e:
+        if "64-bit" not in str(e):
+            raise
+    marker = f"bigint-{uuid.uuid4().hex}:"  # a fresh marker: no string of `obj` can contain it
+    text = orjson.dumps(_mark_bigints(obj, marker), option=_JSON_OPTIONS)
+    return re.sub(rb'"' + re.escape(marker.encode()) + rb'(-?[0-9]+)"', rb"\1", text)
+
+
+_JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+_INT64 = (-(1 << 63), (1 << 64) - 1)  # what orjson writes itself (signed and unsigned 64-bit)
+
+
+def _mark_bigints(obj: Any, marker: str) -> Any:
+    """A copy of `obj` with each integer orjson cannot write replaced by `marker` + its digits."""
+    if isinstance(obj, bool):
+        return obj
+    if isinstance(obj, int):
+        return obj if _INT64[0] <= obj <= _INT64[1] else f"{marker}{obj}"
+    if isinstance(obj, dict):
+        return {(str(k) if isinstance(k, int) and not isinstance(k, bool) else k): _mark_bigints(v, marker)
+                for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_mark_bigints(v, marker) for v in obj]
+    return obj

@@ -292,19 +292,23 @@ class ParamEncoder:
         """Per action: some enabled instance of it takes s to t (s inside the constraints)."""
         return [(name, z3.And(guard, self.equal(t, nxt))) for name, guard, nxt in self.steps(s)]
 
-    def steps(self, s: PState, errors: list[tuple[str, z3.BoolRef]] | None = None
-              ) -> list[tuple[str, z3.BoolRef, PState]]:
+    def steps(self, s: PState, errors: list[tuple[str, z3.BoolRef]] | None = None,
+              params: dict[str, list[z3.ExprRef]] | None = None) -> list[tuple[str, z3.BoolRef, PState]]:
         """Per action: (name, its guard, the next state as terms over `s` and the action's
         parameters). Checked one at a time, each action brings only its own index terms
         (checker/param/induct.py), and the next state can be substituted into a goal instead
         of equated with a state (no equality between arrays and lambdas for Z3 to decide).
         The guard excludes an instance that fails with a modelling error; with `errors`, each
-        action that can fail adds (name, some instance fails in `s`) there (`errors`)."""
+        action that can fail adds (name, some instance fails in `s`) there (`errors`); with
+        `params`, each action's parameter constants (those its guard and error are over) go
+        there by its name, None where a parameter is a counted row (checker/param/beyond.py)."""
         cons = [self.holds(c.expr, s) for c in self.model.constraints]
         out: list[tuple[str, z3.BoolRef, PState]] = []
         for a in self.model.actions:
             ex = _Exec(self, s, post=None, in_action=True)
             dom = []
+            if params is not None:
+                params[a.name] = []
             for p in a.params:
                 if isinstance(p.type, ir.BoolType):
                     x: z3.ExprRef = z3.Bool(f"{a.name}.{p.name}!{next(_fresh)}")
@@ -312,7 +316,11 @@ class ParamEncoder:
                     x = _fresh_int(f"{a.name}.{p.name}")
                     lo, hi = self.bounds(p.type)
                     dom.append(z3.And(lo <= x, x <= hi))
+                if params is not None and params[a.name] is not None:
+                    params[a.name].append(x)  # type: ignore[union-attr]
                 if self._counted_range(p.type):
+                    if params is not None:
+                        params[a.name] = None  # type: ignore[assignment]
                     if any(getattr(r, "param", False) for r in ex.rows.values()):
                         raise Unsupported(f"{a.name}: two parameters over the counted range (the same row or two)")
                     row = self.counters.new_row()  # type: ignore[union-attr]

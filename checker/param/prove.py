@@ -28,6 +28,7 @@ import numpy as np
 import z3
 
 from gpcheck.spec import ir
+from gpcheck.checker.param.beyond import DEADLOCK, OTHER_KINDS, not_decided, prove_deadlock
 from gpcheck.checker.param.encode import ParamEncoder, PState
 from gpcheck.checker.param.extract import ParamModel, Unsupported, extract
 from gpcheck.checker.param.induct import Consecution
@@ -225,6 +226,10 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
     from gpcheck.checker.smt.session import fresh_context, no_automatic_gc
 
     global _QVARS
+    from gpcheck.checker.explicit import select_properties
+
+    if properties is not None:  # a name the model does not have: a usage error, as in every engine
+        select_properties(load(dict(fixed)), properties)
     run = _Run()
     with fresh_context(), no_automatic_gc(), budget.time_limit(timeout):
         _QVARS = itertools.count()
@@ -297,23 +302,27 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
     for point in small_points(names, pm.lower, fixed):
         inst = load(point)
         budget.poll()
-        for name, r in _violations(inst, point, names, [n for n in _with_range(wanted) if n not in out],
-                                   deadline).items():
-            out.setdefault(name, r)
+        unsettled = [n for n in _with_range(wanted) if n not in out]
+        safety = [n for n in unsettled if _kind(model, n) not in OTHER_KINDS]
+        for part in (safety, [n for n in unsettled if n not in safety]):  # apart: liveness turns symmetry off
+            for name, r in _violations(inst, point, names, part, deadline).items():
+                out.setdefault(name, r)
         cm = compile_model(inst)
         states, _ = sample_states(cm, SAMPLE_STATES, deadline)
         budget.poll()
         samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
-    todo = [n for n in wanted if n not in out and n != RANGE]
+    others = [n for n in wanted if n not in out and _kind(model, n) in OTHER_KINDS]  # checker/param/beyond.py
+    todo = [n for n in wanted if n not in out and n != RANGE and n not in others]
     if RANGE in out:  # an error at a small instance: the explicit search stops there (NOTE(for-all-errors))
         try:  # no proof follows; what the encoding could not have handled is still worth saying
             _encoder(pm, todo)
             beyond = ""
         except Unsupported as e:
             beyond = f"; outside the parameterised fragment: {e}"
-        out.update({n: replace(r, reason=r.reason + beyond) for n in todo
+        out.update({n: replace(r, reason=r.reason + beyond) for n in todo + others
                     for r in [_stopped_at_error(model, n, names, out[RANGE])]})
-    elif todo or RANGE in wanted:
+        return
+    elif todo or RANGE in wanted or DEADLOCK in others:
         support = _Support()
         try:
             enc = _encoder(pm, todo)
@@ -324,6 +333,11 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
             if proofs[RANGE].detail.get("deferred"):  # no second round came (a larger size the model refuses)
                 proofs.update(_prove(enc, load, samples, [RANGE], deadline, started, support=support))
             out.update(proofs)
+            if DEADLOCK in others and not deadline.expired:  # a safety property too (checker/param/beyond.py)
+                got = prove_deadlock(enc, support.lemmas + [c for u in support.used.values() for c in u],
+                                     [p for p in model.invariants if p.name in support.used], deadline)
+                if got is not None:
+                    out[DEADLOCK] = got
             _settle_errors(model, names, out)
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo + [RANGE]}
@@ -331,6 +345,15 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
             wide = _wide_point(load, fixed, names, pm.lower)
             proofs.update(_larger_violations(load, fixed, names, wide, todo + [RANGE], deadline))
             out.update(proofs)
+    left = [n for n in others if n not in out]
+    if left:  # deadlock (not proved), liveness, latency: violated at a size, or unknown saying why
+        wide = _wide_point(load, fixed, names, pm.lower)
+        found = _larger_violations(load, fixed, names, wide, left, deadline)
+        sizes = [{n: p[n] for n in names} for p in small_points(names, pm.lower, fixed)]
+        sizes += [{n: wide[n] + k for n in names} for k in range(CHECK_ABOVE + 1)]
+        sizes = [p for k, p in enumerate(sizes) if p not in sizes[:k]]
+        out.update({n: found.get(n) or _unknown(n, model, names, not_decided(model, n, names, sizes))
+                    for n in left})
 
 
 RANGE = "range"  # the implicit property of modelling errors (NOTE(for-all-errors) in checker/param/errors.py)
@@ -589,15 +612,21 @@ def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, in
 
 
 def _wanted(model: ir.Model, properties: Sequence[str] | None) -> list[str]:
-    """The invariants and transition properties asked for, and `range` (modelling errors, as
-    pdr and the explicit engine report them: NOTE(for-all-errors)) unless others were named."""
-    names = [p.name for p in model.invariants] + [p.name for p in model.transitions] + [RANGE]
+    """Every property the model declares (liveness and latency included), `deadlock` (unless
+    `allow deadlock`) and `range` (modelling errors, as pdr and the explicit engine report
+    them: NOTE(for-all-errors)), or those named; in the explicit engine's order. Each gets a
+    result, decided or `unknown` saying why (issue 38: none is dropped)."""
+    names = model.property_names() + ([] if model.allow_deadlock else [DEADLOCK]) + [RANGE]
     return names if properties is None else [n for n in names if n in properties]
 
 
 def _kind(model: ir.Model, name: str) -> str:
-    if name == RANGE:
-        return RANGE
+    if name in (RANGE, DEADLOCK):
+        return name
+    if any(p.name == name for p in model.liveness):
+        return "liveness"
+    if any(p.name == name for p in model.latencies):
+        return "latency"
     return "invariant" if any(p.name == name for p in model.invariants) else "transition"
 
 

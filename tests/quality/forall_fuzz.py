@@ -88,6 +88,10 @@ def sizes(names: tuple[str, ...], others: tuple[str, ...], lower: int = 1) -> li
     return seen
 
 
+# every kind a for-all run answers (issue 38: deadlock, liveness and latency were dropped)
+JUDGED = ("invariant", "transition", "range", "deadlock", "liveness", "latency")
+
+
 @dataclass
 class Truth:
     """The explicit engine's word on each property: the first size violating it, and the sizes
@@ -111,7 +115,7 @@ def explicit_truth(text: str, points: list[dict[str, int]], properties: list[str
         rep = verify(model, properties=properties, max_states=MAX_STATES, core="python")
         complete = True
         for r in rep.results:
-            if r.kind not in ("invariant", "transition", "range"):
+            if r.kind not in JUDGED:
                 continue
             if r.verdict is Verdict.VIOLATED:
                 truth.violated.setdefault(r.property, consts)
@@ -149,6 +153,9 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
     for r in report.results:
         verdicts[r.property] = r.verdict.value
         bad = truth.violated.get(r.property)
+        if r.kind in ("liveness", "latency") and r.verdict in (Verdict.PROVED, Verdict.HOLDS_TO_BOUND):
+            findings.append(f"SOUNDNESS {r.property}: {r.kind} {r.verdict.value} by --for-all, which proves none")
+            continue
         if r.verdict is Verdict.PROVED and "\nconstraint " in case.text:
             findings.append(f"HONESTY {r.property}: proved although a constraint cuts the states "
                             f"(NOTE(honest-verdicts): holds_to_bound)")
@@ -169,10 +176,20 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
             findings += _check_violation(case, r, others)
         elif not r.reason:
             findings.append(f"UNKNOWN {r.property} without a reason")
-    missing = {n for n, _ in case.props} - set(verdicts)
+    missing = ({n for n, _ in case.props} | _declared(case.text)) - set(verdicts)
     if missing:
         findings.append(f"MISSING results for {sorted(missing)}")
+    if report.exit_code == 0 and any(v in ("violated", "unknown") for v in verdicts.values()):
+        findings.append(f"EXIT 0 with a result not proved: {verdicts}")
     return findings, verdicts
+
+
+def _declared(text: str) -> set[str]:
+    """Every property the explicit engine answers for the spec (deadlock and range included)."""
+    from gpcheck.checker.explicit import select_properties
+    from gpcheck.spec import load_source
+
+    return select_properties(load_source(text, "fz.gpspec"), None)
 
 
 def _recheck(text: str, prop: str, invariant: str, points: list[dict[str, int]]) -> list[str]:
@@ -215,6 +232,8 @@ def _check_violation(case: Case, r: Any, others: tuple[str, ...]) -> list[str]:
     if rep.result(r.property).verdict is not Verdict.VIOLATED:
         return [f"VIOLATION {r.property}: violated at {consts} by for-all, "
                 f"{rep.result(r.property).verdict.value} by the explicit engine there"]
+    if r.kind == "latency":  # the reference replays no latency (the explicit engine agreed above)
+        return []
     cex = r.counterexample.to_json() if r.counterexample is not None else None
     why = check_counterexample(ref_load(case.text, consts), r.kind, r.property, cex)
     return [f"VIOLATION {r.property}: counterexample at {consts} does not replay: {why}"] if why else []

@@ -405,8 +405,10 @@ class Case:
     lower: int = 1  # every named constant's lower bound (`--for-all N>=2`)
 
 
-def generate(seed: int, index: int) -> Case:
-    """The spec `index` of `seed` (deterministic on any machine: `random.Random` of a string)."""
+def generate(seed: int, index: int, kinds: bool = True) -> Case:
+    """The spec `index` of `seed` (deterministic on any machine: `random.Random` of a string).
+    With `kinds` (issue 38), about a third also get `_stall`'s liveness and latency (costs up to
+    and past 2^63) and half of those no `allow deadlock`; without, the specs are those before."""
     r = random.Random(f"forall-fuzz:{seed}:{index}")
     consts = list(CONSTS[:r.choice([1, 1, 2, 2, 3])])
     pieces = []
@@ -443,6 +445,13 @@ def generate(seed: int, index: int) -> Case:
         ta, tb = r.choice(pieces[a].props)[0], r.choice(pieces[b].props)[0]
         if "'" not in ta + tb:
             props.append(("cross", f"({ta}) or ({tb})", "mixed"))
+    kind_rng = random.Random(f"forall-fuzz-kinds:{seed}:{index}")  # issue 38: a stream of its own as well
+    live: list[str] = []
+    deadlock = False
+    if kind_rng.random() < 0.35 and kinds:
+        piece, live = _stall(kind_rng, kind_rng.choice(consts), str(len(pieces)))
+        pieces.append(piece)
+        deadlock = kind_rng.random() < 0.5  # no `allow deadlock`: every size's deadlock is judged
     lines = [f"model fz{seed}_{index}", ""]
     lines += [f"const {c} = {r.choice([2, 2, 3, 5])}" for c in consts]
     lines.append("enum TS { Idle, Busy, Done }")
@@ -453,16 +462,44 @@ def generate(seed: int, index: int) -> Case:
     lines.append("")
     for p in pieces:
         lines += p.actions
-    lines += ["", "allow deadlock"]
+    lines += [""] if deadlock else ["", "allow deadlock"]
     scalars = [v.split()[1].rstrip(":") for p in pieces for v in p.vars if ": 0.." in v]
     if scalars and r.random() < 0.1:  # a constraint: every proof is then only inside it
         lines.append(f"constraint cut: {r.choice(scalars)} <= {r.randint(1, 4)}")
     for name, text, _ in props:
         lines.append(f"{'transition' if chr(39) in text else 'invariant'} {name}: {text}")
+    lines += live
     used = [c for c in consts if any(c in line for line in lines if not line.startswith("const"))] or consts[:1]
     names = tuple(c for c in used if r.random() < 0.85) or tuple(used[:1])
     lower = 2 if r.random() < 0.15 else 1
+    props += [(t.split(":")[0].split()[1], "", "mixed") for t in live]
     return Case(seed, index, "\n".join(lines) + "\n", names, tuple((n, h) for n, _, h in props), lower)
+
+
+BIG_COSTS = (1, 3, 2 ** 31, 2 ** 62, 2 ** 63 - 1, 2 ** 63, 2 ** 64 + 3)
+
+
+def _lit(c: int) -> str:
+    """`c` in gpspec: literals go up to 2^62, larger ones are written as a product."""
+    return str(c) if c <= 2 ** 62 else f"({_lit(c >> 32)} * 4294967296 + {c & 0xFFFFFFFF})"
+
+
+def _stall(r: random.Random, c: str, u: str) -> tuple[Piece, list[str]]:
+    """Issue 38's dl_all: a fair counter up to the constant that stops at `T` (stuck there: a
+    deadlock once nothing else moves, and `eventually` fails for every size above T), with a
+    latency whose step cost is drawn up to and past 2^63 (violated where the summed cost
+    passes its bound). Returns the piece and its liveness and latency declarations."""
+    v = f"st{u}"
+    stop = r.choice([1, 3, 6, 8, 12, 10 ** 6])  # 10**6: never stops at any judged size
+    cost = r.choice(BIG_COSTS)
+    p = Piece(vars=[f"var {v}: 0..{c} = 0"],
+              actions=[f"fair action tick{u} cost {_lit(cost)} {{\n    require {v} < {c} and {v} != {stop}\n"
+                       f"    {v} = {v} + 1\n}}"])
+    p.props += [(f"{v} <= {c}", "all")]
+    bound = r.choice([2, 5, 2 ** 62, 4 * 2 ** 31])
+    live = [f"liveness reach{u}: eventually {v} == {c}",
+            f"latency lat{u}: from {v} == 0 to {v} == {c} within {bound}"]
+    return p, live
 
 
 def rich_cases(seed: int, count: int) -> list[Case]:
