@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpcheck.checker import textout
@@ -144,6 +145,9 @@ def _shared_line(report: Report) -> str | None:
             + "; the time column is each property's own")
 
 
+LONG_DETAIL = 200  # characters: a detail this long, shared by several rows, is printed once
+
+
 def render_text(report: Report, width: int | None = None) -> str:
     """The report for people: a header, one table row per property, then each counterexample.
     `width`: the columns to fit (default: the terminal's, checker/textout.py)."""
@@ -185,6 +189,16 @@ def render_text(report: Report, width: int | None = None) -> str:
         if report.assumptions:  # NOTE(assumptions): what a proof used, else what is in force
             cells.insert(3, assumptions_text(r))
         rows.append((cells, detail, _STYLE.get(r.verdict)))
+    # a long detail shared by several properties (a for-all run that stopped for all of them at
+    # once) is printed once, under the table, and each row points at it
+    notes: list[tuple[str, list[str]]] = []
+    for text in dict.fromkeys(d for _, d, _ in rows):
+        owners = [cells[0] for cells, d, _ in rows if d == text]
+        if len(text) > LONG_DETAIL and len(owners) > 1:
+            notes.append((text, owners))
+    if notes:
+        index = {text: i for i, (text, _) in enumerate(notes, 1)}
+        rows = [(cells, f"see note {index[d]} below" if d in index else d, style) for cells, d, style in rows]
     heads: tuple[str, ...] = ("property", "kind", "verdict", "engine", "states", "time")
     if report.assumptions:
         heads = heads[:3] + ("assumptions",) + heads[3:]
@@ -204,13 +218,16 @@ def render_text(report: Report, width: int | None = None) -> str:
     if inline:
         table.add_column("detail", overflow="fold")
     for cells, detail, style in rows:
-        table.add_row(*cells, *([detail] if inline else []), style=style)
+        table.add_row(*cells, *([escape(detail)] if inline else []), style=style)  # a reason is text, not markup
     # a table wider than the width is printed whole (lines get long) rather than cut
     console.print(table, width=max(width, sum(longest) + 2 * (len(heads) - 1) + (need if inline else 0)), crop=False)
     if not inline:
         for (cells, detail, _) in rows:
             if detail:
                 console.print("\n".join(wrap_text(f"{cells[0]}: {detail}", width, "  ")), markup=False, soft_wrap=True)
+    for i, (text, owners) in enumerate(notes, 1):
+        console.print("\n".join(wrap_text(f"note {i} ({', '.join(owners)}): {text}", width, "  ")), markup=False,
+                      soft_wrap=True)
     for r in report.results:
         if r.verdict is Verdict.REACHED and r.counterexample is not None:
             console.print(f"\nwitness for cover {r.property}:")

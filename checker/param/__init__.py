@@ -26,12 +26,14 @@ Only `checker/param/` and `checker/smt/` import z3 (ARCHITECTURE.md)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
-from gpcheck.checker.verdict import Report, Result
+from gpcheck.checker.verdict import Report, Result, Verdict
+from gpcheck.checker.param.where import locate
 
 
 def parse_for_all(text: str, model: ir.Model) -> tuple[list[str], dict[str, int]]:
@@ -108,6 +110,8 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
         return once(dropped, sorted(props))[1]
 
     results = assumptions.finish(first, pl, results, assumptions.used(pl.model, results, rerun))
+    results = [replace(r, reason=locate(first, r.reason)) if r.verdict is Verdict.UNKNOWN and r.reason else r
+               for r in results]
     report = Report(model.name, model.file, {k: v for k, v in model.const_values.items() if k not in names},
                     results)
     report.assumptions = [a.name for a in first.assumptions]
