@@ -180,7 +180,8 @@ def table_41(ctx: Context) -> list[Row]:
             [ev("reef_rewind", "bounded_inversion", "holds"),
              ev("reef_rewind", "bounded_inversion", "violated", INV_BOUND=inv - 1),
              ev("reef_rewind", "bounded_inversion", "holds", N=5),
-             ev("reef_rewind", "bounded_inversion", "holds", Q=2, N=2, CAP=1)],
+             ev("reef_rewind", "bounded_inversion", "holds", Q=2, N=2, CAP=1, INV_BOUND=2 * 2 + 1 + 5),
+             ev("reef_rewind", "bounded_inversion", "violated", Q=2, N=2, CAP=1, INV_BOUND=2 * 2 + 1 + 4)],
             code=[Code("GPreempt src/reef-client/reef_scheduler.cpp:252-258", "disagrees", "loop_body in a loop, no sleep, no ioctl")]),
         Row("4.1.6", "AMD", "monitoring", "kernel space + MMIO", R,
             "the seeds' monitor reads rptr as readl(queue->doorbell_ptr) and wptr from properties.write_ptr; the "
