@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 ModelArg = str | Path | ir.Model
 """A spec file, a bundled model name, or an already loaded model instance."""
 
-EXPECTED = ("proved", "holds", "holds_to_bound", "violated", "unknown")
+EXPECTED = ir.EXPECTABLE_VERDICTS  # the words of an `expect` line (covers: reached, unreachable)
 """What `assert_verdict` accepts: `holds` means proved or holds_to_bound (as `expect` in gpspec)."""
 
 

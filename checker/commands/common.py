@@ -7,7 +7,6 @@ import sys
 
 from gpcheck.checker import progress as meter
 from gpcheck.checker.textout import strip_lines
-from gpcheck.spec import parse_const_overrides
 from gpcheck.spec.errors import OutputError
 
 
@@ -17,6 +16,8 @@ def add_const_flag(p: argparse.ArgumentParser) -> None:
 
 
 def consts_of(args: argparse.Namespace) -> dict[str, int]:
+    from gpcheck.spec import parse_const_overrides  # the spec loader only when a command runs
+
     return parse_const_overrides(list(args.const))
 
 

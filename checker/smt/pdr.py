@@ -416,7 +416,12 @@ def assumption_core(system: _System, inv: list[z3.BoolRef], deadline: Deadline) 
         sol.add(*relaxed.slot_rng, *query)
         if deadline.trusted(sol.check(*lits.values())) != z3.unsat:
             return None
-        used |= {names[c.get_id()] for c in sol.unsat_core() if c.get_id() in names}
+        core = [c for c in sol.unsat_core() if c.get_id() in names]
+        for lit in list(core):  # Z3's core need not be minimal: drop each literal it can do without
+            rest = [c for c in core if c.get_id() != lit.get_id()]
+            if deadline.trusted(sol.check(*rest)) == z3.unsat:
+                core = rest
+        used |= {names[c.get_id()] for c in core}
     return [a.name for a in model.assumptions if a.name in used]
 
 
