@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
@@ -307,16 +307,25 @@ def safety_results(cm: CompiledModel, res: Search, wanted: set[str]) -> list[Res
     return out
 
 
-def _holding_verdict(model: ir.Model, res: Search) -> Callable[[str, str], Result]:
+class SearchOutcome(Protocol):
+    """How far a search got: the explicit search's `Search`, the zone engine's `SafetySearch`."""
+
+    complete: bool
+    pruned: bool
+    depth: int
+    stop_reason: str | None
+
+
+def _holding_verdict(model: ir.Model, res: SearchOutcome, engine: str = ENGINE) -> Callable[[str, str], Result]:
     """The verdict of a property that was not violated, by how complete the search was."""
 
     def make(name: str, kind: str) -> Result:
         if res.complete and not res.pruned:
-            return Result(name, kind, Verdict.PROVED, ENGINE)
+            return Result(name, kind, Verdict.PROVED, engine)
         if res.complete:
             names = ", ".join(c.name for c in model.constraints)
-            return Result(name, kind, Verdict.HOLDS_TO_BOUND, ENGINE, bound=res.depth,
+            return Result(name, kind, Verdict.HOLDS_TO_BOUND, engine, bound=res.depth,
                           reason=f"explored only inside constraint {names}")
-        return Result(name, kind, Verdict.UNKNOWN, ENGINE, bound=res.depth, reason=res.stop_reason or "incomplete")
+        return Result(name, kind, Verdict.UNKNOWN, engine, bound=res.depth, reason=res.stop_reason or "incomplete")
 
     return make

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, State, compile_model, truth
-from gpcheck.checker.explicit import Limits, make_steps
+from gpcheck.checker.explicit import Limits, _holding_verdict, make_steps
 from gpcheck.checker.timed import zones
 from gpcheck.checker.timed.timeline import NotABehaviour, stamp
 from gpcheck.checker.verdict import Counterexample, Report, Result, Step, Verdict
@@ -66,14 +66,7 @@ def _safety(cm: CompiledModel, g: zones.ZoneGraph, res: zones.SafetySearch, want
     model = cm.model
     out: list[Result] = []
 
-    def holds(name: str, kind: str) -> Result:
-        if res.complete and not res.pruned:
-            return Result(name, kind, Verdict.PROVED, ENGINE)
-        if res.complete:
-            names = ", ".join(c.name for c in model.constraints)
-            return Result(name, kind, Verdict.HOLDS_TO_BOUND, ENGINE, bound=res.depth,
-                          reason=f"explored only inside constraint {names}")
-        return Result(name, kind, Verdict.UNKNOWN, ENGINE, bound=res.depth, reason=res.stop_reason or "incomplete")
+    holds = _holding_verdict(model, res, ENGINE)
 
     def violated(name: str, kind: str, make: object, detail: dict | None = None) -> Result:  # type: ignore[type-arg]
         try:
