@@ -138,20 +138,7 @@ class _Snapshots:
     def _snapshot(self, var: ir.VarRef, path: tuple[ir.Accessor, ...], t: ir.Type) -> ir.Symbol:
         key = (var.var, path)
         if key not in self.syms:
-            read: ir.Expr = ir.VarRef(var.var, var.type, False, var.span)
-            cur = var.type
-            for acc in path:
-                if isinstance(acc, str):
-                    assert isinstance(cur, ir.StructType)
-                    ft = cur.field_type(acc)
-                    assert ft is not None
-                    cur = ft
-                    read = ir.Field(read, acc, cur, var.span)
-                else:
-                    assert isinstance(cur, ir.ArrayType)
-                    lit = ir.Lit(acc, cur.index if not isinstance(cur.index, ir.IntType) else ir.INT, var.span)
-                    cur = cur.elem
-                    read = ir.Index(read, lit, cur, var.span)
+            read = _at(ir.VarRef(var.var, var.type, False, var.span), path)
             sym = self.fresh("pre", t)
             self.syms[key] = sym
             self.lets.append(ir.Let(sym, read, var.span))
