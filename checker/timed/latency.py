@@ -31,13 +31,15 @@ path's timing constraints with the measurement pinned to the answer (checker/tim
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
+from types import SimpleNamespace
 from typing import Callable, Sequence
 
 from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, ModelError, State
 from gpcheck.checker import budget
 from gpcheck.checker.explicit import Limits
+from gpcheck.checker.liveness import sccs
 from gpcheck.checker.timed import dbm
 from gpcheck.checker.timed.timeline import NotABehaviour
 from gpcheck.checker.timed.zones import Node, Passed, SafetySearch, ZoneGraph, node_path
@@ -286,44 +288,15 @@ def _path_within(succ: dict[int, list[tuple[int, int | None]]], comp: dict[int, 
 
 
 def _sccs(succ: dict[int, list[tuple[int, int | None]]]) -> dict[int, int]:
-    """Tarjan's algorithm, iterative: node -> component id."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on: set[int] = set()
-    stack: list[int] = []
+    """Node -> component id (a member of its component), by the liveness pass's Tarjan
+    (checker/liveness.py `sccs`) over the measuring subgraph's edges."""
+    edges: defaultdict[int, list[tuple[int, int]]] = defaultdict(list)
+    for v, outs in succ.items():
+        edges[v] = [(-1 if iid is None else iid, w) for w, iid in outs]
     comp: dict[int, int] = {}
-    counter = 0
-    for root in succ:
-        if root in index:
-            continue
-        work = [(root, 0)]
-        while work:
-            v, pi = work[-1]
-            if pi == 0:
-                index[v] = low[v] = counter
-                counter += 1
-                stack.append(v)
-                on.add(v)
-            outs = succ.get(v, [])
-            if pi < len(outs):
-                work[-1] = (v, pi + 1)
-                w = outs[pi][0]
-                if w not in index:
-                    work.append((w, 0))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp[w] = v
-                    if w == v:
-                        break
+    for members in sccs(SimpleNamespace(edges=edges, parent=()), lambda _w: True, list(succ)):
+        for w in members:
+            comp[w] = members[-1]
     return comp
 
 
