@@ -37,8 +37,16 @@ NONE: Deps = (frozenset(), frozenset(), frozenset())
 # every division before it. The constants and clauses behind a name are followed (`closure`,
 # `clauses`) only where a clause is recorded in the IR (spec/typecheck.py `_note_nonaffine`) and
 # where a product of two dependent factors needs its factors' two-set clauses (degree three), so
-# the IR's clauses are the same as before. What stays superlinear: a chain of products whose
-# factors both depend on constants, where the degree-three clauses themselves grow with it.
+# the IR's clauses are the same as before.
+#
+# NOTE(clause-cap): a chain of products whose factors both depend on constants (`Ck = Ck-1 * C1`)
+# makes degree-three clauses that grow with the chain (each product one per two-set clause behind
+# its factors: n^3 work, a 1000-line chain took 43 s). Past CLAUSE_CAP clauses a product keeps one
+# one-set clause, the constants it names (each standing for every constant behind it), and
+# inherits nothing: every part of the clauses it replaces lies behind those names, so it holds
+# whenever one of them holds, and the for-all engine refuses at least what it refused before,
+# never accepts more. No bundled model comes near the cap.
+CLAUSE_CAP = 64
 
 
 def closure(part: frozenset[str], consts: Mapping[str, Deps]) -> frozenset[str]:
@@ -93,6 +101,8 @@ def affinity(e: S.Expr, consts: Mapping[str, Deps]) -> Deps:
                 # a product, and a product of a product (degree three: three sets)
                 own |= {(da, db)} | {c + (db,) for c in clauses(a, consts) if len(c) == 2} \
                     | {c + (da,) for c in clauses(b, consts) if len(c) == 2}
+                if len(own) > CLAUSE_CAP:
+                    return deps, frozenset({(deps,)}), frozenset()
             return deps, own, ia | ib
         case S.IteE(cond=c, then=t, else_=f):
             cd = _condition(c, consts)

@@ -12,8 +12,9 @@ from gpcheck.spec import load_source
 TAIL = "var x: 0..1 = 0\naction a { x = 1 - x }\ninvariant ok: x <= 1\n"
 
 
-def _chain(n: int, last: str = "") -> str:
-    return "model chain\nconst C1 = 1\n" + "".join(f"const C{i} = C{i - 1} + 1\n" for i in range(2, n + 1)) + last + TAIL
+def _chain(n: int, last: str = "", step: str = "+ 1") -> str:
+    return ("model chain\nconst C1 = 1\n" + "".join(f"const C{i} = C{i - 1} {step}\n" for i in range(2, n + 1))
+            + last + TAIL)
 
 
 def _peak(text: str) -> int:
@@ -29,6 +30,29 @@ def test_chained_constants_take_linear_memory() -> None:
     small, large = _peak(_chain(500)), _peak(_chain(2000))
     # four times the constants: about four times the memory (it was sixteen: n^2/2 set entries)
     assert large < 6 * small, (small, large)
+
+
+def test_chained_products_take_linear_memory() -> None:
+    # a product of two dependent factors makes degree-three clauses that grew with the chain
+    # (n^3 work: 1000 constants took 43 s); NOTE(clause-cap) in spec/affinity.py bounds them
+    for step in ("* C1", "* C{prev}"):
+        def chain(n: int) -> str:
+            return "model chain\nconst C1 = 1\nconst C2 = 1\n" + "".join(
+                f"const C{i} = C{i - 1} {step.format(prev=i - 2)}\n" for i in range(3, n + 1)) + TAIL
+        small, large = _peak(chain(500)), _peak(chain(2000))
+        assert large < 6 * small, (step, small, large)
+
+
+def test_capped_product_still_refuses_what_its_clauses_refused() -> None:
+    # past the cap, a product keeps one one-set clause with every constant behind it: the for-all
+    # engine (nonaffine_in) refuses every symbolic set it refused before, the two-set ones included
+    from gpcheck.spec.affinity import CLAUSE_CAP
+    n = CLAUSE_CAP + 10
+    text = _chain(n, f"const H = C{n} / 1\n", step="* C1").replace("var x: 0..1", "var x: 0..H")
+    model = load_source(text, "c.gpspec")
+    parts = [set(part) for clause, _ in model.nonaffine for part in clause]
+    assert any({"C1", f"C{n}"} <= p for p in parts)
+    assert any(len(clause) == 1 and {f"C{n - 1}", "C1"} <= set(clause[0]) for clause, _ in model.nonaffine)
 
 
 def test_clauses_still_name_every_constant_behind_a_name() -> None:
