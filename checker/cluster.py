@@ -275,6 +275,24 @@ def _connect(address: str | None, workers: int | None) -> tuple[Any, Any, str]:
     return client, local, where
 
 
+def unauthenticated_warning(address: str | None) -> str | None:
+    """A warning for a `--cluster` address whose connection nobody authenticates (`tcp://`, or
+    no scheme, which Dask reads as tcp): whoever reaches that scheduler runs code as its workers'
+    user and sees the specs and traces sent (NOTE(private-cluster)); None for tls:// and others."""
+    if not address:
+        return None
+    from distributed.comm.addressing import parse_address
+
+    try:
+        scheme, _ = parse_address(address)
+    except ValueError:
+        return None  # _check_address reports it
+    if scheme != "tcp":
+        return None
+    return (f"--cluster {address}: an unauthenticated connection: anyone who can reach this scheduler can run "
+            "code as its workers' user; use tls:// with credentials (docs/fail-safe.md)")
+
+
 def _check_address(address: str) -> None:
     # Checked before a Client exists: one that fails to parse its address leaves a half-built
     # client whose finaliser prints a traceback 40 s later.

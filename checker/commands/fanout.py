@@ -43,8 +43,11 @@ def run_fanned_out(args: argparse.Namespace, total: int, what: str,
     """Run `start(cluster)` (which yields (position, result) as checks finish) on the cluster the
     flags name; call `emit(results, where, seconds, interrupted)` exactly once, with None for a
     check not finished. Returns the results and whether the user interrupted."""
-    from gpcheck.checker.cluster import open_cluster
+    from gpcheck.checker.cluster import open_cluster, unauthenticated_warning
 
+    insecure = unauthenticated_warning(args.cluster)
+    if insecure:
+        sys.stderr.write(f"warning: {insecure}\n")
     results: list[R | None] = [None] * total
     where = "the cluster"
     emitted = interrupted = False

@@ -165,6 +165,7 @@ def test_a_worker_without_gpcheck_gives_unknowns_with_the_reason(where, tmp_path
 
         doc = json.loads(r.stdout)
         assert r.returncode == 3, r.stderr
+        assert ("unauthenticated" in r.stderr) == address.startswith("tcp://"), r.stderr
         assert len(doc["runs"]) == 3
         for run in doc["runs"]:
             assert all(res["verdict"] == "unknown" and res["reason"] for res in run["results"])
@@ -202,3 +203,13 @@ def test_a_worker_with_another_gpcheck_gives_unknowns_with_the_reason(tmp_path):
     finally:
         F._kill_group(worker)
         F._kill_group(scheduler)
+
+
+def test_an_unauthenticated_cluster_address_is_warned_about():
+    from gpcheck.checker.cluster import unauthenticated_warning
+
+    for address in ("tcp://10.0.0.5:8786", "10.0.0.5:8786"):
+        warning = unauthenticated_warning(address)
+        assert warning and "unauthenticated" in warning and address in warning
+    for address in ("tls://10.0.0.5:8786", None, ""):
+        assert unauthenticated_warning(address) is None
