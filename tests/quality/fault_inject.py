@@ -13,11 +13,13 @@ reference did, print no traceback, and the planted code must never run (its mark
 absent).
 
 *Cluster trials*: a scheduler and a worker process started as a user starts them (`--cluster`),
-`gpcheck sweep` over a grid whose combinations take a few seconds each, and at a random moment
-one fault: the worker killed (the scheduler then has none), the scheduler killed, or nothing.
-The sweep must end within a bound, with a JSON report where every combination is either the
-reference result or `unknown` with a reason, exit 0/1 as the reference when nothing was lost and
-3 when something was, no traceback, and no process of its own left behind.
+`gpcheck sweep` over a grid whose combinations take a few seconds each, or `gpcheck replay` over a
+corpus of traces (copies of traces/corpus/sim's holding and violating traces), and at a random
+moment one fault: the worker killed (the scheduler then has none), the scheduler killed, or
+nothing. The run must end within a bound, with a JSON report where every combination (every
+trace: its single run's report and exit code) is either the reference result or `unknown` (exit
+3) with a reason, the exit code its command's rule gives over them, no traceback, and no process
+of its own left behind.
 
 The CI slice (tests/quality/test_fault_slice.py) runs a few cache trials of each kind; the long
 mode here runs both kinds for --minutes and prints the figures."""
@@ -261,15 +263,110 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
+def corpus_traces(work: Path, copies: int = 3) -> list[Path]:
+    """Traces for a corpus trial: the simulated corpus's traces of two models, holding and
+    violating (traces/corpus/sim), each copied `copies` times so the run outlasts a fault."""
+    sim = ROOT / "traces" / "corpus" / "sim"
+    names = sorted(p.name for p in sim.glob("*.jsonl") if p.name.split("-")[0] in ("cwsr", "blp"))
+    folder = work / f"corpus-{time.monotonic_ns()}"
+    folder.mkdir()
+    out = []
+    for i in range(copies):
+        for name in names:
+            dest = folder / f"{i}-{name}"
+            dest.write_bytes((sim / name).read_bytes())
+            out.append(dest)
+    return out
+
+
+def _single_reports(traces: list[Path], env: dict[str, str], work: Path) -> dict[str, tuple[int, Any]]:
+    """Each trace's single run, `gpcheck replay TRACE --json`: (exit code, its report without
+    timings and paths), once per distinct trace (the copies are named `<i>-<name>`)."""
+    out: dict[str, tuple[int, Any]] = {}
+    for trace in traces:
+        name = trace.name.split("-", 1)[1]
+        if name not in out:
+            r = subprocess.run([PY, "-m", "gpcheck", "replay", str(trace), "--json"], env=env, cwd=work,
+                               capture_output=True, text=True, timeout=300)
+            out[name] = (r.returncode, _untimed(json.loads(r.stdout)) if r.stdout.strip() else None)
+    return {str(trace): out[trace.name.split("-", 1)[1]] for trace in traces}
+
+
+def _untimed(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: _untimed(v) for k, v in doc.items() if k not in ("seconds", "elapsed_s", "timing", "time_s", "trace")}
+    if isinstance(doc, list):
+        return [_untimed(v) for v in doc]
+    return doc
+
+
+def _judge_sweep(doc: dict[str, Any], values: str, returncode: int, problems: list[str]) -> int:
+    """Every combination is the reference result or unknown with a reason; the number lost."""
+    lost = 0
+    runs = doc["runs"]
+    lo, hi = (int(v) for v in values.split(".."))
+    want = hi - lo + 1
+    if len(runs) != want:
+        problems.append(f"{len(runs)} runs of {want}")
+    for run in runs:
+        n = run["constants"]["N"]
+        verdicts = {r["property"]: r["verdict"] for r in run["results"]}
+        if all(v == "unknown" for v in verdicts.values()):
+            lost += 1
+            if not run.get("error") or not all(r.get("reason") for r in run["results"]):
+                problems.append(f"N={n}: unknown without a reason")
+            continue
+        expect = {"bounded": "proved", "small": "violated", "deadlock": "violated", "range": "proved"}
+        for name, verdict in verdicts.items():
+            if name in expect and verdict not in (expect[name], "unknown"):
+                problems.append(f"N={n}: {name} {verdict}, expected {expect[name]}")
+    codes = [r["exit_code"] for r in runs]
+    expected_rc = 1 if 1 in codes else 3 if 3 in codes else 0  # verify's rule over the runs
+    if returncode != expected_rc:
+        problems.append(f"exit {returncode}, expected {expected_rc}")
+    return lost
+
+
+def _judge_corpus(doc: dict[str, Any], singles: dict[str, tuple[int, Any]], returncode: int,
+                  problems: list[str]) -> int:
+    """Every trace's row is its single run's report and exit code, or exit 3 with the reason
+    (the cluster lost it); the corpus's exit code follows its rule; the number lost."""
+    rows = {row["trace"]: row for row in doc.get("traces", [])}
+    lost = 0
+    for trace, (code, report) in singles.items():
+        row = rows.get(trace)
+        if row is None:
+            problems.append(f"{Path(trace).name}: no row")
+            continue
+        if row["exit_code"] == 3 and row.get("error") and code != 3:
+            lost += 1
+            continue
+        if row["exit_code"] != code or _untimed(row.get("report")) != report:
+            problems.append(f"{Path(trace).name}: exit {row['exit_code']} where the single run exits {code}, "
+                            "or a report that differs from the single run's")
+    codes = [row["exit_code"] for row in rows.values()]
+    expected_rc = next((c for c in (1, 2, 3) if c in codes), 0)  # checker/corpus.py corpus_exit_code
+    if returncode != expected_rc:
+        problems.append(f"exit {returncode}, expected {expected_rc}")
+    return lost
+
+
 def cluster_trial(work: Path, kind: str, rng: random.Random, values: str = "150..157",
-                  bound_s: float = 150) -> tuple[bool, str, float]:
-    """A sweep on an existing cluster with one fault at a random moment; (ok, what, seconds)."""
-    spec = work / "grid.gpspec"
-    spec.write_text(GRID)
+                  bound_s: float = 150, workload: str = "sweep") -> tuple[bool, str, float]:
+    """A sweep (`workload="sweep"`) or a corpus run (`"corpus"`: `gpcheck replay` over several
+    traces) on an existing cluster, with one fault at a random moment; (ok, what, seconds)."""
     env = {**env_for(work / "cache"), "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",
            "GPCHECK_CLUSTER_STALL": "10"}
+    if workload == "sweep":
+        spec = work / "grid.gpspec"
+        spec.write_text(GRID)
+        argv = ["sweep", str(spec), "--const", f"N={values}"]
+    else:
+        traces = corpus_traces(work)
+        singles = _single_reports(traces, env, work)
+        argv = ["replay", *map(str, traces)]
     scheduler, worker, address = _start_cluster(work, env)
-    sweep = None
+    run = None
     try:
         wait_workers = subprocess.run([PY, "-c", "import sys; from distributed import Client; "
                                        "c = Client(sys.argv[1], timeout=60); c.wait_for_workers(1, timeout=120); c.close()",
@@ -277,77 +374,60 @@ def cluster_trial(work: Path, kind: str, rng: random.Random, values: str = "150.
         if wait_workers.returncode != 0:
             return False, f"{kind}: the test cluster did not start", 0.0
         started = time.monotonic()
-        sweep = subprocess.Popen([PY, "-m", "gpcheck", "sweep", str(spec), "--const", f"N={values}", "--cluster", address,
-                                  "--json", "--timeout", "60"], env=env, cwd=work,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        run = subprocess.Popen([PY, "-m", "gpcheck", *argv, "--cluster", address, "--json", "--timeout", "60"],
+                               env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
         lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(iter(sweep.stderr.readline, "")), daemon=True)
+        reader = threading.Thread(target=lambda: lines.extend(iter(run.stderr.readline, "")), daemon=True)
         reader.start()
         deadline = time.monotonic() + bound_s
-        while not any(line.startswith("checking") for line in lines) and sweep.poll() is None \
+        while not any(line.startswith("checking") for line in lines) and run.poll() is None \
                 and time.monotonic() < deadline:
             time.sleep(0.05)
-        at = rng.uniform(0.0, 6.0)  # after the sweep reached the cluster
+        at = rng.uniform(0.0, 6.0)  # after the run reached the cluster
         if kind != "none":
             try:
-                sweep.wait(timeout=at)
+                run.wait(timeout=at)
             except subprocess.TimeoutExpired:
                 if kind == "kill_worker_child":
                     _kill_children(worker)
                 else:
                     _kill_group(worker if kind == "kill_worker" else scheduler)
         try:
-            out = sweep.communicate(timeout=bound_s)[0]
+            out = run.communicate(timeout=bound_s)[0]
         except subprocess.TimeoutExpired:
-            _kill_group(sweep)
-            return False, f"{kind} at {at:.1f} s: the sweep did not end within {bound_s:.0f} s", bound_s
+            _kill_group(run)
+            return False, f"{workload} {kind} at {at:.1f} s: the run did not end within {bound_s:.0f} s", bound_s
         reader.join(timeout=5)
         err = "".join(lines)
         seconds = time.monotonic() - started
-        problems = []
+        problems: list[str] = []
         try:
             doc = json.loads(out)
         except ValueError:
             doc = None
-            problems.append(f"no JSON report (exit {sweep.returncode}): {err[-600:]}")
+            problems.append(f"no JSON report (exit {run.returncode}): {err[-600:]}")
         if "Traceback" in err or "internal error" in err:
             problems.append("traceback: " + err[-800:])
-        lost = 0
-        if doc is not None and "runs" not in doc and sweep.returncode == 2 and kind != "none" and doc.get("error"):
-            clear = doc["error"]["message"]  # the cluster went before the sweep reached it: a clear error
-            return True, f"{kind} at {at:.1f} s: clear error, exit 2: {clear}", time.monotonic() - started
-        if doc is not None and "runs" not in doc:
-            problems.append(f"a JSON report without runs (exit {sweep.returncode}): {out[-600:]} {err[-600:]}")
+        body = "runs" if workload == "sweep" else "traces"
+        if doc is not None and body not in doc and run.returncode == 2 and kind != "none" and doc.get("error"):
+            clear = doc["error"]["message"]  # the cluster went before the run reached it: a clear error
+            return True, f"{workload} {kind} at {at:.1f} s: clear error, exit 2: {clear}", time.monotonic() - started
+        if doc is not None and body not in doc:
+            problems.append(f"a JSON report without {body} (exit {run.returncode}): {out[-600:]} {err[-600:]}")
             doc = None
+        lost = 0
         if doc is not None:
-            runs = doc["runs"]
-            lo, hi = (int(v) for v in values.split(".."))
-            want = hi - lo + 1
-            if len(runs) != want:
-                problems.append(f"{len(runs)} runs of {want}")
-            for run in runs:
-                n = run["constants"]["N"]
-                verdicts = {r["property"]: r["verdict"] for r in run["results"]}
-                if all(v == "unknown" for v in verdicts.values()):
-                    lost += 1
-                    if not run.get("error") or not all(r.get("reason") for r in run["results"]):
-                        problems.append(f"N={n}: unknown without a reason")
-                    continue
-                expect = {"bounded": "proved", "small": "violated", "deadlock": "violated", "range": "proved"}
-                for name, verdict in verdicts.items():
-                    if name in expect and verdict not in (expect[name], "unknown"):
-                        problems.append(f"N={n}: {name} {verdict}, expected {expect[name]}")
-            codes = [r["exit_code"] for r in runs]
-            expected_rc = 1 if 1 in codes else 3 if 3 in codes else 0  # verify's rule over the runs
-            if sweep.returncode != expected_rc:
-                problems.append(f"exit {sweep.returncode}, expected {expected_rc}")
+            lost = (_judge_sweep(doc, values, run.returncode, problems) if workload == "sweep"
+                    else _judge_corpus(doc, singles, run.returncode, problems))
         time.sleep(1.0)
-        if _group_alive(sweep.pid):
-            problems.append("a process of the sweep was left behind")
-        what = f"{kind} at {at:.1f} s: {lost} of the combinations unknown, exit {sweep.returncode}, {seconds:.0f} s"
+        if _group_alive(run.pid):
+            problems.append(f"a process of the {workload} was left behind")
+        what = (f"{workload} {kind} at {at:.1f} s: {lost} of the checks unknown, exit {run.returncode}, "
+                f"{seconds:.0f} s")
         return not problems, what + ("" if not problems else ": " + "; ".join(problems)), seconds
     finally:
-        _kill_group(sweep)
+        _kill_group(run)
         _kill_group(worker)
         _kill_group(scheduler)
 
@@ -373,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
             do_cluster = opts.only == "cluster" or (opts.only is None and turn % 4 == 0)
             if do_cluster:
                 kind = rng.choice(CLUSTER_FAULTS)
-                ok, what, seconds = cluster_trial(work, kind, rng)
+                workload = rng.choice(("sweep", "corpus"))
+                ok, what, seconds = cluster_trial(work, kind, rng, workload=workload)
                 cluster_seconds.append(seconds)
             else:
                 kind = rng.choice(CACHE_FAULTS)

@@ -1,6 +1,6 @@
 """The CI slice of tests/quality/fault_inject.py (issue 36): a seeded sequence of cache faults
 piled up in one cache directory between runs (never repaired by hand: each run must repair what
-it needs), and one sweep whose only worker is killed at a random moment. The long mode with
+it needs), and one sweep and one corpus replay whose only worker is killed at a random moment. The long mode with
 the figures is `python tests/quality/fault_inject.py --minutes 5`."""
 
 from __future__ import annotations
@@ -28,4 +28,9 @@ def test_cache_faults_piled_up_between_runs(tmp_path):
 
 def test_a_sweep_whose_worker_is_killed_ends_honestly(tmp_path):
     ok, what, seconds = F.cluster_trial(tmp_path, "kill_worker", random.Random(36))
+    assert ok, what
+
+
+def test_a_corpus_run_whose_worker_is_killed_ends_honestly(tmp_path):
+    ok, what, seconds = F.cluster_trial(tmp_path, "kill_worker", random.Random(37), workload="corpus")
     assert ok, what
