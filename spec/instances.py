@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from gpcheck.spec import syntax as S
+from gpcheck.spec import ir, syntax as S
 from gpcheck.spec.errors import Diagnostics
 from gpcheck.spec.ir import FoldKind
 from gpcheck.spec.span import Span
@@ -244,6 +244,19 @@ class _Renamer:
         return tuple(out)
 
 
+def instance_groups(model: "ir.Model") -> dict[str, bool]:
+    """The model's instances (the first component of its dotted variable and action names), each
+    with whether it is an array of instances (its actions take the element first)."""
+    out: dict[str, bool] = {}
+    for name in [v.name for v in model.vars] + [a.name for a in model.actions]:
+        if "." in name:
+            out.setdefault(name.split(".", 1)[0], False)
+    for a in model.actions:
+        if a.params and a.params[0].name == f"{a.name.split('.', 1)[0]}.{SELF}":
+            out[a.name.split(".", 1)[0]] = True
+    return out
+
+
 # --------------------------------------------------------------------------- the using model's side
 def resolve_references(decls: list[S.Decl], named: dict[str, frozenset[str]], arrays: dict[str, frozenset[str]],
                        diags: Diagnostics) -> list[S.Decl]:
@@ -358,4 +371,4 @@ class _Resolver:
         return d
 
 
-__all__ = ["Qualify", "global_names", "qualify_decl", "qualify_action", "resolve_references", "SELF"]
+__all__ = ["Qualify", "global_names", "qualify_decl", "qualify_action", "resolve_references", "instance_groups", "SELF"]
