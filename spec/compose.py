@@ -74,6 +74,18 @@ def compose(spec: S.Spec, source: dict[str, str]) -> S.Spec:
     return replace(spec, decls=tuple(decls))
 
 
+def find_module(use: S.UseDecl | S.InstanceDecl | S.RefinesDecl, using_file: str, diags: Diagnostics,
+                source: dict[str, str]) -> tuple[str, str] | None:
+    """(file, text) of the module a `use`, an instance or a `refines` names (None after a located
+    error in `diags`); `source` gains its text."""
+    found = _Composer(diags, source)._find(use, using_file)
+    if found is None:
+        return None
+    file, text = found[0], normalize_newlines(found[1])
+    source.setdefault(file, text)
+    return file, text
+
+
 # --------------------------------------------------------------------------- module lookup
 def _bundled(name: str) -> tuple[str, str] | None:
     """(file name, text) of bundled model `name`, read as package data (works from a wheel)."""
@@ -220,7 +232,7 @@ class _Composer:
                 driven[name] = sp
         return bound, driven
 
-    def _find(self, use: S.UseDecl | S.InstanceDecl, using_file: str) -> tuple[str, str] | None:
+    def _find(self, use: S.UseDecl | S.InstanceDecl | S.RefinesDecl, using_file: str) -> tuple[str, str] | None:
         if use.is_path:
             base = Path(using_file).parent if using_file and not using_file.startswith("<") else Path(".")
             path = base / use.module
@@ -500,4 +512,4 @@ def _rename_stmt(s: S.Stmt, ren: dict[str, str]) -> S.Stmt:
     raise AssertionError(s)
 
 
-__all__ = ["compose", "needs_compose", "MAX_USE_DEPTH", "MAX_CALL_DEPTH"]
+__all__ = ["compose", "needs_compose", "find_module", "MAX_USE_DEPTH", "MAX_CALL_DEPTH"]

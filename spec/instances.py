@@ -367,7 +367,7 @@ class _Resolver:
                 return replace(d, p=self.expr(p), q=self.expr(qq), within=None if w is None else self.expr(w))
             case S.RefinesDecl(bindings=bs, mapping=ms):
                 return replace(d, bindings=tuple((n, self.expr(v), sp) for n, v, sp in bs),
-                               mapping=tuple((n, self.expr(v), sp) for n, v, sp in ms))
+                               mapping=tuple((n, self.expr(v), sp) for n, v, sp in ms))  # targets are M's names
         return d
 
 

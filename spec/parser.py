@@ -364,8 +364,8 @@ class _Builder(Transformer[Any, Any]):
         return S.RefinesDecl(module, is_path, tuple(args or ()), tuple(m for m in maps if m is not None),
                              msp, self._sp(meta))
 
-    def refine_map(self, meta: Any, name: Token, value: S.Expr) -> tuple[str, S.Expr, Span]:
-        return (str(name), value, self._tok(name))
+    def refine_map(self, meta: Any, target: S.Expr, value: S.Expr) -> tuple[S.Expr, S.Expr, Span]:
+        return (target, value, self._sp(meta))
 
     def module_ref(self, meta: Any, tok: Token) -> tuple[str, bool, Span]:
         if tok.type == "STRING":

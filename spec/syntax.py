@@ -362,7 +362,7 @@ class RefinesDecl:
     module: str
     is_path: bool
     bindings: tuple[tuple[str, Expr, Span], ...]
-    mapping: tuple[tuple[str, Expr, Span], ...]
+    mapping: tuple[tuple[Expr, Expr, Span], ...]  # (target: a variable, or an element/field of one; expression)
     module_span: Span = _span()
     span: Span = _span()
 
