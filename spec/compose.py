@@ -111,6 +111,7 @@ class _Composer:
         out: list[S.Decl] = []
         named: dict[str, frozenset[str]] = {}
         arrays: dict[str, frozenset[str]] = {}
+        array_vars: dict[str, frozenset[str]] = {}
         for d in spec.decls:
             if isinstance(d, S.UseDecl):
                 out += self._use(d, spec.file, stack)
@@ -119,12 +120,13 @@ class _Composer:
                 if got is not None:
                     if d.name in named or d.name in arrays:
                         self.diags.error(d.name_span, f"instance '{d.name}' is already declared")
-                    (named if d.index is None else arrays)[d.name] = got
+                    (named if d.index is None else arrays)[d.name] = got[0]
+                    array_vars[d.name] = got[1]
             else:
                 out.append(d)
         if named or arrays:
             self._instance_names_free(out, named | arrays, spec.decls)
-            out = resolve_references(out, named, arrays, self.diags)
+            out = resolve_references(out, named, arrays, self.diags, array_vars)
         return out
 
     def _module(self, use: S.UseDecl | S.InstanceDecl, using_file: str, stack: list[str]) -> list[S.Decl] | None:
@@ -169,9 +171,9 @@ class _Composer:
         return out
 
     def _instance(self, use: S.InstanceDecl, using_file: str, stack: list[str],
-                  before: list[S.Decl]) -> frozenset[str] | None:
+                  before: list[S.Decl]) -> tuple[frozenset[str], frozenset[str]] | None:
         """NOTE(instances): append the instance's qualified declarations to `before`; the names
-        it declares (unqualified), or None after an error."""
+        it declares (unqualified) and its variables, or None after an error."""
         decls = self._module(use, using_file, stack)
         if decls is None:
             return None
@@ -198,7 +200,7 @@ class _Composer:
             if x is None:
                 continue
             before.append(_Procedure(x) if isinstance(d, S.ActionDecl) and d.name in driven else x)
-        return frozenset(names)
+        return frozenset(names), frozenset(vars_)
 
     def _instance_names_free(self, decls: list[S.Decl], instances: dict[str, frozenset[str]],
                              own: tuple[S.Decl, ...]) -> None:

@@ -259,13 +259,14 @@ def instance_groups(model: "ir.Model") -> dict[str, bool]:
 
 # --------------------------------------------------------------------------- the using model's side
 def resolve_references(decls: list[S.Decl], named: dict[str, frozenset[str]], arrays: dict[str, frozenset[str]],
-                       diags: Diagnostics) -> list[S.Decl]:
+                       diags: Diagnostics, array_vars: dict[str, frozenset[str]] | None = None) -> list[S.Decl]:
     """The using model's `NAME.x` (a named instance's name) as the qualified name, and
-    `NAME[i].x` (an element of an array of instances) as `NAME.x[i]`. `named` and `arrays` map
-    each instance to the names it declares."""
+    `NAME[i].x` (an element of an array of instances) as `NAME.x[i]` (a constant of the array,
+    `NAME[i].C` or `NAME.C`, as `NAME.C`). `named` and `arrays` map each instance to the names it
+    declares, `array_vars` each array to its variables."""
     if not named and not arrays:
         return decls
-    res = _Resolver(named, arrays, diags)
+    res = _Resolver(named, arrays, diags, dict(array_vars or {}))
     return [res.decl(d) for d in decls]
 
 
@@ -274,6 +275,7 @@ class _Resolver:
     named: dict[str, frozenset[str]]
     arrays: dict[str, frozenset[str]]
     diags: Diagnostics
+    array_vars: dict[str, frozenset[str]]
 
     def _missing(self, inst: str, name: str, sp: Span) -> None:
         known = ", ".join(sorted(self.named.get(inst) or self.arrays.get(inst) or ())) or "none"
@@ -288,7 +290,13 @@ class _Resolver:
             case S.FieldE(base=S.IndexE(base=S.Name(name=inst), index=i), name=n) if inst in self.arrays:
                 if n not in self.arrays[inst]:
                     self._missing(inst, n, e.span)
+                if n not in self.array_vars.get(inst, frozenset()):  # a constant: every element's
+                    return S.Name(f"{inst}.{n}", e.span)
                 return S.IndexE(S.Name(f"{inst}.{n}", e.span), self.expr(i), e.span)
+            case S.FieldE(base=S.Name(name=inst), name=n) if inst in self.arrays and n not in self.array_vars.get(inst, ()):
+                if n not in self.arrays[inst]:
+                    self._missing(inst, n, e.span)
+                return S.Name(f"{inst}.{n}", e.span)
             case S.IntLit() | S.BoolLit() | S.Name():
                 return e
             case S.Prime(operand=x) | S.Neg(operand=x) | S.Not(operand=x):
