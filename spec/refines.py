@@ -58,6 +58,10 @@ def attach(model: ir.Model, spec: S.Spec, overrides: Mapping[str, int], source: 
     diags.gate(SpecTypeError)
     if decl is None:
         return model
+    if "refines" in model.property_names():  # the refinement's result is reported under this name
+        diags.error(decl.span, "refines: the model declares a property named 'refines', the name of the "
+                               "refinement's result: rename that property")
+        diags.gate(SpecTypeError)
     return replace(model, refinement=resolve(spec, decl, overrides, source))
 
 
