@@ -194,3 +194,16 @@ def test_bundled_module_twice_with_cli_itf_and_perfetto(tmp_path: Path, capsys: 
     assert {"hp", "lp"} <= groups
     pids = {e["args"]["name"]: e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     assert all(e["pid"] == pids["lp"] for e in events if e["ph"] == "C" and e["name"].startswith("lp."))
+
+
+def test_simulate_and_replay_traces_name_the_instances(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "queue.gpspec", QUEUE)
+    top = write(tmp_path, "arr.gpspec", ARRAY)
+    trace = tmp_path / "run.jsonl"
+    assert main(["simulate", str(top), "--steps", "8", "--seed", "3", "--out", str(trace)]) == 0
+    lines = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert set(lines[0]["init"]) == {"q.work", "q.mode", "q.done", "picked"}
+    assert any(e.get("action", "").startswith("q.") and "q.self" in e.get("args", {}) for e in lines[1:])
+    capsys.readouterr()
+    assert main(["replay", str(trace), "--model", str(top)]) == 0
+    assert "conforms" in capsys.readouterr().out
