@@ -207,3 +207,17 @@ def test_simulate_and_replay_traces_name_the_instances(tmp_path: Path, capsys: p
     capsys.readouterr()
     assert main(["replay", str(trace), "--model", str(top)]) == 0
     assert "conforms" in capsys.readouterr().out
+
+
+def test_hover_finds_an_instances_names(tmp_path: Path) -> None:
+    from gpcheck.checker.lsp_symbols import qualified_at, symbols
+
+    write(tmp_path, "queue.gpspec", QUEUE)
+    top = write(tmp_path, "two.gpspec", TWO)
+    table = symbols(load_spec(str(top)), TWO, str(top))
+    line = "    require hp.work > 0 and lp.mode == Run"
+    name = qualified_at(line, line.index("work") + 2)
+    assert name == "hp.work" and table[name].kind == "var"
+    assert qualified_at("g[i].mode == Run", 6) == "g.mode"
+    assert qualified_at(line, line.index("hp") + 1) is None  # the instance's own name: no symbol
+    assert table["lp.submit"].kind == "action" and "lp.preempt" not in table  # driven: a procedure
