@@ -77,6 +77,10 @@ def verify(
     _check_limits(max_states, timeout, depth)
     _check_compiled_options(core, workers, fingerprint)
     model = load(spec, consts)
+    # NOTE(refinement): `refines` is checked apart from the engines' properties (checker/refinement.py)
+    refines = model.refinement is not None and (properties is None or "refines" in set(properties))
+    if model.refinement is not None and properties is not None:
+        properties = [p for p in properties if p != "refines"]
     wanted = explicit.select_properties(model, properties)
     started = time.monotonic()
 
@@ -116,6 +120,10 @@ def verify(
         named = set(properties)
         report.results = [replace(r, detail={k: v for k, v in r.detail.items() if k != "not_checked"})
                           if r.property in named and r.detail.get("not_checked") else r for r in report.results]
+    if refines:
+        from gpcheck.checker import refinement
+
+        report.results.append(refinement.run(model, explicit.Limits(max_states, timeout)))
     report.seconds = time.monotonic() - started
     return report
 

@@ -298,7 +298,7 @@ class Server:
     def _symbol_at(self, params: dict[str, Any]) -> "tuple[str, Any] | str | None":
         """(uri, Symbol) of the name at a request's position; None where there is none; the
         problem with the request's params as a string."""
-        from gpcheck.checker.lsp_symbols import symbols, word_at
+        from gpcheck.checker.lsp_symbols import qualified_at, symbols, word_at
 
         doc, pos = params.get("textDocument"), params.get("position")
         uri = doc.get("uri") if isinstance(doc, dict) else None
@@ -314,7 +314,9 @@ class Server:
         word = word_at(text, from_client(text, char, self.encoding) + 1)
         if word is None:
             return None
-        sym = symbols(good[1], good[0], uri_to_path(uri)).get(word)
+        table = symbols(good[1], good[0], uri_to_path(uri))
+        dotted = qualified_at(text, from_client(text, char, self.encoding) + 1)
+        sym = (table.get(dotted) if dotted else None) or table.get(word)
         return None if sym is None else (uri, sym)
 
     def _diagnostics(self, uri: str, text: str) -> list[dict[str, Any]]:

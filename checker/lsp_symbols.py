@@ -97,6 +97,19 @@ def symbols(model: ir.Model, source: str, file: str) -> dict[str, Symbol]:
     return out
 
 
+_QUALIFIED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\[\]]*\])?(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def qualified_at(line_text: str, column: int) -> str | None:
+    """An instance's name under `column` (NOTE(instances)): `gpu0.rptr` or `gpu[i].rptr` (as
+    `gpu.rptr`) when the cursor is on its last part, else None."""
+    for m in _QUALIFIED.finditer(line_text):
+        last = m.group(0).rsplit(".", 1)[1]
+        if m.end() - len(last) + 1 <= column <= m.end() + 1:
+            return re.sub(r"\[[^\[\]]*\]", "", m.group(0))
+    return None
+
+
 def word_at(line_text: str, column: int) -> str | None:
     """The name under 1-based code-point `column` of a line (or just before it), if any."""
     for m in _WORD.finditer(line_text):

@@ -62,7 +62,13 @@ class CompiledModel:
         """A compiled state predicate; modelling errors in it raise ModelError."""
         return self._compile_predicate(expr)[0]  # type: ignore[return-value]
 
-    def _compile_predicate(self, expr: ir.Expr, two_state: bool = False) -> tuple[Callable[..., bool], bool]:
+    def value(self, expr: ir.Expr) -> Callable[[State], int]:
+        """A compiled scalar expression: its slot value in a state (a bool as 0/1, an enum member
+        as its ordinal); modelling errors in it raise ModelError (NOTE(refinement): the mapping)."""
+        return self._compile_predicate(expr, cast=int)[0]  # type: ignore[return-value]
+
+    def _compile_predicate(self, expr: ir.Expr, two_state: bool = False,
+                           cast: Callable[[object], object] = bool) -> tuple[Callable[..., bool], bool]:
         """(the predicate, whether its evaluation can fail)."""
         sites = len(self._compiler.faults)
         name = "pred2" if two_state else "pred"
@@ -71,7 +77,7 @@ class CompiledModel:
 
         def guarded(s: State, *t: State) -> bool:
             try:
-                return bool(fn(s, *t))
+                return cast(fn(s, *t))  # type: ignore[return-value]
             except Fault as f:
                 raise ModelError(faults[f.site], f.value, s) from None
 

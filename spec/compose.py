@@ -44,6 +44,7 @@ from pathlib import Path
 
 from gpcheck.spec import syntax as S
 from gpcheck.spec.errors import Diagnostics, SpecTypeError
+from gpcheck.spec.instances import Qualify, global_names, qualify_action, qualify_decl, resolve_references
 from gpcheck.spec.ir import BinOp
 from gpcheck.spec.limits import MAX_SOURCE_CHARS, normalize_newlines
 from gpcheck.spec.span import Span
@@ -54,7 +55,7 @@ MAX_CALL_DEPTH = 16  # nested `call` (a recursion is reported before this is rea
 
 def needs_compose(spec: S.Spec) -> bool:
     """True when the spec uses `use` or `call` (otherwise `compose` returns it unchanged)."""
-    return any(isinstance(d, S.UseDecl) for d in spec.decls) or any(
+    return any(isinstance(d, (S.UseDecl, S.InstanceDecl)) for d in spec.decls) or any(
         _has_call(d.body) for d in spec.decls if isinstance(d, S.ActionDecl))
 
 
@@ -71,6 +72,18 @@ def compose(spec: S.Spec, source: dict[str, str]) -> S.Spec:
     decls = c.inline_calls(decls)
     diags.gate(SpecTypeError)
     return replace(spec, decls=tuple(decls))
+
+
+def find_module(use: S.UseDecl | S.InstanceDecl | S.RefinesDecl, using_file: str, diags: Diagnostics,
+                source: dict[str, str]) -> tuple[str, str] | None:
+    """(file, text) of the module a `use`, an instance or a `refines` names (None after a located
+    error in `diags`); `source` gains its text."""
+    found = _Composer(diags, source)._find(use, using_file)
+    if found is None:
+        return None
+    file, text = found[0], normalize_newlines(found[1])
+    source.setdefault(file, text)
+    return file, text
 
 
 # --------------------------------------------------------------------------- module lookup
@@ -96,28 +109,111 @@ class _Composer:
     # ------------------------------------------------------------------ use
     def splice(self, spec: S.Spec, stack: list[str]) -> list[S.Decl]:
         out: list[S.Decl] = []
+        named: dict[str, frozenset[str]] = {}
+        arrays: dict[str, frozenset[str]] = {}
+        array_vars: dict[str, frozenset[str]] = {}
         for d in spec.decls:
             if isinstance(d, S.UseDecl):
                 out += self._use(d, spec.file, stack)
+            elif isinstance(d, S.InstanceDecl):
+                got = self._instance(d, spec.file, stack, out)
+                if got is not None:
+                    if d.name in named or d.name in arrays:
+                        self.diags.error(d.name_span, f"instance '{d.name}' is already declared")
+                    (named if d.index is None else arrays)[d.name] = got[0]
+                    array_vars[d.name] = got[1]
             else:
                 out.append(d)
+        if named or arrays:
+            self._instance_names_free(out, named | arrays, spec.decls)
+            out = resolve_references(out, named, arrays, self.diags, array_vars)
         return out
 
-    def _use(self, use: S.UseDecl, using_file: str, stack: list[str]) -> list[S.Decl]:
+    def _module(self, use: S.UseDecl | S.InstanceDecl, using_file: str, stack: list[str]) -> list[S.Decl] | None:
+        """The module's declarations, its own `use`s spliced in (None after an error)."""
         from gpcheck.spec.parser import parse_spec  # the parser imports lark: load it only when needed
 
         found = self._find(use, using_file)
         if found is None:
-            return []
+            return None
         file, text = found
         if file in stack or len(stack) >= MAX_USE_DEPTH:
             chain = " -> ".join(Path(f).name for f in stack + [file])
             self.diags.error(use.module_span, f"'use {use.module}' is recursive ({chain})")
-            return []
+            return None
         text = normalize_newlines(text)
         self.source.setdefault(file, text)
         module = parse_spec(text, file)
-        decls = self.splice(module, stack + [file])
+        return self.splice(module, stack + [file])
+
+    def _use(self, use: S.UseDecl, using_file: str, stack: list[str]) -> list[S.Decl]:
+        decls = self._module(use, using_file, stack)
+        if decls is None:
+            return []
+        bound, driven = self._bind(use, decls)
+        out: list[S.Decl] = []
+        for d in decls:
+            match d:
+                case S.ExpectDecl() | S.RefinesDecl():
+                    continue
+                case S.SymmetricDecl():  # symmetry is the using model's to declare: it may tell the values apart
+                    out.append(replace(d, symmetric=False))
+                case S.ConstDecl(name=n) if n in bound:
+                    out.append(replace(d, value=bound[n]))
+                case S.ActionDecl(name=n) if n in driven:
+                    out.append(_Procedure(d))
+                case S.FairDecl(names=names):
+                    kept = tuple((n, sp) for n, sp in names if n not in driven)
+                    if kept:
+                        out.append(replace(d, names=kept))
+                case _:
+                    out.append(d)
+        return out
+
+    def _instance(self, use: S.InstanceDecl, using_file: str, stack: list[str],
+                  before: list[S.Decl]) -> tuple[frozenset[str], frozenset[str]] | None:
+        """NOTE(instances): append the instance's qualified declarations to `before`; the names
+        it declares (unqualified) and its variables, or None after an error."""
+        decls = self._module(use, using_file, stack)
+        if decls is None:
+            return None
+        bound, driven = self._bind(use, decls)
+        names, vars_, actions = global_names(decls, lambda d: d.action if isinstance(d, _Procedure)
+                                             else d if isinstance(d, S.ActionDecl) else None)
+        q = Qualify(use.name, {n: f"{use.name}.{n}" for n in names}, frozenset(vars_), frozenset(actions), use.index)
+        enums = {(d.name, tuple(m for m, _ in d.members)) for d in before if isinstance(d, S.EnumDecl)}
+        for d in decls:
+            if isinstance(d, S.EnumDecl) and (d.name, tuple(m for m, _ in d.members)) in enums:
+                continue  # declared alike before (another instance of the module): one enum
+            if isinstance(d, S.ConstDecl) and d.name in bound:
+                d = replace(d, value=bound[d.name])
+                before.append(replace(d, name=q.names[d.name]))  # the binding is in the using model's names
+                continue
+            if isinstance(d, _Procedure):
+                before.append(_Procedure(qualify_action(d.action, q)))
+                continue
+            if isinstance(d, S.FairDecl):
+                d = replace(d, names=tuple((n, sp) for n, sp in d.names if n not in driven))
+                if not d.names:
+                    continue
+            x = qualify_decl(d, q, self.diags, use.span)
+            if x is None:
+                continue
+            before.append(_Procedure(x) if isinstance(d, S.ActionDecl) and d.name in driven else x)
+        return frozenset(names), frozenset(vars_)
+
+    def _instance_names_free(self, decls: list[S.Decl], instances: dict[str, frozenset[str]],
+                             own: tuple[S.Decl, ...]) -> None:
+        """An instance's name may not be a global name of the using model (`NAME.x` would be ambiguous)."""
+        for d in decls:
+            name = getattr(d, "name", None)
+            if isinstance(name, str) and name in instances and not isinstance(d, (S.ExpectDecl,)):
+                inst = next(i for i in own if isinstance(i, S.InstanceDecl) and i.name == name)
+                self.diags.error(inst.name_span, f"instance '{name}' has the name of a declaration of the model",
+                                 (d.span, "declared here"))
+
+    def _bind(self, use: S.UseDecl | S.InstanceDecl, decls: list[S.Decl]) -> tuple[dict[str, S.Expr], dict[str, Span]]:
+        """The constant bindings and driven actions of a `use`, checked against the module."""
         consts = {d.name: d for d in decls if isinstance(d, S.ConstDecl)}
         actions = {d.name: d for d in decls if isinstance(d, S.ActionDecl)}
         bound: dict[str, S.Expr] = {}
@@ -136,26 +232,9 @@ class _Composer:
                 self.diags.error(sp, f"'{use.module}' has no action {name} to drive (its actions: {known})")
             else:
                 driven[name] = sp
-        out: list[S.Decl] = []
-        for d in decls:
-            match d:
-                case S.ExpectDecl():
-                    continue
-                case S.SymmetricDecl():  # symmetry is the using model's to declare: it may tell the values apart
-                    out.append(replace(d, symmetric=False))
-                case S.ConstDecl(name=n) if n in bound:
-                    out.append(replace(d, value=bound[n]))
-                case S.ActionDecl(name=n) if n in driven:
-                    out.append(_Procedure(d))
-                case S.FairDecl(names=names):
-                    kept = tuple((n, sp) for n, sp in names if n not in driven)
-                    if kept:
-                        out.append(replace(d, names=kept))
-                case _:
-                    out.append(d)
-        return out
+        return bound, driven
 
-    def _find(self, use: S.UseDecl, using_file: str) -> tuple[str, str] | None:
+    def _find(self, use: S.UseDecl | S.InstanceDecl | S.RefinesDecl, using_file: str) -> tuple[str, str] | None:
         if use.is_path:
             base = Path(using_file).parent if using_file and not using_file.startswith("<") else Path(".")
             path = base / use.module
@@ -435,4 +514,4 @@ def _rename_stmt(s: S.Stmt, ren: dict[str, str]) -> S.Stmt:
     raise AssertionError(s)
 
 
-__all__ = ["compose", "needs_compose", "MAX_USE_DEPTH", "MAX_CALL_DEPTH"]
+__all__ = ["compose", "needs_compose", "find_module", "MAX_USE_DEPTH", "MAX_CALL_DEPTH"]

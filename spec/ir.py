@@ -642,6 +642,8 @@ class Model:
     nonaffine: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = field(default=(), compare=False, repr=False)
     assumptions: tuple[Assumption, ...] = ()  # NOTE(assumptions)
     covers: tuple[Cover, ...] = ()
+    # NOTE(refinement): the resolved `refines` declaration (spec/refines.py's Refinement), or None
+    refinement: object | None = field(default=None, compare=False, repr=False)
 
     @property
     def initial_assumptions(self) -> tuple[Expr, ...]:

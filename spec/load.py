@@ -80,7 +80,8 @@ def parse_const_overrides(items: list[str]) -> dict[str, int]:
     for item in items:
         name, sep, value = item.partition("=")
         name, value = name.strip(), value.strip()
-        if not sep or not name.isidentifier():
+        # an instance's constant is dotted (`gpu0.Q`: NOTE(instances))
+        if not sep or not all(part.isidentifier() for part in name.split(".")):
             raise ConstantError([Diagnostic(Severity.ERROR, None, f"--const {item!r}: expected NAME=INTEGER")])
         out[name] = parse_const_value(item, value)
     return out

@@ -349,6 +349,24 @@ class _Builder(Transformer[Any, Any]):
         module, is_path, msp = ref
         return S.UseDecl(module, is_path, tuple(args or ()), driven, msp, self._sp(meta))
 
+    def instance_decl(self, meta: Any, ref: tuple[str, bool, Span], _as: Token, name: Token,
+                      index: S.TypeExpr | None, args: Any, *rest: Any) -> S.InstanceDecl:
+        driven = tuple((str(n), self._tok(n)) for n in rest if isinstance(n, Token) and n.type == "NAME")
+        module, is_path, msp = ref
+        return S.InstanceDecl(module, is_path, str(name), index, tuple(args or ()), driven, msp,
+                              self._tok(name), self._sp(meta))
+
+    def instance_index(self, meta: Any, dom: S.TypeExpr) -> S.TypeExpr:
+        return dom
+
+    def refines_decl(self, meta: Any, ref: tuple[str, bool, Span], args: Any, *maps: Any) -> S.RefinesDecl:
+        module, is_path, msp = ref
+        return S.RefinesDecl(module, is_path, tuple(args or ()), tuple(m for m in maps if m is not None),
+                             msp, self._sp(meta))
+
+    def refine_map(self, meta: Any, target: S.Expr, value: S.Expr) -> tuple[S.Expr, S.Expr, Span]:
+        return (target, value, self._sp(meta))
+
     def module_ref(self, meta: Any, tok: Token) -> tuple[str, bool, Span]:
         if tok.type == "STRING":
             return str(tok)[1:-1], True, self._tok(tok)
@@ -421,6 +439,15 @@ class _Builder(Transformer[Any, Any]):
 
     def call_stmt(self, meta: Any, name: Token, *args: S.Expr | None) -> S.CallS:
         return S.CallS(str(name), tuple(a for a in args if a is not None), self._sp(meta))
+
+    def call_instance(self, meta: Any, inst: Token, name: Token, *args: S.Expr | None) -> S.CallS:
+        """`call g.act(args)`: an instance's action (spec/instances.py)."""
+        return S.CallS(f"{inst}.{name}", tuple(a for a in args if a is not None), self._sp(meta))
+
+    def call_element(self, meta: Any, inst: Token, index: S.Expr, name: Token, *args: S.Expr | None) -> S.CallS:
+        """`call g[i].act(args)`: an action of element i of an array of instances, called with the
+        element as its first argument (spec/instances.py)."""
+        return S.CallS(f"{inst}.{name}", (index,) + tuple(a for a in args if a is not None), self._sp(meta))
 
     # ----------------------------------------------------------------- expressions
     def int_lit(self, meta: Any, tok: Token) -> S.IntLit:

@@ -338,6 +338,36 @@ class UseDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class InstanceDecl:
+    """`use MODULE as NAME(CONST = expr, ...) driving ACTION, ...`, or with `[INDEX]` after NAME
+    an array of instances (spec/instances.py expands it before type checking): the module's
+    declarations with their names qualified by the instance (`NAME.var`, `NAME.action`)."""
+
+    module: str
+    is_path: bool
+    name: str
+    index: TypeExpr | None
+    bindings: tuple[tuple[str, Expr, Span], ...]
+    driven: tuple[tuple[str, Span], ...]
+    module_span: Span = _span()
+    name_span: Span = _span()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class RefinesDecl:
+    """`refines MODULE(CONST = expr, ...) with { var := expr, ... }`: a refinement mapping from this
+    model's states to MODULE's (spec/refines.py, checked by checker/refinement.py)."""
+
+    module: str
+    is_path: bool
+    bindings: tuple[tuple[str, Expr, Span], ...]
+    mapping: tuple[tuple[Expr, Expr, Span], ...]  # (target: a variable, or an element/field of one; expression)
+    module_span: Span = _span()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class LatencyDecl:
     """`latency NAME: from P to Q [within B]` (NOTE(latency) in spec/ir.py)."""
 
@@ -371,6 +401,8 @@ Decl = Union[
     TransitionDecl, LivenessDecl, TerminalDecl, AllowDeadlock, ConstraintDecl, ExpectDecl,
     SymmetricDecl,
     UseDecl,
+    InstanceDecl,
+    RefinesDecl,
     LatencyDecl,
     AssumeDecl,
     CoverDecl,

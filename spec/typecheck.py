@@ -1054,6 +1054,10 @@ def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source:
     if diags.errors and all(d.span is None or "--const" in d.message for d in diags.errors):
         diags.gate(ConstantError)
     diags.gate(SpecTypeError)
+    if any(isinstance(d, S.RefinesDecl) for d in spec.decls):  # NOTE(refinement) in spec/refines.py
+        from gpcheck.spec.refines import attach
+
+        model = attach(model, spec, overrides or {}, source)
     return model
 
 

@@ -165,16 +165,26 @@ class Observer:
                 raise TraceError(f"{where}: '{key}' is observed twice with different values")
             out[off] = sv
 
+    def _head(self, key: str) -> tuple[str, list[str]]:
+        """The variable a dotted key names and the path inside it: the longest prefix that is a
+        variable, as an instance's variables are dotted (`gpu0.rptr.1`: NOTE(instances))."""
+        comps = key.split(".")
+        for n in range(len(comps), 1, -1):
+            head = ".".join(comps[:n])
+            if head in self._vars:
+                return head, comps[n:]
+        return comps[0], comps[1:]
+
     def slots_of(self, obs: dict[str, Any], where: str) -> dict[int, int]:
         """The generic (slow, validating) path: {slot: value}."""
         out: dict[int, int] = {}
         for k, v in obs.items():
-            comps = str(k).split(".")
-            var = self._vars.get(comps[0])
+            head, comps = self._head(str(k))
+            var = self._vars.get(head)
             if var is None:
-                raise TraceError(f"{where}: unknown state variable '{comps[0]}' (variables: {', '.join(self._vars)})")
-            t, off = var.type, self._offsets[comps[0]]
-            for comp in comps[1:]:
+                raise TraceError(f"{where}: unknown state variable '{head}' (variables: {', '.join(self._vars)})")
+            t, off = var.type, self._offsets[head]
+            for comp in comps:
                 t, off = self._resolve(k, t, off, comp, where)
             self._walk(str(k), t, off, v, where, out)
         return out
@@ -248,10 +258,10 @@ class Observer:
                     exprs[off] = name
 
         for k, v in obs.items():
-            comps = str(k).split(".")
-            var = self._vars[comps[0]]
-            t, off = var.type, self._offsets[comps[0]]
-            for comp in comps[1:]:
+            head, comps = self._head(str(k))
+            var = self._vars[head]
+            t, off = var.type, self._offsets[head]
+            for comp in comps:
                 t, off = self._resolve(k, t, off, comp, where)
             gen(f"d[{k!r}]", t, off, v)
 

@@ -45,6 +45,7 @@ import orjson
 
 from gpcheck.checker.verdict import Counterexample
 from gpcheck.spec import ir
+from gpcheck.spec.instances import SELF, instance_groups
 from gpcheck.traces.atomic import AtomicFile
 from gpcheck.traces.format import Event, TraceHeader
 from gpcheck.traces.observation import Observer
@@ -72,7 +73,11 @@ class PerfettoWriter:
         self._f.write(b'{"displayTimeUnit":"ns","otherData":{"generator":"' + GENERATOR.encode() + b'"},'
                       b'"traceEvents":[\n')
         self._first = True
-        self._tids: dict[str, int] = {}
+        self._tids: dict[tuple[int, str], int] = {}  # (group, track) -> tid
+        # NOTE(instances): one process (track group) per module instance, the rest in PID
+        self._groups = instance_groups(model) if model is not None else {}
+        self._pids: dict[str, int] = {}
+        self._var_names = sorted((v.name for v in model.vars), key=len, reverse=True) if model is not None else []
         self._values: dict[str, Any] = {}  # path -> last value
         self._open: dict[str, tuple[str, float]] = {}  # slice track -> (slice name, start ts)
         self._kinds: dict[str, str] = {}  # path -> bool | enum | int
@@ -92,12 +97,34 @@ class PerfettoWriter:
         self._first = False
         self._f.write(orjson.dumps(ev))
 
-    def _tid(self, track: str) -> int:
-        tid = self._tids.get(track)
+    def _tid(self, track: str, pid: int = PID) -> int:
+        tid = self._tids.get((pid, track))
         if tid is None:
-            tid = self._tids[track] = len(self._tids) + 1
-            self._emit({"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": track}})
+            tid = self._tids[(pid, track)] = len(self._tids) + 1
+            self._emit({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": track}})
         return tid
+
+    def _pid(self, name: str, args: Mapping[str, Any] | None = None) -> int:
+        """The track group of a state path or an action: its instance's (an element's, for an
+        array of instances), or PID for the using model's own (NOTE(instances))."""
+        inst = name.split(".", 1)[0]
+        if inst not in self._groups or "." not in name:
+            return PID
+        label = inst
+        if self._groups[inst]:
+            if args is not None:
+                if f"{inst}.{SELF}" in args:
+                    label = f"{inst}[{_txt(args[f'{inst}.{SELF}'])}]"
+            else:
+                var = next((v for v in self._var_names if name == v or name.startswith(v + ".")), None)
+                rest = name[len(var) + 1:].split(".", 1)[0] if var is not None else ""
+                if rest:
+                    label = f"{inst}[{rest}]"
+        pid = self._pids.get(label)
+        if pid is None:
+            pid = self._pids[label] = PID + 1 + len(self._pids)
+            self._emit({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": label}})
+        return pid
 
     # ------------------------------------------------------------------ state
     def _flatten(self, obs: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -133,7 +160,7 @@ class PerfettoWriter:
             kind = self._kinds.get(path, "int")
             if kind == "int":
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    self._emit({"ph": "C", "name": path, "pid": PID, "tid": 0, "ts": ts, "args": {"value": v}})
+                    self._emit({"ph": "C", "name": path, "pid": self._pid(path), "tid": 0, "ts": ts, "args": {"value": v}})
                 continue
             self._close(path, ts)
             if kind == "bool":
@@ -141,13 +168,14 @@ class PerfettoWriter:
                     self._open[path] = (path, ts)
             else:
                 self._open[path] = (str(v), ts)
-            self._tid(path)
+            self._tid(path, self._pid(path))
 
     def _close(self, path: str, ts: float) -> None:
         o = self._open.pop(path, None)
         if o is not None:
             name, start = o
-            self._emit({"ph": "X", "name": name, "pid": PID, "tid": self._tid(path), "ts": start, "dur": ts - start,
+            pid = self._pid(path)
+            self._emit({"ph": "X", "name": name, "pid": pid, "tid": self._tid(path, pid), "ts": start, "dur": ts - start,
                         "args": {"path": path}})
 
     # ------------------------------------------------------------------ frames
@@ -183,7 +211,8 @@ class PerfettoWriter:
         self._ts = ts
         label = action + ("(" + ", ".join(f"{k}={_txt(v)}" for k, v in args.items()) + ")" if args else "")
         track = f"{next(iter(args))}={_txt(next(iter(args.values())))}" if args else "actions"
-        ev: dict[str, Any] = {"ph": "i", "name": label, "pid": PID, "tid": self._tid(track), "ts": ts,
+        pid = self._pid(action, args)
+        ev: dict[str, Any] = {"ph": "i", "name": label, "pid": pid, "tid": self._tid(track, pid), "ts": ts,
                               "s": "p" if HIGHLIGHT.search(action) else "t"}
         a: dict[str, Any] = dict(args)
         km = {k: meta[k] for k in KERNEL_META if k in meta} if meta else {}
@@ -242,7 +271,8 @@ class PerfettoWriter:
         `end`, model units shown as microseconds) as a complete slice on the instance's own
         track, so that durations that overlap in time overlap on screen."""
         label = action + ("(" + ", ".join(f"{k}={_txt(v)}" for k, v in args.items()) + ")" if args else "")
-        self._emit({"ph": "X", "name": label, "pid": PID, "tid": self._tid(f"time {label}"), "ts": float(start),
+        pid = self._pid(action, args)
+        self._emit({"ph": "X", "name": label, "pid": pid, "tid": self._tid(f"time {label}", pid), "ts": float(start),
                     "dur": float(end - start), "cat": "duration"})
 
     def close(self) -> None:
@@ -255,8 +285,8 @@ class PerfettoWriter:
                         "args": dict(sargs, unfinished=True)})
         self._kernels.clear()
         # sort tracks by name so the slots of one queue sit together
-        for i, name in enumerate(sorted(self._tids)):
-            self._emit({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": self._tids[name], "args": {"sort_index": i}})
+        for i, key in enumerate(sorted(self._tids)):
+            self._emit({"ph": "M", "name": "thread_sort_index", "pid": key[0], "tid": self._tids[key], "args": {"sort_index": i}})
         self._f.write(b"\n]}\n")
         self._out.commit()
 

@@ -15,6 +15,13 @@ Decisions the description leaves implicit, taken as the README states them:
   and modulo; a zero divisor is a modelling error.
 - A step runs the statements in order; the first failing `require` disables the instance, the
   first modelling error (reached with every earlier `require` true) is an error of the instance.
+- Module instances (`use M as NAME(...)`, `use M as NAME[INDEX](...)`, docs/language.md): an
+  instance is one variable whose value is the module's whole state (a record of its variables; an
+  array of instances is an array of them), read as `NAME.x` / `NAME[i].x` like a struct field. An
+  instance's action runs the module's own step on that part of the state (the module is a model of
+  its own here, with its constants); the element of an array is the action's first argument. Its
+  properties hold of every element. The JSON shape names the module's variables `NAME.x` (an
+  array's: one list entry per element). `driving` and `call` are not described here.
 """
 
 from __future__ import annotations
@@ -90,13 +97,42 @@ class ArrayType:
         return domain.index(idx)
 
 
+@dataclass(frozen=True)
+class InstanceType:
+    """The state of one module instance: a record with one field per module variable."""
+
+    name: str
+    model: Any  # Model (the module, its constants bound)
+
+    @property
+    def fields(self) -> tuple[tuple[str, Any], ...]:
+        return tuple(self.model.vars)
+
+    def values(self) -> list[Value]:
+        return self.model.initial_states()  # only initial values are ever enumerated (`any` is the module's)
+
+    def field_index(self, name: str) -> int:
+        return [f for f, _ in self.fields].index(name)
+
+
+@dataclass(frozen=True)
+class Scoped:
+    """A property of a module instance: `expr` of module `model`, in the instance's state (every
+    element's, for an array)."""
+
+    var: str
+    model: Any
+    expr: Any
+    array: bool
+
+
 def contains(t: Any, v: Value) -> bool:
     """Whether value `v` lies in type `t` (ranges checked element by element)."""
     if isinstance(t, IntType):
         return not isinstance(v, bool) and t.lo <= v <= t.hi
     if isinstance(t, ArrayType):
         return all(contains(t.elem, x) for x in v)
-    if isinstance(t, StructType):
+    if isinstance(t, (StructType, InstanceType)):
         return all(contains(ft, x) for (_, ft), x in zip(t.fields, v))
     return True
 
@@ -110,6 +146,7 @@ class Action:
     internal: bool
     fair: bool
     cost: Any = None  # the `cost` expression (AST), None: the step takes 0
+    scope: Any = None  # a module instance's action: (instance variable, module action, is an array)
 
 
 @dataclass
@@ -147,11 +184,17 @@ class Model:
         return [tuple(c) for c in itertools.product(*per_var)]
 
 
-def load(text: str, consts: Mapping[str, int] | None = None) -> Model:
-    """Parse `text` and resolve its declarations into a `Model` (constants overridden by `consts`)."""
+def load(text: str, consts: Mapping[str, int] | None = None, modules: Mapping[str, str] | None = None) -> Model:
+    """Parse `text` and resolve its declarations into a `Model` (constants overridden by `consts`;
+    `modules`: the text of each module an instance names, by its quoted path)."""
     spec = parse_spec(text, "ref.gpspec")
     overrides = dict(consts or {})
     m = Model({}, {}, {}, {}, [], [], [])
+    instance_consts: dict[str, dict[str, int]] = {}  # `--const NAME.C=v` of an instance's constant
+    for k, v in overrides.items():
+        if "." in k:
+            inst, c = k.rsplit(".", 1)
+            instance_consts.setdefault(inst, {})[c] = v
     fair_names: set[str] = set()
     for d in spec.decls:
         if isinstance(d, S.ConstDecl):
@@ -186,9 +229,48 @@ def load(text: str, consts: Mapping[str, int] | None = None) -> Model:
             m.symmetric[d.name] = _type(m, d.range)
         elif isinstance(d, S.LatencyDecl):
             m.latencies.append((d.name, d.p, d.q, None if d.within is None else _const(m, d.within)))
+        elif isinstance(d, S.InstanceDecl):
+            _instance(m, d, dict(modules or {}), instance_consts.get(d.name, {}))
     for a in m.actions:
         a.fair = a.fair or a.name in fair_names
     return m
+
+
+def _instance(m: Model, d: Any, modules: dict[str, str], overrides: dict[str, int]) -> None:
+    """A module instance: one state variable holding the module's state, its actions and properties."""
+    bound = {n: _const(m, e) for n, e, _ in d.bindings}
+    bound.update(overrides)
+    sub = load(modules[d.module], bound, modules)
+    t: Any = InstanceType(d.name, sub)
+    array = d.index is not None
+    if array:
+        t = ArrayType(_type(m, d.index), t)
+    m.vars.append((d.name, t))
+    m.inits.append(_InstanceInit())
+    for en in sub.enums.values():  # the module's enum members are values the using model names too
+        m.enums.setdefault(en.name, en)
+        for member in en.members:
+            m.members.setdefault(member, en.name)
+    for name, c in sub.consts.items():
+        m.consts[f"{d.name}.{name}"] = c
+    element = [(f"{d.name}.self", t.index)] if array else []
+    fair = {a.name for a in sub.actions if a.fair}
+    for a in sub.actions:
+        m.actions.append(Action(f"{d.name}.{a.name}", element + a.params, a.body, a.internal, a.name in fair,
+                                a.cost, scope=(d.name, a, array)))
+    for name, e in sub.invariants:
+        m.invariants.append((f"{d.name}.{name}", Scoped(d.name, sub, e, array)))
+    for name, e in sub.transitions:
+        m.transitions.append((f"{d.name}.{name}", Scoped(d.name, sub, e, array)))
+    for name, e in sub.constraints:
+        m.constraints.append((f"{d.name}.{name}", Scoped(d.name, sub, e, array)))
+    for e in sub.terminals:
+        m.terminals.append(Scoped(d.name, sub, e, array))
+    m.allow_deadlock = m.allow_deadlock or sub.allow_deadlock
+
+
+class _InstanceInit:
+    """The initialiser of an instance variable: the module's initial states."""
 
 
 def _const(m: Model, e: Any) -> int:
@@ -213,6 +295,10 @@ def _type(m: Model, t: Any) -> Any:
 
 def _init_values(m: Model, t: Any, init: Any) -> list[Value]:
     """Every value an initialiser allows for type `t` (`any` allows all of them)."""
+    if isinstance(init, _InstanceInit):
+        if isinstance(t, ArrayType):
+            return [tuple(c) for c in itertools.product(*(t.elem.values() for _ in t.index.values()))]
+        return t.values()
     if isinstance(init, S.AnyInit):
         return t.values()
     if isinstance(init, S.ListInit):
@@ -275,6 +361,12 @@ class Evaluator:
             t = self.type_of(e.base, env)
             return base[t.position(self.eval(e.index, env))]
         if isinstance(e, S.FieldE):
+            try:
+                bt = self.type_of(e.base, env) if _lvalue_shaped(e.base) else None
+            except (KeyError, TypeError):
+                bt = None
+            if isinstance(bt, InstanceType) and e.name in bt.model.consts:
+                return bt.model.consts[e.name]
             base = self.eval(e.base, env)
             return base[self.type_of(e.base, env).field_index(e.name)]
         if isinstance(e, S.Neg):
@@ -335,9 +427,26 @@ class Evaluator:
 
 
 # --------------------------------------------------------------------------- steps
+def _lvalue_shaped(e: Any) -> bool:
+    return isinstance(e, S.Name) or isinstance(e, (S.IndexE, S.FieldE)) and _lvalue_shaped(e.base) \
+        or isinstance(e, S.Prime) and _lvalue_shaped(e.operand)
+
+
 def step(m: Model, action: Action, args: tuple[Value, ...], s: State) -> State | None:
     """The state after `action(args)` from `s`, or None if a `require` fails; raises
     ModellingError on a modelling error reached before any failing `require`."""
+    if action.scope is not None:  # a module instance's action: the module's step on its part
+        var, sub_action, array = action.scope
+        i = m.var_index[var]
+        t = m.vars[i][1]
+        if array:
+            pos = t.position(args[0])
+            part = step(t.elem.model, sub_action, args[1:], s[i][pos])
+            if part is None:
+                return None
+            return s[:i] + (_replace(s[i], [pos], part),) + s[i + 1:]
+        part = step(t.model, sub_action, args, s[i])
+        return None if part is None else s[:i] + (part,) + s[i + 1:]
     state = list(s)
     env = {name: v for (name, _), v in zip(action.params, args)}
     try:
@@ -395,6 +504,11 @@ def _replace(container: Value, positions: list[int], value: Value) -> Value:
 
 def holds(m: Model, e: Any, s: State, nxt: State | None = None) -> bool:
     """Evaluate a predicate (raises ModellingError when it fails to evaluate)."""
+    if isinstance(e, Scoped):
+        i = m.var_index[e.var]
+        parts = list(s[i]) if e.array else [s[i]]
+        nexts = (list(nxt[i]) if e.array else [nxt[i]]) if nxt is not None else [None] * len(parts)
+        return all(holds(e.model, e.expr, p, q) for p, q in zip(parts, nexts))
     return bool(Evaluator(m, s, nxt).eval(e, {}))
 
 
@@ -402,7 +516,16 @@ def holds(m: Model, e: Any, s: State, nxt: State | None = None) -> bool:
 def to_json(m: Model, s: State) -> dict[str, Any]:
     """A state as the README's JSON shape: int-indexed arrays as lists, enum/bool-indexed ones
     as objects keyed by member name / "false" / "true", structs as objects."""
-    return {name: _json_value(t, v) for (name, t), v in zip(m.vars, s)}
+    out: dict[str, Any] = {}
+    for (name, t), v in zip(m.vars, s):
+        inst = t.elem if isinstance(t, ArrayType) and isinstance(t.elem, InstanceType) else t
+        if isinstance(inst, InstanceType):  # the module's variables as NAME.x (an array's: per element)
+            parts = [to_json(inst.model, p) for p in (v if inst is not t else [v])]
+            for k in parts[0] if parts else to_json(inst.model, inst.model.initial_states()[0]):
+                out[f"{name}.{k}"] = [p[k] for p in parts] if inst is not t else parts[0][k]
+        else:
+            out[name] = _json_value(t, v)
+    return out
 
 
 def _json_value(t: Any, v: Value) -> Any:
@@ -419,9 +542,27 @@ def _json_value(t: Any, v: Value) -> Any:
 
 def from_json(m: Model, d: Mapping[str, Any]) -> State:
     """The inverse of `to_json` (raises KeyError / ValueError on a malformed state)."""
-    if set(d) != {name for name, _ in m.vars}:
+    out = []
+    used: set[str] = set()
+    for name, t in m.vars:
+        inst = t.elem if isinstance(t, ArrayType) and isinstance(t.elem, InstanceType) else t
+        if isinstance(inst, InstanceType):
+            keys = [k for k in d if k.startswith(name + ".")]
+            used.update(keys)
+            sub = {k[len(name) + 1:]: d[k] for k in keys}
+            if inst is t:
+                out.append(from_json(inst.model, sub))
+            else:
+                n = len(t.index.values())
+                out.append(tuple(from_json(inst.model, {k: v[j] for k, v in sub.items()}) for j in range(n)))
+        else:
+            if name not in d:
+                raise ValueError(f"state lacks variable {name}")
+            used.add(name)
+            out.append(_from_json_value(t, d[name]))
+    if used != set(d):
         raise ValueError(f"state has variables {sorted(d)}, the model {[n for n, _ in m.vars]}")
-    return tuple(_from_json_value(t, d[name]) for name, t in m.vars)
+    return tuple(out)
 
 
 def _from_json_value(t: Any, v: Any) -> Value:
