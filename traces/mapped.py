@@ -210,6 +210,7 @@ def annotate(report: Any, replayer: Any, info: Any) -> None:
     that made the model event no candidate state could explain."""
     m: Mapping = replayer.mapping
     report.model = f"{report.model} through {m.file}"
+    _timings(report, replayer, info)
     d = report.divergence
     if d is None or not d.line:
         return
@@ -232,3 +233,29 @@ def annotate(report: Any, replayer: Any, info: Any) -> None:
         break
     if hasattr(events, "close"):
         events.close()
+
+
+def _timings(report: Any, replayer: Any, info: Any) -> None:
+    """The mapping's timings measured on the trace, beside the model's bounds
+    (`report.timings`); the first duration outside its bounds, in a trace that otherwise
+    conforms, is the divergence (a conformance violation at its line)."""
+    from gpcheck.traces.replay_report import Divergence
+    from gpcheck.traces.timing import bounds_of, measure, violation_text, violations
+
+    m: Mapping = replayer.mapping
+    report.timings = []
+    if not m.timings:
+        return
+    header, events = replayer.raw_source()
+    series = measure(m, events, header, info.path)
+    first: tuple[int, str, str] | None = None
+    for t in m.timings:
+        s = series[t.name]
+        b = bounds_of(t, replayer.model, m.file)
+        report.timings.append((s, b))
+        for v in violations(s, b):
+            if first is None or v[1] < first[0]:
+                first = (v[1], violation_text(s, b, v), t.action)
+    if first is not None and report.conforms is True:
+        report.conforms = False
+        report.divergence = Divergence(first[0], {"action": first[2], "args": {}}, first[1], (), 0)

@@ -27,7 +27,7 @@ _TOP_KEYS = {"model", "description", "hidden", "max_hidden", "unmatched", "const
 _RULE_KEYS = {"match", "when", "let", "ignore", "action", "args", "observe", "step", "note"}
 _STEP_KEYS = {"action", "args", "observe", "repeat", "var", "note"}
 _TIMING_KEYS = {"name", "action", "event", "when", "value", "from", "from_when", "to", "to_when", "key",
-                "lower", "upper", "unit_ns", "note"}
+                "lower", "upper", "unit_ns", "fit", "note"}
 
 
 class MappingError(GpcheckError):
@@ -106,6 +106,7 @@ class Timing:
     upper: str | None
     unit_ns: int
     where: str
+    fit: str | None = None  # the constant `gpcheck calibrate` fits (default: the one a bound names)
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,7 @@ class _Loader:
         return Timing(d["name"], d["action"], d.get("event"), ex("when"), ex("value"), d.get("from"), ex("from_when"),
                       d.get("to"), ex("to_when"), ex("key"),
                       str(d["lower"]) if "lower" in d else None, str(d["upper"]) if "upper" in d else None,
-                      unit, self.where(*path))
+                      unit, self.where(*path), d.get("fit") if isinstance(d.get("fit"), str) else None)
 
     def load(self) -> Mapping:
         try:
@@ -389,6 +390,8 @@ def check_against(m: Mapping, model: ir.Model) -> None:
     for i, t in enumerate(m.timings):
         if t.action not in actions:
             raise loader.fail(("timing", i, "action"), f"'{t.action}' is not an action of {model.name} ({names})")
+        if t.fit is not None and t.fit not in consts:
+            raise loader.fail(("timing", i, "fit"), f"'{t.fit}' is not a constant of {model.name}")
 
 
 def _check_step(loader: _Loader, path: tuple[Any, ...], s: Step, actions: dict[str, ir.Action], varnames: set[str],

@@ -151,9 +151,18 @@ def _print(args: argparse.Namespace, report: ReplayReport) -> None:
     if args.json:
         import orjson
 
-        write_out(orjson.dumps(report.to_json()))
+        out = report.to_json()
+        if hasattr(report, "timings"):
+            from gpcheck.traces.timing import series_json
+
+            out["timings"] = [series_json(s, b) for s, b in report.timings]
+        write_out(orjson.dumps(out))
     else:
         text = render_text(report)
+        if getattr(report, "timings", None):
+            from gpcheck.traces.timing import series_text
+
+            text += "\n" + "\n".join(series_text(s, b) for s, b in report.timings)
         for r in report.results:
             if r.counterexample is not None:
                 from gpcheck.checker.report import counterexample_lines
