@@ -206,3 +206,57 @@ def test_without_map_replay_is_unchanged(capsys: pytest.CaptureFixture[str]) -> 
     rc = main(["replay", str(REAL / "priority_equal.jsonl.gz"), "--model", "nvidia_streams", "--json", "--no-progress"])
     out = json.loads(capsys.readouterr().out)
     assert "timings" not in out and out["results"] and "through" not in json.dumps(out)
+
+
+# ------------------------------------------------------------------ xsched: traces generated from the model
+
+def _xsched_recording(seed: int) -> list[str]:
+    """A behaviour of xsched written in the vocabulary xsched.map.toml reads: launch/start/end
+    of BE kernels be:kK on stream 0 and the RT request's host events."""
+    import random
+
+    from gpcheck.gpmodel import compile_model
+    from gpcheck.gpmodel.simulate import simulate
+
+    cm = compile_model(load_spec(str(MODELS / "xsched.gpspec")))
+    header = {"gpcheck_trace": 1, "model": None, "constants": {},
+              "source": {"format": "test", "params": {"n": 3, "threshold": 2}}}
+    out = [json.dumps(header)]
+    prev = None
+    for i, (iid, st) in enumerate(simulate(cm, 200, random.Random(seed))):
+        d = cm.layout.decode(st)
+        if iid is not None:
+            name = cm.instances[iid].action.name
+            ev: dict | None = None
+            if name == "launch":
+                ev = {"action": "launch", "args": {"stream": 0}, "meta": {"kernel": f"be:k{prev['xq']}"}}
+            elif name == "block_start" and prev["blk"] == 0 and not prev["live"]:
+                ev = {"action": "start", "args": {"stream": 0}, "meta": {"kernel": f"be:k{d['head']}"}}
+            elif name == "block_end" and d["head"] == prev["head"] + 1:
+                ev = {"action": "end", "args": {"stream": 0}, "meta": {"kernel": f"be:k{prev['head']}"}}
+            elif name in ("rt_arrive", "rt_start", "rt_done"):
+                ev = {"action": name, "args": {}}
+            if ev is not None:
+                ev["t"] = 1000 * i
+                out.append(json.dumps(ev))
+        prev = d
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_xsched_behaviours_conform_through_the_mapping(seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _xsched_recording(seed)
+    assert sum('"launch"' in x for x in lines) >= 3
+    rc, out = _replay(capsys, _write(tmp_path, "x.jsonl", lines), "xsched")
+    assert out["verdict"] == "conforms", out.get("divergence")
+
+
+def test_xsched_with_a_launch_lost_diverges_at_the_next_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _xsched_recording(1)
+    # k1's launch lost. (k0's first launch, undone by the RT request's abort before any block of
+    # it ran, is not missed: a start observes only which kernel is the head.)
+    lost = next(i for i, x in enumerate(lines) if '"action": "launch"' in x and '"be:k1"' in x)
+    kept = lines[:lost] + lines[lost + 1:]
+    nxt = next(i for i, x in enumerate(kept) if i >= lost and '"action": "launch"' in x) + 1
+    rc, out = _replay(capsys, _write(tmp_path, "x.jsonl", kept), "xsched")
+    assert rc == 1 and out["verdict"] == "diverges" and out["divergence"]["line"] <= nxt
