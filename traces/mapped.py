@@ -142,6 +142,10 @@ def mapped_source(source: EventSource, m: Mapping, trace: str) -> EventSource:
     return open_
 
 
+_BRIEF = ("kernel", "corr", "pid", "block", "work", "killed", "exited", "length_ns", "temp", "kernel_offset",
+          "kernel_offset_after", "node", "trigger", "smi_line")
+
+
 def describe_recorded(ev: TMapping[str, Any]) -> str:
     """`end(stream=0, priority=0) [kernel be:k4, work 264]`: a recorded event in one line."""
     args = ev.get("args") or {}
@@ -149,6 +153,8 @@ def describe_recorded(ev: TMapping[str, Any]) -> str:
     if args:
         s += "(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")"
     meta = ev.get("meta") or {}
+    brief = {k: v for k, v in meta.items() if k in _BRIEF}
+    meta = brief or meta
     if meta:
         s += " [" + ", ".join(f"{k} {v}" for k, v in meta.items()) + "]"
     if ev.get("t") is not None:

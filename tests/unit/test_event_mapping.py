@@ -260,3 +260,35 @@ def test_xsched_with_a_launch_lost_diverges_at_the_next_launch(tmp_path: Path, c
     nxt = next(i for i, x in enumerate(kept) if i >= lost and '"action": "launch"' in x) + 1
     rc, out = _replay(capsys, _write(tmp_path, "x.jsonl", kept), "xsched")
     assert rc == 1 and out["verdict"] == "diverges" and out["divergence"]["line"] <= nxt
+
+
+def test_rules_translate_events_in_order_with_repeat_templates_and_first_seen() -> None:
+    from gpcheck.traces.format import Event, TraceHeader
+    from gpcheck.traces.mapped import mapped_source
+    from gpcheck.traces.replay import memory_source
+
+    m = parse_mapping(
+        'model = "m"\nunmatched = "ignore"\n'
+        '[[event]]\nmatch = "start"\nlet = { p = "first_seen(meta.pid)" }\n'
+        '[[event.step]]\naction = "go"\nrepeat = "meta.grid"\nvar = "b"\nargs = { i = "b" }\n'
+        'observe = { "slot.{b}" = "p + 1" }\n'
+        '[[event]]\nmatch = "gap"\nobserve = { "cur.{first_seen(meta.pid)}" = "index(meta.kernel)" }\n'
+        '[[event]]\nmatch = "skip"\nignore = true\n', "t.map.toml")
+    evs = [Event("start", {}, None, 1, {"pid": 70, "grid": 2}), Event("skip", {}), Event("other", {}),
+           Event("start", {}, None, 2, {"pid": 9, "grid": 1}), Event("gap", {}, None, 3, {"pid": 70, "kernel": "A:k12"})]
+    _, out = mapped_source(memory_source(TraceHeader(), evs), m, "t")()
+    got = [(e.action, e.args, e.state, e.line) for e in out]
+    assert got == [("go", {"i": 0}, {"slot.0": 1}, 2), ("go", {"i": 1}, {"slot.1": 1}, 2),
+                   ("go", {"i": 0}, {"slot.0": 2}, 5), ("mapping_observation", {}, {"cur.0": 12}, 6)]
+
+
+def test_a_field_the_event_lacks_is_an_error_at_its_line() -> None:
+    from gpcheck.spec.errors import TraceError
+    from gpcheck.traces.format import Event, TraceHeader
+    from gpcheck.traces.mapped import mapped_source
+    from gpcheck.traces.replay import memory_source
+
+    m = parse_mapping('model = "m"\n[[event]]\nmatch = "start"\naction = "go"\nargs = { i = "meta.block + 1" }\n', "t.map.toml")
+    _, out = mapped_source(memory_source(TraceHeader(), [Event("start", {}, None, 1, {})]), m, "tr")()
+    with pytest.raises(TraceError, match=r"tr:2: event 'start': mapping rule t.map.toml:2:1: meta.block: the event has no such field"):
+        list(out)
