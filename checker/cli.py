@@ -33,6 +33,7 @@ COMMANDS = (
     "gpcheck.checker.commands.docs",
     "gpcheck.checker.commands.lsp",
     "gpcheck.checker.commands.completion",
+    "gpcheck.checker.commands.calibrate",
 )
 
 # the subcommand names each module registers (aliases included): a command line that names one
@@ -45,6 +46,7 @@ COMMAND_NAMES = {
     "verify-claims": "gpcheck.checker.commands.claims", "claims": "gpcheck.checker.commands.claims",
     "sweep": "gpcheck.checker.commands.sweep", "docs": "gpcheck.checker.commands.docs",
     "lsp": "gpcheck.checker.commands.lsp", "completion": "gpcheck.checker.commands.completion",
+    "calibrate": "gpcheck.checker.commands.calibrate",
 }
 
 EXIT_OK, EXIT_VIOLATED, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3

@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="input format (default: detected from the content)")
     p.add_argument("--out", required=True, metavar="TRACE",
                    help="output trace (.jsonl, or .jsonl.gz to compress)")
+    p.add_argument("--kfd-smi", metavar="FILE", default=None,
+                   help="AMD: KFD SMI event lines of the same run (queue eviction/restore), merged in time "
+                        "order as queue_evict / queue_restore events (docs/event-mapping.md)")
     p.add_argument("--stream-priority", action="append", default=[], metavar="STREAM=PRIORITY",
                    help="CUDA priority (0 least urgent .. -5 greatest on Hopper) of a stream whose source does "
                         "not record priorities (Kineto, Chrome, rocprof). STREAM is the source's stream id, as "
@@ -84,9 +87,20 @@ def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], events:
 
 def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
-    OutputPlan().read("input", args.file).claim("--out", args.out)
+    plan = OutputPlan().read("input", args.file)
+    if getattr(args, "kfd_smi", None):
+        plan = plan.read("--kfd-smi", args.kfd_smi)
+    plan.claim("--out", args.out)
     fmt = detect_format(args.file) if args.format == "auto" else args.format
     header, events = import_trace(args.file, fmt, _priorities(args.stream_priority))
+    if getattr(args, "kfd_smi", None):
+        from gpcheck.traces.importers.kfd_smi import merge, read_smi
+
+        smi = read_smi(args.kfd_smi)
+        events = merge(events, smi.events)
+        src = header.extra.get("source")
+        if isinstance(src, dict):
+            src["kfd_smi"] = {"file": args.kfd_smi, "queue_events": len(smi.events), "other_events_skipped": smi.skipped}
     with TraceWriter(args.out, header) as w:
         for ev in events:
             w.write_event(ev)

@@ -30,6 +30,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--model", metavar="SPEC", default=None,
                    help="the .gpspec file or bundled model (default: the bundled model the trace names)")
     add_const_flag(p)
+    p.add_argument("--map", metavar="FILE", nargs="?", const="", default=None,
+                   help="replay through an event mapping (docs/event-mapping.md): the recorded events "
+                        "become steps of the model as FILE says; --map alone uses MODEL.map.toml beside "
+                        "the model's spec")
     p.add_argument("--max-hidden", type=non_negative, default=None, metavar="K",
                    help=f"at most K internal steps before each event, searched exhaustively (default: "
                         f"any number, searched lazily; 0 when the trace logs internal actions; "
@@ -74,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     with budget.cooperative():
         try:
             report = replayer.replay(source, args.trace)
+            if getattr(replayer, "mapping", None) is not None:
+                from gpcheck.traces.mapped import annotate
+
+                annotate(report, replayer, info)
         finally:
             if progress is not None:
                 progress.close()
@@ -96,6 +104,10 @@ def trace_outcome(args: argparse.Namespace, trace: str) -> tuple[dict[str, Any],
     replayer, source, _, warnings = _prepare(args, info, None)
     with budget.cooperative():
         report = replayer.replay(source, trace)
+        if getattr(replayer, "mapping", None) is not None:
+            from gpcheck.traces.mapped import annotate
+
+            annotate(report, replayer, info)
     report.warnings = warnings + report.warnings
     return report.to_json(), report.exit_code
 
@@ -104,6 +116,12 @@ def _prepare(args: argparse.Namespace, info: TraceInfo,
              progress: Callable[[int, int, int], None] | None) -> tuple[Replayer, EventSource, ir.Model, list[str]]:
     """The model instance (--model, --const or the trace's header), compiled, the trace opened
     against it, and the replayer with every replay flag: what a single run and a corpus row share."""
+    if getattr(args, "map", None) is not None:
+        from gpcheck.traces.mapped import prepare_mapped
+
+        return prepare_mapped(info, args.model, args.map, consts_of(args),
+                              ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
+                                            engine=args.engine, progress=progress))
     model, warnings = model_for(info, args.model, consts_of(args))
     cm = compile_model(model)
     source = open_source(info, model)
@@ -133,9 +151,18 @@ def _print(args: argparse.Namespace, report: ReplayReport) -> None:
     if args.json:
         import orjson
 
-        write_out(orjson.dumps(report.to_json()))
+        out = report.to_json()
+        if hasattr(report, "timings"):
+            from gpcheck.traces.timing import series_json
+
+            out["timings"] = [series_json(s, b) for s, b in report.timings]
+        write_out(orjson.dumps(out))
     else:
         text = render_text(report)
+        if getattr(report, "timings", None):
+            from gpcheck.traces.timing import series_text
+
+            text += "\n" + "\n".join(series_text(s, b) for s, b in report.timings)
         for r in report.results:
             if r.counterexample is not None:
                 from gpcheck.checker.report import counterexample_lines
