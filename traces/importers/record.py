@@ -8,7 +8,10 @@ report). Extra per-launch meta: `kernel` (the logical kernel: the same for a rel
 (blocks that completed their work in this launch), `exited`, `killed`, `sm_changed` (blocks whose
 `%smid` differs at exit), `max_gap_ns`. Host-side scheduler steps of the rewind emulation
 (`preempt`, `resume`, ...) become events of those names; in-kernel timer gaps of the time-slice
-recording become `gap` events. The recording's execution counters and parameters are kept in the
+recording become `gap` events; the logical blocks of the block-level preemption recordings
+(`lblocks`: one row per logical block a persistent block claimed and ran) become `lblock` events at
+their start, with the kernel, claim index, persistent block, SM, end time and `stale` (its
+predecessor kernel had not finished when it was claimed) in meta. The recording's execution counters and parameters are kept in the
 header (`source.counters`, `source.params`), so a check can be compared with what the device
 itself counted.
 """
@@ -115,6 +118,16 @@ def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
             extras.append(Extra(base + g[gi["t"]], "gap", {},
                                 {"corr": g[gi["launch"]] + 1, "pid": pid, "block": g[gi["block"]],
                                  "length_ns": g[gi["length_ns"]]}, f"{where}.gaps.rows[{n}]"))
+    lbl = rec.get("lblocks")
+    if lbl:
+        li, lrows = _table(lbl, f"{where}.lblocks", ("launch", "kernel", "lblock", "block", "sm", "t_start", "t_end",
+                                                    "stale"))
+        for n, r in enumerate(lrows):
+            extras.append(Extra(base + r[li["t_start"]], "lblock", {},
+                                {"corr": r[li["launch"]] + 1, "pid": pid, "kernel": r[li["kernel"]],
+                                 "lblock": r[li["lblock"]], "block": r[li["block"]], "sm": r[li["sm"]],
+                                 "t_end": base + r[li["t_end"]], "stale": bool(r[li["stale"]])},
+                                f"{where}.lblocks.rows[{n}]"))
     return kernels, extras
 
 
