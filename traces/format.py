@@ -423,10 +423,9 @@ class TraceWriter:
         """Append `count` events already encoded as this writer would encode them (one compact
         JSON object per line, each ending in a newline): for importers that build the bytes of
         millions of events from pre-encoded pieces (importers/kineto_stream.py)."""
-        self._buf.append(lines)
+        self._flush()
+        self._f.write(lines)
         self.count += count
-        if len(self._buf) >= 4096:
-            self._flush()
 
     def close(self) -> None:
         """Finish the file and move it into place."""

@@ -34,7 +34,7 @@ import orjson
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.importers.jsonload import GZIP_MAGIC
 
-CHUNK = 1 << 22
+CHUNK = 1 << 16  # small buffers keep orjson's work in the CPU caches (1.2 s vs 2.0 s at 4 MiB, 130 MB)
 _WS = re.compile(rb"[ \t\r\n]*")
 _SEP = re.compile(rb"[ \t\r\n]*(,)?[ \t\r\n]*")
 _CAND = re.compile(rb"\}[ \t\r\n]*[,\]]")

@@ -154,6 +154,7 @@ def _read(path: str, include_copies: bool, detect: bool) -> tuple[_Columns, Trac
     open_: dict[tuple[Any, Any], list[tuple[int, dict[str, Any], int]]] = {}
     s = TraceEventStream(path)
     slice_ = cols.slice
+    wanted = LAUNCH_CATS + cols.cats  # a tuple: `in` compares, so an unhashable cat is no error
     try:
         for i0, batch in s.batches():
             if i0 < 20000 and not cols.kernel_like:
@@ -174,8 +175,9 @@ def _read(path: str, include_copies: bool, detect: bool) -> tuple[_Columns, Trac
                         raise Fallback("an X slice without ts or dur")
                     v, d = e["ts"], e["dur"]
                     if type(v) is float and type(d) is float and -LIM < v < LIM and -LIM < d < LIM:
-                        ts = round(v * 1000)  # us_to_ns's common case, inline
-                        slice_(i0 + k, e, ts, ts + round(d * 1000))
+                        if e.get("cat") in wanted:  # other slices: their times are valid, and unused
+                            ts = round(v * 1000)  # us_to_ns's common case, inline
+                            slice_(i0 + k, e, ts, ts + round(d * 1000))
                     else:
                         ts = _us(v)
                         slice_(i0 + k, e, ts, ts + _us(d))
@@ -225,7 +227,7 @@ def _launches(cols: _Columns, corr: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     its correlation id (-1: none), and that call's start."""
     lc, lj = _np(cols.l_corr), _np(cols.l_j)
     if not len(lc) or not len(corr):
-        return np.full(len(corr), -1, dtype=np.int64), np.zeros(len(corr), dtype=np.int64)
+        return np.full(len(corr), -1, dtype=np.int32), np.zeros(len(corr), dtype=np.int64)
     order = np.lexsort((lj, lc))
     lc_s = lc[order]
     first = np.ones(len(lc_s), dtype=bool)
@@ -236,7 +238,7 @@ def _launches(cols: _Columns, corr: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     pos = np.minimum(np.searchsorted(keys, corr), len(keys) - 1)
     hit = keys[pos] == corr
     at = pick[pos]
-    lid = np.where(hit, _np(cols.l_id)[at], -1).astype(np.int64)
+    lid = np.where(hit, _np(cols.l_id)[at], -1).astype(np.int32)
     lstart = np.where(hit, _np(cols.l_start)[at], 0)
     cols.l_corr = cols.l_j = cols.l_start = array("q")  # free them
     cols.l_id = array("i")
@@ -295,7 +297,8 @@ def _write(path: str, out: str, cols: _Columns, top: dict[str, Any], base: int, 
     has_prio = cuda_p != NONE
     if (has_prio & (np.abs(np.where(has_prio, cuda_p, 0)) > 1 << 32)).any():
         raise Fallback("a priority out of range")
-    start = start + base  # absolute ns from here on
+    start += base  # absolute ns from here on (in place: the column is ours)
+    end[has_end] += base
     t_launch = np.where(matched, lstart + base, queued)  # queued: absolute already (NONE: none)
     del lstart
     has_launch = t_launch != NONE
@@ -307,8 +310,8 @@ def _write(path: str, out: str, cols: _Columns, top: dict[str, Any], base: int, 
         triple_of[u] = (str(vals[row[2]]), str(vals[row[3]]), str(vals[row[1]]))
     skeys = sorted(set(triple_of.values()))
     sindex = {k: i for i, k in enumerate(skeys)}
-    stream_of_static = np.array([sindex[triple_of[u]] for u in range(len(cols.static_rows))] or [0], dtype=np.int64)
-    sidx = stream_of_static[sid] if n else np.zeros(0, dtype=np.int64)
+    stream_of_static = np.array([sindex[triple_of[u]] for u in range(len(cols.static_rows))] or [0], dtype=np.int32)
+    sidx = stream_of_static[sid] if n else np.zeros(0, dtype=np.int32)
     n_streams = len(skeys)
     first_of = np.full(n_streams, -1, dtype=np.int64)
     seen = np.unique(sidx, return_index=True)
@@ -341,28 +344,23 @@ def _write(path: str, out: str, cols: _Columns, top: dict[str, Any], base: int, 
         streams.append(row)
 
     # kernel order: (start, end or start, stream, corr), stable in trace order
-    korder = np.lexsort((corr, sidx, np.where(has_end, end + base, start), start))
-    pos = np.empty(n, dtype=np.int64)
-    pos[korder] = np.arange(n)
-    del korder
-    # events sorted by (t, rank, seq), seq = 3 * position + 0 launch / 1 start / 2 end: one key
-    # (t) and a unique tie-break (rank * span + seq)
-    ends = np.nonzero(has_end)[0]
-    t_end = end[ends] + base
-    span = 3 * n + 3
-    ev_t = np.concatenate([t_launch, start, t_end])
-    del t_launch
-    tie = np.concatenate([span + 3 * pos, 2 * span + 3 * pos + 1,
-                          np.where(t_end > start[ends], 0, 3 * span) + 3 * pos[ends] + 2])
-    del pos, t_end
-    eorder = np.lexsort((tie, ev_t))
-    del tie
-    ev_t = ev_t[eorder]
-    ev_k = np.concatenate([np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int32),
-                           ends.astype(np.int32)])[eorder]
-    ev_a = np.concatenate([np.zeros(n, dtype=np.int8), np.ones(n, dtype=np.int8),
-                           np.full(len(ends), 2, dtype=np.int8)])[eorder]
-    del eorder, ends
+    korder = np.lexsort((corr, sidx, np.where(has_end, end, start), start)).astype(np.int32)
+    # events in (t, rank, seq) order, seq = 3 * position + 0 launch / 1 start / 2 end: laid out in
+    # (rank, seq) order (ends that take time, launches, starts, instant ends; each in kernel order),
+    # then sorted by t alone, stably
+    ke = korder[has_end[korder]]
+    took = end[ke] > start[ke]
+    e0, e3 = ke[took], ke[~took]
+    del ke, took
+    ev_k = np.concatenate([e0, korder, korder, e3])
+    ev_a = np.concatenate([np.full(len(e0), 2, dtype=np.int8), np.zeros(n, dtype=np.int8), np.ones(n, dtype=np.int8),
+                           np.full(len(e3), 2, dtype=np.int8)])
+    ev_t = np.concatenate([end[e0], t_launch[korder], start[korder], end[e3]])
+    del korder, e0, e3
+    order = np.argsort(ev_t, kind="stable")
+    del ev_t
+    ev_k, ev_a = ev_k[order], ev_a[order]
+    del order
     q_max, slots = _depths(ev_a, sidx[ev_k])
     constants = {"S": max(n_streams, 1), "P": n_levels, "Q": max(q_max, 1), "SLOTS": max(slots, 1)}
 
@@ -370,11 +368,13 @@ def _write(path: str, out: str, cols: _Columns, top: dict[str, Any], base: int, 
     # kernel:PATTERN and the import's warning)
     names: dict[int, Counter[str]] = {}
     st = ev_k[ev_a == 1]
-    pairs = np.stack([sidx[st], static[sid[st], 0]], axis=1) if len(st) else np.zeros((0, 2), dtype=np.int64)
-    up, first_at, counts = np.unique(pairs, axis=0, return_index=True, return_counts=True)
+    width = int(static[:, 0].max()) + 1 if len(static) else 1
+    pair = sidx[st].astype(np.int64) * width + static[sid[st], 0]
+    up, first_at, counts = np.unique(pair, return_index=True, return_counts=True)
     for i in np.argsort(first_at, kind="stable").tolist():
-        names.setdefault(int(up[i][0]), Counter())[vals[up[i][1]]] = int(counts[i])
-    del st, pairs, up, first_at, counts
+        s_, nm = divmod(int(up[i]), width)
+        names.setdefault(s_, Counter())[vals[nm]] = int(counts[i])
+    del st, pair, up, first_at, counts
 
     device = top.get("deviceProperties")
     src = {"format": "kineto", "file": os.path.basename(path), "bytes": os.path.getsize(path), "sha256": sha,
@@ -395,7 +395,7 @@ def _write(path: str, out: str, cols: _Columns, top: dict[str, Any], base: int, 
     args_json = [orjson.dumps({"stream": s, "priority": levels[s]} if levels.get(s) is not None else {"stream": s})
                  for s in range(n_streams)]
     with TraceWriter(out, header) as w:
-        _events(w, _fragments(cols, vals), cols.launch_rows, ev_k, ev_a, ev_t,
+        _events(w, _fragments(cols, vals), cols.launch_rows, ev_k, ev_a, (t_launch, start, end),
                 (corr, lid, sid, j, cuda_p, queued, sidx), args_json)
         count = w.count
     return {"header": header, "events": count, "kernels": n, "names": names}
@@ -427,18 +427,19 @@ _FROM = (b',"launch_from":"api"}}\n', b',"launch_from":"queued"}}\n', b',"launch
 
 
 def _events(w: TraceWriter, frags: list[tuple[bytes, bytes]], launch_rows: list[tuple[str, Any]],
-            ev_k: np.ndarray, ev_a: np.ndarray, ev_t: np.ndarray, columns: tuple[np.ndarray, ...],
-            args_json: list[bytes]) -> None:
+            ev_k: np.ndarray, ev_a: np.ndarray, times: tuple[np.ndarray, np.ndarray, np.ndarray],
+            columns: tuple[np.ndarray, ...], args_json: list[bytes]) -> None:
     """Write the events in order, a block at a time, each line joined from pre-encoded pieces (the
     bytes orjson writes for the event object build_trace makes: compact, keys in its order)."""
     pid_api = [((b',"pid":' + orjson.dumps(pid)) if isinstance(pid, int) else b"", b',"api":' + orjson.dumps(name))
                for name, pid in launch_rows]
-    block_size = 1 << 14
+    block_size = 1 << 12  # events per write: about 2 MB of output
     for b0 in range(0, len(ev_k), block_size):
         ks = ev_k[b0:b0 + block_size]
         corr, lid, sid, j, cuda_p, queued, sidx = (c[ks].tolist() for c in columns)
-        acts = ev_a[b0:b0 + block_size].tolist()
-        times = ev_t[b0:b0 + block_size].tolist()
+        ab = ev_a[b0:b0 + block_size]
+        acts = ab.tolist()
+        t_block = np.where(ab == 0, times[0][ks], np.where(ab == 1, times[1][ks], times[2][ks])).tolist()
         lines = []
         for x in range(len(ks)):
             a, li = acts[x], lid[x]
@@ -446,7 +447,7 @@ def _events(w: TraceWriter, frags: list[tuple[bytes, bytes]], launch_rows: list[
             pid, api = pid_api[li] if li >= 0 else (b"", b"")
             p = cuda_p[x]
             lines.append(b"".join((
-                _ACTION[a], args_json[sidx[x]], b',"t":', str(times[x]).encode(), b',"meta":{"corr":',
+                _ACTION[a], args_json[sidx[x]], b',"t":', str(t_block[x]).encode(), b',"meta":{"corr":',
                 str(corr[x]).encode(), pid, mid, b',"event_index":', str(j[x]).encode(),
                 b"" if p == NONE else b',"cuda_priority":' + str(p).encode(), api, kind,
                 _FROM[3] if a else _FROM[0 if li >= 0 else 1 if queued[x] != NONE else 2])))
