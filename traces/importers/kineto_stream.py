@@ -361,7 +361,7 @@ def _write(path: str, out: str, cols: _Columns, top: dict[str, Any], base: int, 
     del ev_t
     ev_k, ev_a = ev_k[order], ev_a[order]
     del order
-    q_max, slots = _depths(ev_a, sidx[ev_k])
+    q_max, slots = _depths(ev_a, ev_k, sidx, n_streams)
     constants = {"S": max(n_streams, 1), "P": n_levels, "Q": max(q_max, 1), "SLOTS": max(slots, 1)}
 
     # kernel names per stream, in the order their first start event appears (--stream-priority
@@ -454,20 +454,29 @@ def _events(w: TraceWriter, frags: list[tuple[bytes, bytes]], launch_rows: list[
         w.write_encoded(b"".join(lines), len(lines))
 
 
-def _depths(action: np.ndarray, stream: np.ndarray) -> tuple[int, int]:
-    """common._depths over event columns: most kernels queued in one stream, most running at once."""
+def _depths(action: np.ndarray, ev_k: np.ndarray, sidx: np.ndarray, n_streams: int) -> tuple[int, int]:
+    """common._depths over the event columns (action 0 launch, 1 start, 2 end; kernel of each
+    event; stream of each kernel): most kernels queued in one stream, most running at once.
+    Small dtypes and one stream at a time: no temporary wider than the events."""
     if not len(action):
         return 0, 0
-    run = np.cumsum(np.where(action == 1, 1, np.where(action == 2, -1, 0)))
-    slots = max(int(run.max()), 0)
-    mask = action != 2
-    a, s = action[mask], stream[mask]
-    order = np.argsort(s, kind="stable")
-    d = np.where(a[order] == 0, 1, -1)
-    cs = np.cumsum(d)
-    s_sorted = s[order]
+    delta = (action == 1).astype(np.int8)
+    delta -= (action == 2).astype(np.int8)
+    slots = max(int(np.cumsum(delta, dtype=np.int32).max()), 0)
+    delta = (action == 0).astype(np.int8)
+    delta -= (action == 1).astype(np.int8)  # +1 launch, -1 start, 0 end
+    q_max = 0
+    if n_streams == 1:
+        return max(int(np.cumsum(delta, dtype=np.int32).max()), 0), slots
+    ev_s = sidx[ev_k]
+    if n_streams <= 64:
+        for s in range(n_streams):
+            q_max = max(q_max, int(np.cumsum(delta[ev_s == s], dtype=np.int32).max(initial=0)))
+        return q_max, slots
+    order = np.argsort(ev_s, kind="stable")
+    d, s_sorted = delta[order], ev_s[order]
+    del order, ev_s
+    cs = np.cumsum(d, dtype=np.int32)
     starts = np.nonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])[0]
-    offset = np.repeat(np.r_[0, cs[starts[1:] - 1]] if len(starts) > 1 else np.zeros(1, dtype=np.int64),
-                       np.diff(np.r_[starts, len(cs)]))
-    q = cs - offset
-    return max(int(q.max()), 0), slots
+    offset = np.repeat(np.r_[0, cs[starts[1:] - 1]], np.diff(np.r_[starts, len(cs)]))
+    return max(int((cs - offset).max()), 0), slots
