@@ -122,6 +122,8 @@ class TraceEventStream:
                 cut = end >= len(text)  # a number may go on past the window
             except json.JSONDecodeError:
                 cut, end = True, -1
+            except RecursionError:  # nested deeper than the stdlib decoder goes: load_json says so
+                raise NotStreamable("JSON nested too deeply") from None
             if cut and (len(piece) == window or self._more()):
                 window *= 2
                 continue
