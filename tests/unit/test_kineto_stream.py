@@ -66,9 +66,7 @@ def same_as_whole_document(tmp_path, src: str, prios: dict[str, int] | None = No
     return data
 
 
-@pytest.mark.parametrize("name,prios", [("kineto_priority", None), ("kineto_priority", {"14": -5}),
-                                        ("kineto_train_infer_equal", {"14": 0}),
-                                        ("kineto_train_infer_priority", {"kernel:*softmax*": -5})])
+@pytest.mark.parametrize("name,prios", [("kineto_priority", None), ("kineto_priority", {"14": -5})])
 def test_committed_kineto_traces_import_to_the_same_bytes(tmp_path, capsys, name, prios):
     src = os.path.join(RAW, f"{name}.json.gz")
     same_as_whole_document(tmp_path, src, prios)
@@ -88,10 +86,19 @@ def test_committed_kineto_traces_import_to_the_same_bytes(tmp_path, capsys, name
     assert (rc, out, err) == (rc2, out2, err2)
 
 
+@pytest.mark.parametrize("name,prios", [
+    ("kineto_train_infer_priority", {"kernel:*softmax*": -5}),
+    pytest.param("kineto_train_infer_equal", {"14": 0}, marks=pytest.mark.long),
+    pytest.param("kineto_train_infer_priority", None, marks=pytest.mark.long)])
+def test_committed_training_traces_import_to_the_same_bytes(tmp_path, name, prios):
+    data = same_as_whole_document(tmp_path, os.path.join(RAW, f"{name}.json.gz"), prios)
+    assert data.count(b'"action":"start"') > 6000
+
+
 def test_synthetic_trace_with_gzip_and_both_formats(tmp_path):
     p = tmp_path / "t.json"
     with open(p, "w") as f:
-        kineto_synth.write(f, 3000, seed=5)
+        kineto_synth.write(f, 1500, seed=5)
     same_as_whole_document(tmp_path, str(p))
     same_as_whole_document(tmp_path, str(p), fmt="kineto")
     gz = tmp_path / "t.json.gz"
@@ -217,20 +224,22 @@ def peak(fn, *args) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.long  # about 10 s alone, a minute on a busy machine; the same code runs in every test above
 def test_memory_does_not_hold_the_trace(tmp_path):
-    """tracemalloc's peak of the streamed import hardly grows with the trace (a few integers per
-    kernel), and is a small fraction of the whole-document path's (the benchmark measures peak RSS
-    at 10^5 and 10^6 kernels)."""
-    peaks = {}
-    for n in (1500, 6000):
-        p = str(tmp_path / f"t{n}.json")
-        with open(p, "w") as f:
+    """tracemalloc's peak of the streamed import grows by a few hundred bytes per kernel (its sort
+    keys; both sizes fill the output buffer), and is a small fraction of the whole-document path's
+    (the benchmark measures peak RSS at 10^5 and 10^6 kernels)."""
+    peaks, src = {}, {}
+    for n in (4000, 8000):
+        src[n] = str(tmp_path / f"t{n}.json")
+        with open(src[n], "w") as f:
             kineto_synth.write(f, n)
-        peaks[n] = peak(import_kineto_to, p, str(tmp_path / "new.jsonl"))
-    old = peak(whole_document, p, str(tmp_path / "old.jsonl"))
+        peaks[n] = peak(import_kineto_to, src[n], str(tmp_path / "new.jsonl"))
+    assert peaks[8000] < peaks[4000] + 4000 * 300, peaks
+    import_kineto_to(src[4000], str(tmp_path / "new.jsonl"))
+    old = peak(whole_document, src[4000], str(tmp_path / "old.jsonl"))
     assert open(tmp_path / "new.jsonl", "rb").read() == open(tmp_path / "old.jsonl", "rb").read()
-    assert peaks[6000] < peaks[1500] + 4500 * 200, peaks  # at most 200 bytes per kernel more
-    assert peaks[6000] * 5 < old, (peaks, old)
+    assert peaks[4000] * 4 < old, (peaks, old)
 
 
 def test_synthetic_generator_is_valid_kineto(tmp_path):
@@ -240,3 +249,32 @@ def test_synthetic_generator_is_valid_kineto(tmp_path):
     assert sum(1 for e in doc["traceEvents"] if e.get("cat") == "kernel") == 50
     p = write(tmp_path, None, raw=buf.getvalue().encode())
     assert detect_format(p) == "kineto" and load_json(p) == doc
+
+
+def k(corr, ts, dur=1.0, stream=7, **args):
+    return {"ph": "X", "cat": "kernel", "name": f"k{corr % 3}", "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+            "args": {"stream": stream, "correlation": corr, **args}}
+
+
+EDGE = {
+    "empty": [],
+    "no_kernels": [launch(3, 1.0)],
+    "integer_and_string_times": [k(1, 5, 2), k(2, "6.5", 2)],
+    "many_streams": [k(i, float(i), 3.0, stream=i % 100) for i in range(1000)],
+    "zero_durations": [k(1, 5.0, 0.0), launch(1, 5.0, name="cuLaunchKernel")],
+    "two_priorities_in_a_stream": [k(1, 5.0, priority=0), k(2, 6.0, priority=-3)],
+    "end_before_start": [k(1, 5.0, -2.0)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDGE))
+def test_edge_cases_same_bytes_or_same_error(tmp_path, case):
+    p = write(tmp_path, {"schemaVersion": 1, "traceEvents": EDGE[case]})
+    try:
+        whole_document(p, str(tmp_path / "old.jsonl"))
+    except TraceError:
+        with pytest.raises(Fallback):  # the command then reports the whole-document path's error
+            import_kineto_to(p, str(tmp_path / "new.jsonl"), detect=True)
+        return
+    import_kineto_to(p, str(tmp_path / "new.jsonl"), detect=True)
+    assert open(tmp_path / "new.jsonl", "rb").read() == open(tmp_path / "old.jsonl", "rb").read()
