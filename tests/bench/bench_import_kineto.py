@@ -28,6 +28,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 ROOT = str(HERE.parents[2])
 
+# The child's own peak: VmHWM (per address space, so not the parent's size at fork, which
+# ru_maxrss inherits across exec on Linux), else ru_maxrss.
+PEAK = """
+import atexit, resource, sys
+def _peak():
+    try:
+        kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    sys.stderr.write("MAXRSS %d\\n" % kb)
+atexit.register(_peak)
+"""
 OLD = """
 import sys
 from gpcheck.traces.format import TraceWriter
@@ -47,8 +59,7 @@ sys.exit(main(["import", sys.argv[1], "--out", sys.argv[2]]))
 
 def measure(code: str, src: str, out: str) -> tuple[float, float, float]:
     """(CPU s, wall s, peak RSS MiB) of one import in a fresh process."""
-    wrapper = ("import atexit, resource, sys\natexit.register(lambda: sys.stderr.write("
-               "'MAXRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n" + code)
+    wrapper = PEAK + code
     t0 = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([sys.executable, "-c", wrapper, src, out], env={**os.environ, "PYTHONPATH": ROOT},
@@ -60,6 +71,17 @@ def measure(code: str, src: str, out: str) -> tuple[float, float, float]:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rss = [int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("MAXRSS ")][-1]
     return cpu, wall, rss / 1024
+
+
+def digest(path: Path) -> str:
+    """SHA-256 of a file read a buffer at a time (this process stays small: see PEAK)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def main() -> int:
@@ -84,7 +106,7 @@ def main() -> int:
                 old = measure(OLD, str(src), str(Path(d, "old.jsonl")))
                 print(f"  old (whole document): {old[0]:7.1f} s CPU  {old[1]:7.1f} s wall  {old[2]:6.0f} MiB peak",
                       flush=True)
-                same = Path(d, "new.jsonl").read_bytes() == Path(d, "old.jsonl").read_bytes()
+                same = digest(Path(d, "new.jsonl")) == digest(Path(d, "old.jsonl"))
                 print(f"  old/new: CPU {old[0] / new[0]:.1f}x, wall {old[1] / new[1]:.1f}x, "
                       f"peak RSS {old[2] / new[2]:.1f}x; outputs {'identical' if same else 'DIFFER'}", flush=True)
                 if not same:
