@@ -419,6 +419,14 @@ class TraceWriter:
     def write_event(self, ev: Event) -> None:
         self.write(ev.action, ev.args, ev.state, ev.t, ev.meta)
 
+    def write_encoded(self, lines: bytes, count: int) -> None:
+        """Append `count` events already encoded as this writer would encode them (one compact
+        JSON object per line, each ending in a newline): for importers that build the bytes of
+        millions of events from pre-encoded pieces (importers/kineto_stream.py)."""
+        self._flush()
+        self._f.write(lines)
+        self.count += count
+
     def close(self) -> None:
         """Finish the file and move it into place."""
         if self._closed:

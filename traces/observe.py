@@ -7,8 +7,9 @@ Decided from the kernel events alone (NOTE(observation-events) in traces/importe
   no missing completion, no duplicate start or completion, no start/end of a launch never logged.
   Where events name a logical kernel (`meta.kernel`, the same across relaunches, as in the rewind
   recordings), its completed work (`meta.work` blocks, else `meta.grid` per completion) must not
-  exceed its grid: more is a re-execution (a block ran twice), less once every launch of it has
-  ended is a loss.
+  exceed its grid (`meta.logical_blocks` where a recording counts work in logical blocks, as the
+  block-level preemption ones do): more is a re-execution (a block ran twice), less once every
+  launch of it has ended is a loss.
 - `stream_order`: within a stream, kernels start in launch order, none starts before its launch,
   and none starts before the previous one ended (no overlap, beyond `overlap_tolerance_ns`).
 - `priority_inversion`: a kernel h is *queued* from its launch to its start and *eligible* once
@@ -260,7 +261,9 @@ def check_exactly_once(c: _Collected) -> PropertyResult:
         if "kernel" in L.meta:
             logical.setdefault((key[0], L.meta["kernel"]), []).append(L)
     for (_, name), ls in logical.items():
-        grid = next((L.meta["grid"] for L in ls if isinstance(L.meta.get("grid"), int)), None)
+        # block-level preemption recordings count work in logical blocks (`logical_blocks` of them)
+        grid = next((L.meta.get("logical_blocks", L.meta.get("grid")) for L in ls
+                     if isinstance(L.meta.get("logical_blocks", L.meta.get("grid")), int)), None)
         if grid is None:
             continue
         work = 0

@@ -7,6 +7,7 @@ only read. Prints what was imported (or one JSON object with --json); exit 0, or
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from typing import Any
 
 from gpcheck.checker import budget
@@ -59,13 +60,21 @@ def _priorities(items: list[str]) -> dict[str, int]:
     return out
 
 
-def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], events: list[Event]) -> None:
+def _names_per_stream(events: list[Event]) -> dict[Any, Counter[str]]:
+    """Kernel names per stream index (from the start events), in the order they first start."""
+    per: dict[Any, Counter[str]] = {}
+    for e in events:
+        if e.action == "start":
+            per.setdefault(e.args.get("stream"), Counter())[str((e.meta or {}).get("name", "?"))] += 1
+    return per
+
+
+def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], per: dict[Any, Counter[str]]) -> None:
     """Say on stderr what the source lacks and how to supply it (NOTE(source-missing) in
     traces/preconditions.py); where priorities are missing, list the streams by what a user can
     recognise (the source's id, kernel count, most frequent kernels) so that --stream-priority
     can name them."""
     import sys
-    from collections import Counter
 
     from gpcheck.traces.names import short_kernel_name
     from gpcheck.traces.preconditions import warning_lines
@@ -74,10 +83,6 @@ def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], events:
         sys.stderr.write(f"gpcheck: warning: {path}: {line}\n")
     if not any(m.get("field") == "stream_priority" for m in missing):
         return
-    per: dict[Any, Counter[str]] = {}
-    for e in events:
-        if e.action == "start":
-            per.setdefault(e.args.get("stream"), Counter())[str((e.meta or {}).get("name", "?"))] += 1
     for row in src.get("streams", []):
         c = per.get(row.get("stream"), Counter())
         top = ", ".join(f"{short_kernel_name(n, 40)} x{k}" for n, k in c.most_common(3))
@@ -85,41 +90,74 @@ def _warn(path: str, missing: list[dict[str, Any]], src: dict[str, Any], events:
                          f"{sum(c.values())} kernels ({top})\n")
 
 
+def _streamed_kineto(args: argparse.Namespace, prios: dict[str, int]) -> dict[str, Any] | None:
+    """Import a Kineto trace without holding it in memory (importers/kineto_stream.py): its
+    report, or None where the file must be imported the whole-document way (another format, or
+    input that path reports or reads differently)."""
+    import os
+
+    if args.format not in ("auto", "kineto"):
+        return None
+    from gpcheck.traces.importers.jsonload import sniff
+    from gpcheck.traces.importers.kineto_stream import Fallback, import_kineto_to
+    from gpcheck.traces.importers.sqlite import is_sqlite
+
+    if args.format == "auto":  # detect_format's first steps; the rest is checked while streaming
+        if not os.path.isfile(args.file) or is_sqlite(args.file):
+            return None
+        head = sniff(args.file).lstrip()
+        if head[:1] not in (b"[", b"{") or head.startswith(b'{"gpcheck_trace"'):
+            return None
+    try:
+        return import_kineto_to(args.file, args.out, prios, detect=args.format == "auto")
+    except Fallback:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
     plan = OutputPlan().read("input", args.file)
-    if getattr(args, "kfd_smi", None):
-        plan = plan.read("--kfd-smi", args.kfd_smi)
+    smi_file = getattr(args, "kfd_smi", None)
+    if smi_file:
+        plan = plan.read("--kfd-smi", smi_file)
     plan.claim("--out", args.out)
-    fmt = detect_format(args.file) if args.format == "auto" else args.format
-    header, events = import_trace(args.file, fmt, _priorities(args.stream_priority))
-    if getattr(args, "kfd_smi", None):
-        from gpcheck.traces.importers.kfd_smi import merge, read_smi
+    prios = _priorities(args.stream_priority)
+    streamed = None if smi_file else _streamed_kineto(args, prios)
+    if streamed is not None:
+        fmt, header, n_events, kernel_events = "kineto", streamed["header"], streamed["events"], streamed["kernels"]
+        per = streamed["names"]
+    else:
+        fmt = detect_format(args.file) if args.format == "auto" else args.format
+        header, events = import_trace(args.file, fmt, prios)
+        if smi_file:
+            from gpcheck.traces.importers.kfd_smi import merge, read_smi
 
-        smi = read_smi(args.kfd_smi)
-        events = merge(events, smi.events)
-        src = header.extra.get("source")
-        if isinstance(src, dict):
-            src["kfd_smi"] = {"file": args.kfd_smi, "queue_events": len(smi.events), "other_events_skipped": smi.skipped}
-    with TraceWriter(args.out, header) as w:
-        for ev in events:
-            w.write_event(ev)
+            smi = read_smi(smi_file)
+            events = merge(events, smi.events)
+            src = header.extra.get("source")
+            if isinstance(src, dict):
+                src["kfd_smi"] = {"file": smi_file, "queue_events": len(smi.events), "other_events_skipped": smi.skipped}
+        with TraceWriter(args.out, header) as w:
+            for ev in events:
+                w.write_event(ev)
+        n_events, kernel_events = len(events), sum(1 for e in events if e.action == "start")
+        per = _names_per_stream(events)
+        del events
     src = header.extra.get("source", {})
-    kernel_events = sum(1 for e in events if e.action == "start")
     missing = src.get("missing") or []
     info = {"input": args.file, "format": fmt, "out": args.out, "model": header.model,
-            "constants": header.constants, "events": len(events), "kernels": kernel_events,
+            "constants": header.constants, "events": n_events, "kernels": kernel_events,
             "streams": len(src.get("streams", [])), "missing": missing,
             "priorities": [{k: r.get(k) for k in ("stream", "stream_id", "name", "cuda_priority", "priority_from")
                             if r.get(k) is not None} for r in src.get("streams", []) if r.get("priority_from")]}
-    _warn(args.file, missing, src, events)
+    _warn(args.file, missing, src, per)
     if args.json:
         import orjson
 
         write_out(orjson.dumps(info))
     else:
         write_out(f"imported {args.file} ({fmt}): {kernel_events} kernels on {info['streams']} stream(s), "
-                  f"{len(events)} events -> {args.out}"
+                  f"{n_events} events -> {args.out}"
                   + (f" (model {header.model}, {', '.join(f'{k}={v}' for k, v in header.constants.items())})"
                      if header.model else "") + "\n")
     return 0

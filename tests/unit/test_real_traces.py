@@ -19,6 +19,11 @@ REAL = os.path.join(os.path.dirname(__file__), "..", "..", "traces", "corpus", "
 TRACES = ["priority_high_vs_low", "priority_equal", "kineto_priority", "rewind_mid_reef", "rewind_mid_port",
           "rewind_after_finish", "timeslice_two_processes", "cupti_probe_records"]
 LARGE = ["kineto_train_infer_priority", "kineto_train_infer_equal", "timeslice_many_kernels"]
+# issue 31's mechanism recordings (H100; README "Mechanism recordings"); tests in test_real_mechanisms.py
+MECHANISMS = ["rewind_early_reef", "rewind_cap3_reef", "rewind_cap3_port", "rewind_two_rt_reef", "rewind_two_rt_port",
+              "timeslice_three_processes", "timeslice_unequal_lengths", "timeslice_three_mixed",
+              "blp_hip_long_lc", "blp_hip_short_lc", "blp_hip_two_lc", "blp_cuda_one_lc", "blp_cuda_two_lc_apart",
+              "blp_cuda_handover_race", "xsched_l1_w1", "xsched_l1_w4", "xsched_l1_w8", "xsched_l1_w8_rt_priority"]
 OVERRIDES = {"kineto_priority": {"14": -5}, "kineto_train_infer_priority": {"14": -5},
              "kineto_train_infer_equal": {"14": 0}}
 
@@ -27,7 +32,7 @@ def path(name: str, raw: bool = False) -> str:
     return os.path.join(REAL, "raw", f"{name}.json.gz") if raw else os.path.join(REAL, f"{name}.jsonl.gz")
 
 
-@pytest.mark.parametrize("name", TRACES + LARGE)
+@pytest.mark.parametrize("name", TRACES + LARGE + MECHANISMS)
 def test_raw_imports_to_the_committed_trace(tmp_path, name):
     header, events = import_trace(path(name, raw=True), "auto", OVERRIDES.get(name))
     out = str(tmp_path / f"{name}.jsonl.gz")

@@ -348,6 +348,14 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
     constants = {"S": max(len(keys), 1), "P": n_levels, "Q": max(q_max, 1), "SLOTS": max(slots, 1)}
     if extra_actions - set(KERNEL_ACTIONS):
         model = None  # the trace logs actions nvidia_streams does not have
+    missing = _missing(ks, str(source.get("format", "")) or None, known, switch_evidence)
+    return trace_header(source, streams, len(ks), known, missing, constants, model, path), events
+
+
+def trace_header(source: Mapping[str, Any], streams: list[dict[str, Any]], n_kernels: int, known: bool,
+                 missing: list[dict[str, Any]], constants: dict[str, int], model: str | None,
+                 path: str | None) -> TraceHeader:
+    """The header build_trace writes (shared with the streaming Kineto import, kineto_stream.py)."""
     src = {}
     for key_, v in source.items():  # provenance copied from the input into the header
         try:
@@ -356,32 +364,39 @@ def build_trace(kernels: Iterable[Kernel], source: Mapping[str, Any], *, extras:
             raise TraceError(f"{path or source.get('file', '?')}: top-level {key_}: nested more than {_MAX_META_DEPTH} "
                              f"levels deep") from None
     src["streams"] = streams
-    src["kernels"] = len(ks)
+    src["kernels"] = n_kernels
     src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5"
                                   if known else "no priorities in the source: every stream at level 0")
-    src["missing"] = _missing(ks, str(source.get("format", "")) or None, known, switch_evidence)
-    header = TraceHeader(model=model, constants=constants, extra={"source": src})
-    return header, events
+    src["missing"] = missing
+    return TraceHeader(model=model, constants=constants, extra={"source": src})
 
 
 def _missing(ks: list[Kernel], fmt: str | None, priorities: bool, switch_evidence: bool) -> list[dict[str, Any]]:
     """What the source did not record (NOTE(source-missing) in traces/preconditions.py)."""
+    return missing_entries(len(ks), sum(1 for k in ks if k.launch is None),
+                           bool(ks) and all(k.corr is None for k in ks), fmt, priorities, switch_evidence)
+
+
+def missing_entries(n: int, unlaunched: int, no_corr: bool, fmt: str | None, priorities: bool,
+                    switch_evidence: bool) -> list[dict[str, Any]]:
+    """`source.missing` from counts: n kernels, `unlaunched` of them without a launch time,
+    `no_corr` when none has a correlation id."""
     from gpcheck.traces.preconditions import entry
 
+    ks = n  # a kernel count stands where the list was
     out = []
     if not priorities and ks:
         out.append(entry("stream_priority", fmt, f"the source ({fmt}) records no stream priorities: every stream "
                                                  f"was put at level 0"))
-    unlaunched = sum(1 for k in ks if k.launch is None)
-    if ks and unlaunched == len(ks):
+    if ks and unlaunched == n:
         out.append(entry("launch_time", fmt, f"the source ({fmt}) records no kernel launch times: each launch "
                                              f"was placed at its kernel's start"))
     elif unlaunched:
-        e = entry("launch_time", fmt, f"{unlaunched} of {len(ks)} kernels have no launch time in the source "
-                                      f"({fmt}): their launch was placed at their start", (unlaunched, len(ks)))
+        e = entry("launch_time", fmt, f"{unlaunched} of {n} kernels have no launch time in the source "
+                                      f"({fmt}): their launch was placed at their start", (unlaunched, n))
         e["partial"] = True
         out.append(e)
-    if ks and all(k.corr is None for k in ks):
+    if no_corr:
         out.append(entry("correlation_id", fmt, f"the source ({fmt}) records no correlation ids: each kernel "
                                                 f"got a made-up one"))
     if not switch_evidence and ks:
@@ -425,14 +440,27 @@ def override_priorities(header: TraceHeader, events: list[Event],
     stream without a recorded priority gets CUDA's default 0 (level 0). The source no longer
     counts as lacking priorities (`source.missing`); each stream row says where its priority came
     from (`priority_from`). Returns a new header and new events."""
-    from fnmatch import fnmatchcase
-
-    src = dict(header.extra.get("source", {}))
-    streams = [dict(r) for r in src.get("streams", [])]
     names: dict[Any, set[str]] = {}
     for ev in events:
         if ev.action == "start" and ev.meta and isinstance(ev.args.get("stream"), int):
             names.setdefault(ev.args["stream"], set()).add(str(ev.meta.get("name", "")))
+    header, level = override_stream_table(header, names, overrides)
+    out = []
+    for ev in events:
+        if ev.action in KERNEL_ACTIONS and isinstance(ev.args.get("stream"), int):
+            ev = Event(ev.action, {**ev.args, "priority": level[ev.args["stream"]]}, ev.state, ev.t, ev.meta, ev.line)
+        out.append(ev)
+    return header, out
+
+
+def override_stream_table(header: TraceHeader, names: Mapping[Any, set[str]],
+                          overrides: Mapping[str, int]) -> tuple[TraceHeader, dict[int, int]]:
+    """override_priorities' header part: the new header and each stream's level, given the kernel
+    names each stream ran (`names`: stream index -> full kernel names)."""
+    from fnmatch import fnmatchcase
+
+    src = dict(header.extra.get("source", {}))
+    streams = [dict(r) for r in src.get("streams", [])]
     by_id = {(k[len("stream:"):] if k.startswith("stream:") else k): v for k, v in overrides.items()
              if not k.startswith(KERNEL_PATTERN)}
     patterns = {k: v for k, v in overrides.items() if k.startswith(KERNEL_PATTERN)}
@@ -470,11 +498,6 @@ def override_priorities(header: TraceHeader, events: list[Event],
                          f"kernel:PATTERN matches a kernel's full name, e.g. 'kernel:*gemm*')")
     if any(v < 0 for v in level.values()):
         raise TraceError("--stream-priority: a CUDA priority must be <= 0 (0 least urgent, -5 greatest on Hopper)")
-    out = []
-    for ev in events:
-        if ev.action in KERNEL_ACTIONS and isinstance(ev.args.get("stream"), int):
-            ev = Event(ev.action, {**ev.args, "priority": level[ev.args["stream"]]}, ev.state, ev.t, ev.meta, ev.line)
-        out.append(ev)
     src["streams"] = streams
     src["priority_overrides"] = dict(overrides)
     src["priority_convention"] = ("level = -(signed CUDA priority): larger is more urgent; CUDA 0 -> 0, -5 -> 5 "
@@ -482,4 +505,4 @@ def override_priorities(header: TraceHeader, events: list[Event],
     if isinstance(src.get("missing"), list):
         src["missing"] = [m for m in src["missing"] if not (isinstance(m, dict) and m.get("field") == "stream_priority")]
     consts = dict(header.constants, P=max(level.values(), default=0) + 1)
-    return TraceHeader(header.model, consts, header.init, dict(header.extra, source=src)), out
+    return TraceHeader(header.model, consts, header.init, dict(header.extra, source=src)), level

@@ -8,7 +8,12 @@ report). Extra per-launch meta: `kernel` (the logical kernel: the same for a rel
 (blocks that completed their work in this launch), `exited`, `killed`, `sm_changed` (blocks whose
 `%smid` differs at exit), `max_gap_ns`. Host-side scheduler steps of the rewind emulation
 (`preempt`, `resume`, ...) become events of those names; in-kernel timer gaps of the time-slice
-recording become `gap` events. The recording's execution counters and parameters are kept in the
+recording become `gap` events; the logical blocks of the block-level preemption recordings
+(`lblocks`: one row per logical block a persistent block claimed and ran) become `lblock` events at
+their start, with the kernel, claim index, persistent block, SM, end time and `stale` (its
+predecessor kernel had not finished when it was claimed) in meta, and a persistent-block
+launch's `work` counts the logical blocks it ran, `logical_blocks` the kernel's total (the unit
+exactly-once counts in: a relaunch whose blocks find the claim counter exhausted did no work). The recording's execution counters and parameters are kept in the
 header (`source.counters`, `source.params`), so a check can be compared with what the device
 itself counted.
 """
@@ -75,6 +80,19 @@ def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
     per: dict[int, list[list[int]]] = defaultdict(list)
     for r in rows:
         per[r[ix["launch"]]].append(r)
+    lbl = rec.get("lblocks")
+    li: dict[str, int] = {}
+    lrows: list[list[int]] = []
+    if lbl:
+        li, lrows = _table(lbl, f"{where}.lblocks", ("launch", "kernel", "lblock", "block", "sm", "t_start", "t_end",
+                                                    "stale"))
+    ran: dict[int, int] = defaultdict(int)  # logical blocks run per launch
+    for r in lrows:
+        ran[r[li["launch"]]] += 1
+    seq_stream = {ln.get("seq"): key(ln.get("stream")) for ln in rec["launches"] if isinstance(ln, dict)}
+    persistent = {seq_stream.get(s) for s in ran}  # streams of persistent-block kernels
+    params = rec.get("params")
+    lb = params.get("logical_blocks") if isinstance(params, dict) else None
     kernels = []
     for n, ln in enumerate(rec["launches"]):
         lw = f"{where}.launches[{n}]"
@@ -91,6 +109,8 @@ def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
             "blocks_recorded": len(blocks),
             "sm_changed": sum(1 for b in blocks if b[ix["sm_entry"]] != b[ix["sm_exit"]]),
             "max_gap_ns": max(b[ix["max_gap_ns"]] for b in blocks)}
+        if stream in persistent and isinstance(lb, int) and not isinstance(lb, bool):
+            meta["work"], meta["logical_blocks"] = ran.get(seq, 0), lb
         kname = str(ln.get("kernel"))
         kernels.append(Kernel(
             name=kname.split(":")[0] if ":" in kname else kname,
@@ -115,6 +135,12 @@ def _part(rec: Any, path: str, where: str) -> tuple[list[Kernel], list[Extra]]:
             extras.append(Extra(base + g[gi["t"]], "gap", {},
                                 {"corr": g[gi["launch"]] + 1, "pid": pid, "block": g[gi["block"]],
                                  "length_ns": g[gi["length_ns"]]}, f"{where}.gaps.rows[{n}]"))
+    for n, r in enumerate(lrows):
+        extras.append(Extra(base + r[li["t_start"]], "lblock", {},
+                            {"corr": r[li["launch"]] + 1, "pid": pid, "kernel": r[li["kernel"]],
+                             "lblock": r[li["lblock"]], "block": r[li["block"]], "sm": r[li["sm"]],
+                             "t_end": base + r[li["t_end"]], "stale": bool(r[li["stale"]])},
+                            f"{where}.lblocks.rows[{n}]"))
     return kernels, extras
 
 

@@ -3,7 +3,9 @@ one gzip-compressed raw recording per run (plus a Kineto trace of the priority r
 is there). `gpcheck import FILE --format record` turns a raw recording into a gpcheck trace.
 
 Sub-commands: `all`, `priority`, `rewind`, `timeslice`, and `timeslice-child` (internal: one side
-of the two-process run). Every recording is a separate, self-describing file; see README.md in
+of the two-process run); `mechanisms [--only NAME...]` records issue 31's runs (more rewind
+variants, time slicing between three processes and unequal kernels, block-level preemption,
+XSched's level-1 window: `MECHANISMS` below), one file each, a failed run reported and skipped. Every recording is a separate, self-describing file; see README.md in
 traces/corpus/real/ for what each one is.
 """
 
@@ -36,10 +38,14 @@ def _summary(rec: dict[str, Any]) -> dict[str, Any]:
     out = {"workload": rec["workload"], "variant": rec["variant"], "launches": len(rec["launches"]),
            "blocks": len(rec["blocks"]["rows"]), "completed_blocks": completed_blocks(rec),
            "host_events": [(e["action"], e.get("meta")) for e in rec.get("host_events", [])]}
-    if rec.get("counters"):
+    if rec.get("counters", {}).get("completed"):
         c = rec["counters"]
         out["ran_twice"] = [k for k, v in enumerate(c["completed"]) if v > c["grid"]]
         out["completed"] = c["completed"]
+    elif rec.get("counters", {}).get("done"):  # block-level preemption: logical blocks per kernel
+        c = rec["counters"]
+        out["done"], out["executed"] = c["done"], c["executed"]
+        out["stale_lblocks"] = sum(r[-1] for r in rec.get("lblocks", {}).get("rows", []))
     return out
 
 
@@ -112,6 +118,68 @@ def _timeslice(out: str, spin_ms: int = 30) -> list[dict[str, Any]]:
     return parts
 
 
+def _mechanism_runs(out: str) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Issue 31's recordings by file name (README.md in traces/corpus/real/ says what each shows)."""
+    from gpcheck.traces.record import workloads as w
+
+    def rw(when: str, honour: bool, name: str, **kw: Any) -> Callable[[], dict[str, Any]]:
+        return lambda: w.rewind(name, when, honour, honour, **kw)
+
+    def bl(name: str, platform: str, arrivals: list[int], **kw: Any) -> Callable[[], dict[str, Any]]:
+        from gpcheck.traces.record.blp import blp
+        return lambda: blp(name, platform, arrivals, **kw)
+
+    def xs(name: str, window: int, **kw: Any) -> Callable[[], dict[str, Any]]:
+        from gpcheck.traces.record.xqueue import xsched
+        return lambda: xsched(name, window, **kw)
+
+    def ts(name: str, roles: list[tuple[str, int, int]]) -> Callable[[], dict[str, Any]]:
+        from gpcheck.traces.record.multiproc import timeslice_multi
+        return lambda: timeslice_multi(out, name, roles)
+
+    ms = 1_000_000
+    return {
+        "rewind_early_reef": rw("mid", True, "early_reef", preempt_after_ns=2_500_000),
+        "rewind_cap3_reef": rw("mid", True, "cap3_reef", cap=3),
+        "rewind_cap3_port": rw("mid", False, "cap3_port", cap=3),
+        "rewind_two_rt_reef": rw("mid", True, "two_rt_reef", arrivals=[3_500_000, 8_500_000]),
+        "rewind_two_rt_port": rw("mid", False, "two_rt_port", arrivals=[3_500_000, 8_500_000]),
+        "blp_hip_long_lc": bl("hip_long_lc", "hip", [800_000], lc_spin_ns=2 * ms),
+        "blp_hip_short_lc": bl("hip_short_lc", "hip", [800_000], lc_spin_ns=20_000),
+        "blp_hip_two_lc": bl("hip_two_lc", "hip", [800_000, 2_000_000], lc_spin_ns=100_000),
+        "blp_cuda_one_lc": bl("cuda_one_lc", "cuda", [800_000]),
+        "blp_cuda_two_lc_apart": bl("cuda_two_lc_apart", "cuda", [800_000, 3 * ms]),
+        "blp_cuda_handover_race": bl("cuda_handover_race", "cuda", [800_000, -200_000],
+                                     clear_delay_ns=[600_000, 0]),
+        "xsched_l1_w1": xs("l1_w1", 1),
+        "xsched_l1_w4": xs("l1_w4", 4),
+        "xsched_l1_w8": xs("l1_w8", 8),
+        "xsched_l1_w8_rt_priority": xs("l1_w8_rt_priority", 8, rt_priority=-5),
+        "timeslice_three_processes": ts("three_processes", [("A", 1, 30 * ms), ("B", 1, 30 * ms), ("C", 1, 30 * ms)]),
+        "timeslice_unequal_lengths": ts("unequal_lengths", [("A", 20, 1 * ms), ("B", 2, 10 * ms)]),
+        "timeslice_three_mixed": ts("three_mixed", [("A", 30, 1 * ms), ("B", 6, 5 * ms), ("C", 1, 30 * ms)]),
+    }
+
+
+def _mechanisms(out: str, only: list[str]) -> list[dict[str, Any]]:
+    import traceback
+
+    recs = []
+    for name, fn in _mechanism_runs(out).items():
+        if only and name not in only:
+            continue
+        t = time.time()
+        try:
+            rec = fn()
+        except Exception:  # one failed run must not cost the others (device time is short)
+            print(f"FAILED {name}:\n{traceback.format_exc()}", flush=True)
+            continue
+        _dump(rec, os.path.join(out, f"{name}.json.gz"))
+        print(f"{name}: {time.time() - t:.1f} s", flush=True)
+        recs.append(rec)
+    return recs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m gpcheck.traces.record")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -119,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("--out", default=os.environ.get("OUT", "."))
         p.add_argument("--no-kineto", action="store_true")
+    m = sub.add_parser("mechanisms")
+    m.add_argument("--out", default=os.environ.get("OUT", "."))
+    m.add_argument("--only", nargs="*", default=[])
+    mc = sub.add_parser("timeslice-multi-child")
+    for arg in ("role", "start_at", "n", "spin_ns", "path"):
+        mc.add_argument(arg, type=int if arg in ("start_at", "n", "spin_ns") else str)
     c = sub.add_parser("timeslice-child")
     c.add_argument("role")
     c.add_argument("start_at", type=int)
@@ -131,7 +205,18 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.path, "w") as f:
             json.dump(timeslice_child(a.role, a.start_at, a.spin_ns, None), f)
         return 0
+    if a.cmd == "timeslice-multi-child":
+        from gpcheck.traces.record.multiproc import child
+
+        child(a.role, a.start_at, a.n, a.spin_ns, a.path)
+        return 0
     os.makedirs(a.out, exist_ok=True)
+    if a.cmd == "mechanisms":
+        summaries = [_summary(r) if "blocks" in r else {"workload": r["workload"], "variant": r["variant"]}
+                     for r in _mechanisms(a.out, a.only)]
+        with open(os.path.join(a.out, "summary.json"), "w") as f:
+            json.dump(summaries, f, indent=1)
+        return 0
     steps: dict[str, Callable[[], list[dict[str, Any]]]] = {
         "priority": lambda: _priority(a.out, not a.no_kineto),
         "rewind": lambda: _rewind(a.out),

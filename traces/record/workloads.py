@@ -191,9 +191,10 @@ class RewindEmulation:
             idle = not self.host_q and self.held is None
         return idle and self.be.done
 
-    def run_rt(self, n_rt: int, spin_ns: int) -> None:
+    def run_rt(self, n_rt: int, spin_ns: int, first: int = 0) -> None:
+        """The RT task: n_rt one-wave kernels, named rt:first.. (each arrival its own logical kernels)."""
         self._log("rt_arrive")
-        for j in range(n_rt):
+        for j in range(first, first + n_rt):
             self.gpu.launch(f"rt:{j}", self.n + j, self.rt, "rt", self.gpu.sm_count, spin_ns)
         self.rt.synchronize()
         self._log("rt_done")
@@ -201,11 +202,12 @@ class RewindEmulation:
 
 def rewind(variant: str, when: str, honour_flag: bool, killable: bool, n: int = 12, cap: int = 2,
            spin_ns: int = 1_000_000, preempt_after_ns: int = 4_500_000, n_rt: int = 2,
-           rt_spin_ns: int = 500_000) -> dict[str, Any]:
+           rt_spin_ns: int = 500_000, arrivals: list[int] | None = None) -> dict[str, Any]:
     """One BE task of n kernels, preempted once by an RT task: `when` = "mid" (preempt_after_ns after
     the task starts) or "after_finish" (every BE kernel completed on the GPU but the scheduler has
-    not polled the stream yet: scenario R1 of research/gpreempt_code.md 5.1)."""
-    gpu = Gpu(max_blocks=2 * gpu_sm_count() * (3 * n + 8))
+    not polled the stream yet: scenario R1 of research/gpreempt_code.md 5.1). `arrivals` (with
+    "mid"): several RT tasks, each preempting at that many ns after the BE task started."""
+    gpu = Gpu(max_blocks=2 * gpu_sm_count() * (2 * n * (1 + len(arrivals or [0])) + 8))
     sys.setswitchinterval(1e-4)
     gpu.calibrate()
     em = RewindEmulation(gpu, n, cap, spin_ns, honour_flag, killable)
@@ -216,15 +218,16 @@ def rewind(variant: str, when: str, honour_flag: bool, killable: bool, n: int = 
     em.worker.start()
     t0 = time.time_ns()
     em.execute_be_task()
-    if when == "mid":
-        while time.time_ns() < t0 + preempt_after_ns:
-            time.sleep(20e-6)  # a sleeping wait: a busy one would starve the worker thread (GIL)
-    else:
-        while not em.stream_empty():
-            time.sleep(50e-6)
-    em.preempt_reset()
-    em.run_rt(n_rt, rt_spin_ns)
-    em.execute_be_task()
+    for a, at in enumerate(arrivals or [preempt_after_ns]):
+        if when == "mid":
+            while time.time_ns() < t0 + at:
+                time.sleep(20e-6)  # a sleeping wait: a busy one would starve the worker thread (GIL)
+        else:
+            while not em.stream_empty():
+                time.sleep(50e-6)
+        em.preempt_reset()
+        em.run_rt(n_rt, rt_spin_ns, a * n_rt)
+        em.execute_be_task()
     while not em.stream_empty():
         time.sleep(50e-6)
     em.state = "Finish"
@@ -241,6 +244,8 @@ def rewind(variant: str, when: str, honour_flag: bool, killable: bool, n: int = 
               "spin_ns": spin_ns, "when": when, "preempt_after_ns": preempt_after_ns if when == "mid" else None,
               "honour_flag": honour_flag, "killable": killable, "n_rt": n_rt, "rt_spin_ns": rt_spin_ns,
               "flag_stream_cuda_priority": em.p_ps}
+    if arrivals:
+        params["rt_arrivals_ns"] = list(arrivals)
     return _record(gpu, "rewind", variant, params, streams, em.events, counters)
 
 
