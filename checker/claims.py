@@ -133,6 +133,8 @@ def table_41(ctx: Context) -> list[Row]:
     reef_rt = _span(ctx, "reef_rewind", "rt_preempt_latency")
     cwsr_rt = _span(ctx, "cwsr", "rt_preempt_latency")
     cwsr_rt_timeout = _span(ctx, "cwsr", "rt_preempt_latency", PREEMPT_TIMEOUT=1)
+    nv_rt = _span(ctx, "nvidia_preempt", "rt_preempt_latency")
+    nv_rt0 = _span(ctx, "nvidia_preempt", "rt_preempt_latency", REALTIME=0)
     inv = load_spec("reef_rewind").const_values["INV_BOUND"]
     rows = [
         Row("4.1.1", "GPreempt", "priority levels", "2 levels, through timeslices", C,
@@ -244,8 +246,11 @@ def table_41(ctx: Context) -> list[Row]:
         Row("4.1.11", "GPreempt", "preemption precision", "thread-block boundary", R,
             "REEF kills waves at any point and saves nothing; NVIDIA's timeslice switch pauses blocks mid-kernel "
             "(CILP, measured on an H200): nvidia_tsg switches with no drain under PMODE=2, a block length with "
-            "thread-block preemption.",
-            [ev("nvidia_tsg", "switch_latency", "violated", "claim"), ev("nvidia_tsg", "switch_latency", "violated", PMODE=1)]),
+            "thread-block preemption. The thread-block boundary is what the driver itself imposes on every other "
+            "client once one TSG is made realtime (MAKE_REALTIME sets their compute mode to CTA: "
+            "nvidia_preempt.others_mode_kept violated).",
+            [ev("nvidia_tsg", "switch_latency", "violated", "claim"), ev("nvidia_tsg", "switch_latency", "violated", PMODE=1),
+             ev("nvidia_preempt", "others_mode_kept", "violated")]),
         Row("4.1.11", "AMD", "preemption precision", "instruction level", C,
             "restore returns to the saved PC (in the model a save is a copy; the exactness is the trap handler's).",
             [ev("cwsr", "resume_exact", "holds", "claim"), ev("cwsr", "no_reexecution", "proved", "claim")],
@@ -254,9 +259,13 @@ def table_41(ctx: Context) -> list[Row]:
             f"no model carries measured preemption times: fed the seeds' own per-step times, the timed models give "
             f"REEF {reef_rt['min_us']}..{reef_rt['max_us']} us (above the seeds' 10-100 us: three resets) and CWSR "
             f"{cwsr_rt['min_us']}..{cwsr_rt['max_us']} us; the code's only AMD bound is the 9000 ms fence "
-            f"timeout before a reset (4.1.9).",
-            [ev("reef_rewind", "rt_preempt_latency", "proved"), ev("cwsr", "rt_preempt_latency", "proved")],
-            numbers={"reef_rewind": reef_rt, "cwsr": cwsr_rt}),
+            f"timeout before a reset (4.1.9). NVIDIA's own explicit path (nvidia_preempt, timed with the 0.2 ms "
+            f"switch measured on an H200) takes {nv_rt['min_us']}..{nv_rt['max_us']} us with MAKE_REALTIME and "
+            f"RESTART_RUNLIST (a CTA drain), {nv_rt0['min_us']}..{nv_rt0['max_us']} us with PREEMPT on its own TSG "
+            f"(another process's slice may come first).",
+            [ev("reef_rewind", "rt_preempt_latency", "proved"), ev("cwsr", "rt_preempt_latency", "proved"),
+             ev("nvidia_preempt", "rt_preempt_latency", "proved"), ev("nvidia_preempt", "rt_preempt_latency", "proved", REALTIME=0)],
+            numbers={"reef_rewind": reef_rt, "cwsr": cwsr_rt, "nvidia_preempt": nv_rt, "nvidia_preempt_no_realtime": nv_rt0}),
         Row("4.1.13", "GPreempt", "ring buffer", "cleared, wptr = rptr", U,
             "true of REEF's software host queue (the clear drops it, then the relaunch rewinds to kernel_offset: "
             "reef_rewind.ring_kept fails at the clear); the AQL ring is never rewritten (clearHSAQueue is "

@@ -87,6 +87,11 @@ def test_claims_rows_and_outcomes(capsys: pytest.CaptureFixture[str]) -> None:
     lat = next(e for e in by[("4.2.11", "AMD")].evidence if e.model == "kfd_monitor")
     assert lat.latency and lat.high is None and lat.witness
     assert kernel_offset(99, 75, 2, 0) == 22
+    # issue 32: NVIDIA's own explicit preemption beside REEF and CWSR (4.1.12), MAKE_REALTIME's CTA (4.1.11)
+    nv = by[("4.1.12", "both")].numbers
+    assert nv["nvidia_preempt"] == {"min_us": 0, "max_us": 300}
+    assert nv["nvidia_preempt_no_realtime"] == {"min_us": 200, "max_us": 1424}
+    assert any(e.model == "nvidia_preempt" and e.ok for e in by[("4.1.11", "GPreempt")].evidence)
 
 
 def test_claims_rule_derives_each_outcome() -> None:
