@@ -80,6 +80,7 @@ class ZoneGraph:
         self.bounds_fn = compile_bounds(cm)
         self._enabled: dict[State, list[tuple[int, State]]] = {}
         self._delays: dict[State, bool] = {}
+        self._layouts: dict[FrozenBounds, tuple[int, dict[int, int]]] = {}
 
     def enabled(self, s: State) -> list[tuple[int, State]]:
         """The instances enabled in `s` with their next states (raises ModelError)."""
@@ -95,16 +96,25 @@ class ZoneGraph:
             v = self._delays[s] = not self.urgent or all(i not in self.urgent for i, _ in self.enabled(s))
         return v
 
+    def _layout(self, bounds: FrozenBounds) -> tuple[int, dict[int, int]]:
+        """(DBM dimension, timed index -> DBM row) of the symbolic states with these bounds."""
+        out = self._layouts.get(bounds)
+        if out is None:
+            rows: dict[int, int] = {}
+            for k, b in enumerate(bounds):
+                if _active(b):
+                    rows[k] = 1 + len(rows)
+            out = self._layouts[bounds] = (1 + len(rows) + self.extra, rows)
+        return out
+
     def dim(self, bounds: FrozenBounds) -> int:
         """The DBM dimension of a symbolic state with these bounds (NOTE(compact-zones))."""
-        return 1 + sum(1 for b in bounds if _active(b)) + self.extra
+        return self._layout(bounds)[0]
 
     def position(self, bounds: FrozenBounds, iid: int) -> int | None:
         """The DBM row of instance iid's clock under these bounds, None when it has none."""
         k = self.clock_of.get(iid)
-        if k is None or not _active(bounds[k - 1]):
-            return None
-        return 1 + sum(1 for b in bounds[:k - 1] if _active(b))
+        return None if k is None else self._layout(bounds)[1].get(k - 1)
 
     def extra_position(self, bounds: FrozenBounds, x: int) -> int:
         """The DBM row of measuring clock x under these bounds."""
@@ -167,14 +177,12 @@ class ZoneGraph:
         ids = {i for i, _ in self.enabled(t)}
         new: list[Bounds | None] = []
         src: list[int] = [0]  # the old row each new row copies (0: the reference clock, a reset)
-        pos = 0
+        rows_old = self._layout(node.bounds)[1]
         for k, i in enumerate(self.timed):
-            old = node.bounds[k]
-            if _active(old):
-                pos += 1
             if i not in ids:
                 new.append(None)
                 continue
+            old = node.bounds[k]
             if i == iid or old is None:
                 b = self.bounds_fn(i, t)
                 new.append(b)
@@ -182,8 +190,8 @@ class ZoneGraph:
                     src.append(0)
             else:
                 new.append(old)
-                if _active(old):
-                    src.append(pos)
+                if k in rows_old:
+                    src.append(rows_old[k])
         freed: list[int] = []
         for x in range(self.extra):
             if x in extra_reset:
@@ -193,13 +201,15 @@ class ZoneGraph:
                 if x in extra_free:
                     freed.append(len(src) - 1)
         n2 = len(src)
+        bounds = tuple(new)
+        if n2 == 1:  # no clock at all: the zone is the point 0 (time passing changes nothing)
+            return bounds, (dbm.LE_ZERO,)
         rows = [r * n for r in src]
         e = [d[ri + cj] for ri in rows for cj in src]
         for i in range(n2):
             e[i * n2 + i] = dbm.LE_ZERO
         for c in freed:
             dbm.free(e, n2, c)
-        bounds = tuple(new)
         z = self._settle(e, n2, bounds, extra_m or [-1] * self.extra, self.delays(t))
         return None if z is None else (bounds, z)
 
