@@ -5,6 +5,8 @@ fairness."""
 
 from __future__ import annotations
 
+import json
+
 from gpcheck.checker import verify
 from gpcheck.checker.verdict import Verdict
 from gpcheck.spec import load_source
@@ -59,3 +61,42 @@ liveness ends: eventually y == 1
     assert cex is not None and cex.loop is not None and cex.loop < len(cex.steps) - 1
     times = [s.time for s in cex.steps]
     assert times == sorted(times) and times[-1] > times[cex.loop]  # the loop takes time
+
+
+# ------------------------------------------------------------------ commands without clocks
+
+SAVES = """model saves
+const SAVE = 5
+var saved: [0..1] -> bool = [false, false]
+var req: bool = false
+action request { require not req  req = true }
+action save(q: 0..1) time SAVE { require req and not saved[q]  saved[q] = true }
+terminal: saved[0] and saved[1]
+latency preempt: from req to saved[0] and saved[1] within 5
+"""
+
+
+def test_simulate_and_replay_refuse_a_timed_spec_with_the_reason(tmp_path, capsys):
+    from gpcheck.checker.cli import main
+
+    spec = tmp_path / "saves.gpspec"
+    spec.write_text(SAVES)
+    assert main(["simulate", str(spec), "--steps", "3", "--out", str(tmp_path / "r.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "timed spec" in err and "simulate" in err and "no clocks" in err and "save" in err
+    assert not (tmp_path / "r.jsonl").exists()
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"gpcheck_trace": 1, "model": "saves"}\n')
+    assert main(["replay", str(trace), "--model", str(spec)]) == 2
+    assert "replay" in capsys.readouterr().err
+
+
+def test_sweep_decides_a_timed_spec_in_the_timed_semantics(tmp_path, capsys):
+    from gpcheck.checker.cli import main
+
+    spec = tmp_path / "saves.gpspec"
+    spec.write_text(SAVES)
+    assert main(["sweep", str(spec), "--const", "SAVE=5,6", "--json"]) == 1  # SAVE=6 breaks `within 5`
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    lat = [next(r for r in run["results"] if r["property"] == "preempt") for run in runs]
+    assert [(r["engine"], r["verdict"], r["max"]) for r in lat] == [("timed", "proved", 5), ("timed", "violated", 6)]
