@@ -30,6 +30,9 @@ from gpcheck.checker.liveness import _fair_cycle, _fair_scc, _path_within, _bfs_
 from gpcheck.checker.timed.zones import Node, ZoneGraph
 
 TICK_EDGE = -1  # the label of a tick edge (no instance has it)
+# The exact zone graph (no inclusion) can be far larger than the safety search's; past this many
+# zones (unless --max-states says otherwise) liveness is `unknown`, saying so, rather than slow.
+DEFAULT_MAX_ZONES = 50_000
 
 
 class TooLarge(Exception):
@@ -73,8 +76,10 @@ def build(cm: CompiledModel, limits: Limits = Limits()) -> TimedGraph:
             work.append(j)
             if j & 0xFF == 0:
                 budget.check()
-            if limits.max_states is not None and j > limits.max_states:
-                raise TooLarge(f"state limit reached ({limits.max_states} zones) while checking liveness")
+            cap = limits.max_states if limits.max_states is not None else DEFAULT_MAX_ZONES
+            if j > cap:
+                raise TooLarge(f"the exact zone graph that liveness needs passed {cap:,} zones (--max-states "
+                               f"raises the limit)")
         return j
 
     for s in cm.initial_states():
