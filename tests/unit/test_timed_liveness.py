@@ -100,3 +100,9 @@ def test_sweep_decides_a_timed_spec_in_the_timed_semantics(tmp_path, capsys):
     runs = json.loads(capsys.readouterr().out)["runs"]
     lat = [next(r for r in run["results"] if r["property"] == "preempt") for run in runs]
     assert [(r["engine"], r["verdict"], r["max"]) for r in lat] == [("timed", "proved", 5), ("timed", "violated", 6)]
+
+
+def test_liveness_past_its_zone_limit_is_unknown_saying_so():
+    r = verify(load_source(BASE.format(ACTION="time 2.."), "t.gpspec"), properties=["done"], max_states=3)
+    done = r.result("done")
+    assert done.verdict is Verdict.UNKNOWN and "zone" in (done.reason or "")
