@@ -192,6 +192,6 @@ def test_retimed_cwsr_three_queues_still_take_one_save():
 
 @pytest.mark.long
 def test_retimed_cwsr_at_full_size():
-    r = verify(DEMO)  # Q = 2, N = 2, L = 3: 3,177 discrete states, 5,179 zones
+    r = verify(DEMO)  # Q = 2, N = 2, L = 3: 3,177 discrete states, 5,179 zones, 36 s of CPU (127 s before)
     assert (r.result("rt_preempt_latency").detail["min"], r.result("rt_preempt_latency").detail["max"]) == (5, 5)
     assert r.result("be_resume_delay").detail["max"] == 10
