@@ -123,6 +123,9 @@ def _prepare(args: argparse.Namespace, info: TraceInfo,
                               ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
                                             engine=args.engine, progress=progress))
     model, warnings = model_for(info, args.model, consts_of(args))
+    from gpcheck.checker.commands.timed_guard import refuse_timed
+
+    refuse_timed(model, "replay")
     cm = compile_model(model)
     source = open_source(info, model)
     replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,

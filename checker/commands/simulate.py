@@ -25,6 +25,7 @@ from gpcheck.gpmodel import ModelError, compile_model
 from gpcheck.gpmodel.monitor import Monitor, Violation
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import ir, load_spec, resolve_spec_path
+from gpcheck.checker.commands.timed_guard import refuse_timed
 from gpcheck.spec.errors import UsageError
 from gpcheck.traces.emit import OBSERVE_LEVELS, write_behaviour
 
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
     plan = OutputPlan().read("spec", resolve_spec_path(args.spec))
     model = load_spec(args.spec, consts_of(args))
+    refuse_timed(model, "simulate")
     out = args.out if args.out is not None else f"{model.name}.sim.jsonl"
     plan.claim_all("--out", [run_path(out, r, args.runs) for r in range(args.runs)])
     cm = compile_model(model)

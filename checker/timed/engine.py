@@ -1,7 +1,7 @@
 """The timed engine's run (NOTE(timed) in spec/ir.py): the zone graph's safety search and the
 exact latencies, as the explicit engine's Report and Results, every counterexample step with
-its time stamp (checker/timed/timeline.py). Liveness is not decided in the timed semantics yet:
-`unknown`, saying so."""
+its time stamp (checker/timed/timeline.py); liveness on the exact zone graph with tick edges
+(checker/timed/liveness.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ from gpcheck.checker.timed.timeline import NotABehaviour, stamp
 from gpcheck.checker.verdict import Counterexample, Report, Result, Step, Verdict
 
 ENGINE = "timed"
-LIVENESS_UNKNOWN = ("not checked in the timed semantics (the zone engine decides invariants, transition "
-                    "properties, deadlock, range and latencies; liveness under time is not implemented)")
 
 
 def timed_steps(cm: CompiledModel, bounds: object, states: list[State], iids: list[int | None],
@@ -33,8 +31,7 @@ def run_timed(model: ir.Model, wanted: set[str], limits: Limits = Limits(),
     g = zones.ZoneGraph(cm)
     res = zones.search(g, wanted, limits)
     results = _safety(cm, g, res, wanted)
-    results += [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=LIVENESS_UNKNOWN)
-                for p in model.liveness if p.name in wanted]
+    results += _liveness(cm, res, [p for p in model.liveness if p.name in wanted], limits)
     lat = [p for p in model.latencies if p.name in wanted]
     if lat:
         from gpcheck.checker.timed.latency import latency_results
@@ -51,6 +48,55 @@ def run_timed(model: ir.Model, wanted: set[str], limits: Limits = Limits(),
     report.timed = {"discrete_states": res.discrete, "zones": len(res.nodes), "clocks": len(g.timed),
                     "complete": res.complete}
     return report
+
+
+def _liveness(cm: CompiledModel, res: zones.SafetySearch, props: list[ir.Liveness], limits: Limits) -> list[Result]:
+    """Liveness in the timed semantics (checker/timed/liveness.py): one exact zone graph with
+    tick edges for every property."""
+    from gpcheck.checker import budget
+    from gpcheck.checker.timed import liveness
+
+    def unknown(p: ir.Liveness, why: str) -> Result:
+        return Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=why)
+
+    if not props:
+        return []
+    if res.fault is not None:
+        return [unknown(p, f"a modelling error stops the search: {res.fault[0].message}") for p in props]
+    if not res.complete:
+        return [unknown(p, res.stop_reason or "incomplete search") for p in props]
+    if res.pruned:
+        return [unknown(p, "the zone graph was explored only inside a constraint") for p in props]
+    try:
+        tg = liveness.build(cm, limits)
+    except (liveness.TooLarge, budget.Stop) as why:
+        return [unknown(p, getattr(why, "text", None) or str(why)) for p in props]
+    out = []
+    for p in props:
+        try:
+            lasso = liveness.check(cm, tg, p)
+        except budget.Stop as stop:
+            out.append(unknown(p, stop.text))
+            continue
+        if lasso is None:
+            out.append(Result(p.name, "liveness", Verdict.PROVED, ENGINE))
+            continue
+        states, iids, loop = lasso
+        pin = (loop, len(states) - 1, 1, "max") if loop < len(states) - 1 else None
+        try:
+            cex = Counterexample(timed_steps(cm, tg_bounds(cm), states, iids, pin), loop=loop)
+        except NotABehaviour as why:
+            out.append(unknown(p, f"internal error: the timed lasso does not replay ({why})"))
+            continue
+        out.append(Result(p.name, "liveness", Verdict.VIOLATED, ENGINE, counterexample=cex,
+                          detail={"message": "a time-divergent fair behaviour avoids the goal forever"}))
+    return out
+
+
+def tg_bounds(cm: CompiledModel) -> object:
+    from gpcheck.checker.timed.bounds import compile_bounds
+
+    return compile_bounds(cm)
 
 
 def _cex(cm: CompiledModel, g: zones.ZoneGraph, res: zones.SafetySearch, k: int,

@@ -120,8 +120,7 @@ class _Measure:
         that ends (node, iid, z's lower bound, whether it is strict, z's upper bound or None),
         and whether any measurement starts. Measurements of 0 (P and Q at once) are (node, iid
         or -1 for an initial state, 0, False, 0)."""
-        g, n = self.g, self.g.n
-        zc = 1 + len(g.timed) + Z
+        g = self.g
         m_meas, m_idle = [k, -1], [-1, -1]
         nodes: list[Node] = []
         ends: list[tuple[int, int, int, bool, int | None]] = []
@@ -159,6 +158,8 @@ class _Measure:
                 enters = self.P(t) and not self.P(s)
                 q = self.Q(t)
                 if node.mode == MEASURING and q:
+                    n = g.dim(node.bounds)
+                    zc = g.extra_position(node.bounds, Z)
                     lo, strict = -dbm.value(d[zc]), dbm.is_strict(d[zc])
                     ends.append((i, iid, lo, strict, dbm.upper(d, n, zc)))
                 if enters:

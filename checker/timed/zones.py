@@ -49,6 +49,18 @@ class Node:
     mode: int = 0  # a measuring search's phase (checker/timed/latency.py); 0 in the safety search
 
 
+def _static_zero(t: object) -> bool:
+    """A `time` clause that is 0..0 whatever the state: `urgent`, or `time 0` with a literal."""
+    from gpcheck.spec import ir
+
+    if t is None:
+        return False
+    if getattr(t, "urgent", False):
+        return True
+    lo, hi = t.lower, t.upper  # type: ignore[attr-defined]
+    return isinstance(lo, ir.Lit) and lo.value == 0 and isinstance(hi, ir.Lit) and hi.value == 0
+
+
 def _active(b: Bounds | None) -> bool:
     return b is not None and (b[0] > 0 or b[1] is not None)
 
@@ -58,12 +70,17 @@ class ZoneGraph:
 
     def __init__(self, cm: CompiledModel, extra: int = 0):
         self.cm = cm
-        self.timed = timed_instances(cm)
+        # NOTE(urgent-clockless): an instance of an action that is `urgent` (or `time 0`) needs no
+        # clock: while one is enabled no time passes at all, so its clock would always read 0. Its
+        # states are settled without the time-passing step instead; the DBMs lose a dimension.
+        self.urgent = frozenset(iid for iid in timed_instances(cm) if _static_zero(cm.instances[iid].action.time))
+        self.timed = [iid for iid in timed_instances(cm) if iid not in self.urgent]
         self.clock_of = {iid: 1 + k for k, iid in enumerate(self.timed)}
         self.extra = extra
-        self.n = 1 + len(self.timed) + extra
         self.bounds_fn = compile_bounds(cm)
         self._enabled: dict[State, list[tuple[int, State]]] = {}
+        self._delays: dict[State, bool] = {}
+        self._layouts: dict[FrozenBounds, tuple[int, dict[int, int]]] = {}
 
     def enabled(self, s: State) -> list[tuple[int, State]]:
         """The instances enabled in `s` with their next states (raises ModelError)."""
@@ -72,40 +89,68 @@ class ZoneGraph:
             out = self._enabled[s] = self.cm.successors(s)
         return out
 
-    def _settle(self, d: list[int], bounds: FrozenBounds, extra_m: Sequence[int]) -> tuple[int, ...] | None:
-        """Let time pass, apply the invariants, extrapolate."""
-        n = self.n
-        dbm.up(d, n)
+    def delays(self, s: State) -> bool:
+        """Whether time may pass in `s`: no urgent instance is enabled there (NOTE(urgent-clockless))."""
+        v = self._delays.get(s)
+        if v is None:
+            v = self._delays[s] = not self.urgent or all(i not in self.urgent for i, _ in self.enabled(s))
+        return v
+
+    def _layout(self, bounds: FrozenBounds) -> tuple[int, dict[int, int]]:
+        """(DBM dimension, timed index -> DBM row) of the symbolic states with these bounds."""
+        out = self._layouts.get(bounds)
+        if out is None:
+            rows: dict[int, int] = {}
+            for k, b in enumerate(bounds):
+                if _active(b):
+                    rows[k] = 1 + len(rows)
+            out = self._layouts[bounds] = (1 + len(rows) + self.extra, rows)
+        return out
+
+    def dim(self, bounds: FrozenBounds) -> int:
+        """The DBM dimension of a symbolic state with these bounds (NOTE(compact-zones))."""
+        return self._layout(bounds)[0]
+
+    def position(self, bounds: FrozenBounds, iid: int) -> int | None:
+        """The DBM row of instance iid's clock under these bounds, None when it has none."""
+        k = self.clock_of.get(iid)
+        return None if k is None else self._layout(bounds)[1].get(k - 1)
+
+    def extra_position(self, bounds: FrozenBounds, x: int) -> int:
+        """The DBM row of measuring clock x under these bounds."""
+        return self.dim(bounds) - self.extra + x
+
+    def _settle(self, d: list[int], n: int, bounds: FrozenBounds, extra_m: Sequence[int],
+                delay: bool = True) -> tuple[int, ...] | None:
+        """Let time pass (unless an urgent instance is enabled), apply the invariants, extrapolate."""
+        if delay:
+            dbm.up(d, n)
         m = [0]
-        for k, b in enumerate(bounds):
+        for b in bounds:
             if not _active(b):
-                m.append(-1)
                 continue
             assert b is not None
             lo, hi = b
             m.append(lo if hi is None else max(lo, hi))
-            if hi is not None and not dbm.constrain(d, n, 1 + k, 0, dbm.le(hi)):
+            if hi is not None and not dbm.constrain(d, n, len(m) - 1, 0, dbm.le(hi)):
                 return None
         m.extend(extra_m)
         dbm.extrapolate(d, n, m)
-        for c in range(1, n):
+        for c in range(n - self.extra, n):
             if m[c] < 0:  # compared with nothing: freed, so that equal zones are equal tuples
                 dbm.free(d, n, c)
         return tuple(d)
 
     def initial(self, s: State, extra_reset: Sequence[int] = (), extra_m: Sequence[int] = ()) -> Node | None:
         """The initial symbolic state of `s` (all clocks 0, then time passes)."""
-        n = self.n
         ids = {i for i, _ in self.enabled(s)}
         bounds = tuple(self.bounds_fn(i, s) if i in ids else None for i in self.timed)
+        n = self.dim(bounds)
         d = dbm.zero(n)
-        for k, b in enumerate(bounds):
-            if not _active(b):
-                dbm.free(d, n, 1 + k)
         for x in range(self.extra):
             if x not in extra_reset:
-                dbm.free(d, n, 1 + len(self.timed) + x)
-        z = self._settle(d, bounds, extra_m or [-1] * self.extra)
+                dbm.free(d, n, n - self.extra + x)
+        z = self._settle(d, n, bounds, extra_m or [-1] * self.extra, self.delays(s))
         return None if z is None else Node(s, bounds, z, -1, None)
 
     def post(self, node: Node, iid: int, t: State, extra_reset: Sequence[int] = (),
@@ -113,68 +158,82 @@ class ZoneGraph:
              guard: tuple[int, int] | None = None) -> tuple[FrozenBounds, tuple[int, ...]] | None:
         """The symbolic successor by instance `iid` (enabled in node.s, stepping to `t`), or None
         when its lower bound cannot be met in the zone. `guard` = (extra clock, c): also require
-        that measuring clock >= c (a tick). Raises ModelError (a step from `t` or a bound fails)."""
-        n = self.n
-        d = list(node.zone)
-        c = self.clock_of.get(iid)
-        if c is not None:
-            b = node.bounds[c - 1]
-            assert b is not None
-            if b[0] and not dbm.constrain(d, n, 0, c, dbm.le(-b[0])):
-                return None
+        that measuring clock >= c (a tick). Raises ModelError (a step from `t` or a bound fails).
+
+        NOTE(compact-zones): a zone has rows only for the clocks of the instances active under its
+        bounds (enabled, with a lower bound above 0 or a deadline), in instance order, then the
+        measuring clocks. The successor's DBM is built by projection: a kept clock copies its row
+        and column, a reset clock copies the reference clock's (x := 0), a freed one is dropped;
+        projections and resets of a canonical DBM are canonical."""
+        d = self.fire_zone(node, iid)
+        if d is None:
+            return None
+        n = self.dim(node.bounds)
+        base_old = n - self.extra
         if guard is not None:
             x, lo = guard
-            if not dbm.constrain(d, n, 0, 1 + len(self.timed) + x, dbm.le(-lo)):
+            if not dbm.constrain(d, n, 0, base_old + x, dbm.le(-lo)):
                 return None
         ids = {i for i, _ in self.enabled(t)}
         new: list[Bounds | None] = []
+        src: list[int] = [0]  # the old row each new row copies (0: the reference clock, a reset)
+        rows_old = self._layout(node.bounds)[1]
         for k, i in enumerate(self.timed):
-            old = node.bounds[k]
             if i not in ids:
                 new.append(None)
-                dbm.free(d, n, 1 + k)
                 continue
+            old = node.bounds[k]
             if i == iid or old is None:
                 b = self.bounds_fn(i, t)
                 new.append(b)
                 if _active(b):
-                    dbm.reset(d, n, 1 + k)
-                else:
-                    dbm.free(d, n, 1 + k)
+                    src.append(0)
             else:
                 new.append(old)
-                if not _active(old):
-                    dbm.free(d, n, 1 + k)
-        base = 1 + len(self.timed)
-        for x in extra_reset:
-            dbm.reset(d, n, base + x)
-        for x in extra_free:
-            dbm.free(d, n, base + x)
+                if k in rows_old:
+                    src.append(rows_old[k])
+        freed: list[int] = []
+        for x in range(self.extra):
+            if x in extra_reset:
+                src.append(0)
+            else:
+                src.append(base_old + x)
+                if x in extra_free:
+                    freed.append(len(src) - 1)
+        n2 = len(src)
         bounds = tuple(new)
-        z = self._settle(d, bounds, extra_m or [-1] * self.extra)
+        if n2 == 1:  # no clock at all: the zone is the point 0 (time passing changes nothing)
+            return bounds, (dbm.LE_ZERO,)
+        rows = [r * n for r in src]
+        e = [d[ri + cj] for ri in rows for cj in src]
+        for i in range(n2):
+            e[i * n2 + i] = dbm.LE_ZERO
+        for c in freed:
+            dbm.free(e, n2, c)
+        z = self._settle(e, n2, bounds, extra_m or [-1] * self.extra, self.delays(t))
         return None if z is None else (bounds, z)
 
     def fire_zone(self, node: Node, iid: int) -> list[int] | None:
         """The valuations of node's zone where `iid` can fire (its lower bound met), or None."""
         d = list(node.zone)
-        c = self.clock_of.get(iid)
+        c = self.position(node.bounds, iid)
         if c is not None:
-            b = node.bounds[c - 1]
+            b = node.bounds[self.clock_of[iid] - 1]
             assert b is not None
-            if b[0] and not dbm.constrain(d, self.n, 0, c, dbm.le(-b[0])):
+            if b[0] and not dbm.constrain(d, self.dim(node.bounds), 0, c, dbm.le(-b[0])):
                 return None
         return d
 
     def tick(self, node: Node, x: int, extra_m: Sequence[int], unit: int = 1) -> tuple[int, ...] | None:
         """Measuring clock x >= unit, then reset it and let time pass: `unit` time went by in
         node.s (Tripakis's construction for time-divergent cycles)."""
-        n = self.n
+        n = self.dim(node.bounds)
         d = list(node.zone)
-        c = 1 + len(self.timed) + x
+        c = n - self.extra + x
         if not dbm.constrain(d, n, 0, c, dbm.le(-unit)):
             return None
         dbm.reset(d, n, c)
-        return self._settle(d, node.bounds, extra_m)
+        return self._settle(d, n, node.bounds, extra_m, self.delays(node.s))
 
 
 class Passed:
