@@ -145,9 +145,16 @@ def table_41(ctx: Context) -> list[Row]:
         Row("4.1.1", "AMD", "priority levels", "16 levels, in hardware", U,
             "KFD queue priority 0..15 exists but maps to 3 pipe priorities and is only an arbitration weight "
             "(amd_cwsr.md 2.2): while both queues are mapped the LP queue may take every tick; only the proposed "
-            "monitor's unmap bounds that, by T_mon (kfd_monitor: bound T_MON holds, T_MON-1 fails).",
-            [ev("kfd_monitor", "bounded_inversion", "holds"), ev("kfd_monitor", "bounded_inversion", "violated", INV_BOUND=4)],
-            code=[Code("linux-6.12 amdkfd/kfd_priv.h:L452-455", "narrows", "16 values, 3 pipe priorities, a weight")]),
+            "monitor's unmap bounds that, by T_mon (kfd_monitor: bound T_MON holds, T_MON-1 fails). Across "
+            "processes the 16 levels do not exist: under MES every KFD queue is in the NORMAL band (the priority "
+            "only orders gangs inside a process), so an RT queue waits a 10 ms process quantum on an "
+            "oversubscribed pipe (mes_sched.rt_preempt_latency, max 10,005 us); HWS's chained runlist "
+            "time-slices processes by quantum whatever the priority (hws_oversub).",
+            [ev("kfd_monitor", "bounded_inversion", "holds"), ev("kfd_monitor", "bounded_inversion", "violated", INV_BOUND=4),
+             ev("mes_sched", "rt_preempt_latency", "proved"), ev("hws_oversub", "rt_preempt_latency", "proved")],
+            code=[Code("linux-6.12 amdkfd/kfd_priv.h:L452-455", "narrows", "16 values, 3 pipe priorities, a weight"),
+                  Code("linux-6.12.117 amdkfd/kfd_device_queue_manager.c:L218-220", "narrows",
+                       "MES: inprocess_gang_priority = priority, gang_global_priority_level = NORMAL for every queue")]),
         Row("4.1.2", "GPreempt", "priority granularity", "timeslice length", C,
             "the only knob is NVA06C_CTRL_CMD_SET_TIMESLICE on the TSG.", [],
             code=[Code("GPreempt src/gpreempt.cpp:52-72", "agrees", "NvRmModifyTS, set_priority")]),
@@ -224,8 +231,12 @@ def table_41(ctx: Context) -> list[Row]:
             "can then reset the HP queue; "
             f"timed with the seeds' 5 us save, an unmap takes {cwsr_rt['min_us']}..{cwsr_rt['max_us']} us, and "
             f"{cwsr_rt_timeout['min_us']}..{cwsr_rt_timeout['max_us']} us when a queue will not preempt "
-            f"(KFD_UNMAP_LATENCY_MS, or a failed per-queue reset escalating to a GPU reset).",
+            f"(KFD_UNMAP_LATENCY_MS, or a failed per-queue reset escalating to a GPU reset). Under MES a queue is "
+            f"removed alone (REMOVE_QUEUE), but a queue that does not answer in 2.1 s escalates: SUSPEND of all "
+            f"gangs, then a whole-GPU reset that resets every process's queues unless MES can reset single queues "
+            f"(GC 12.1, Linux 7.2: mes_sched.innocent_survives, HANG=1).",
             [ev("kfd_sched", "hp_undisturbed", "holds", "claim", RPTR_READ=1),
+             ev("mes_sched", "innocent_survives", "violated", HANG=1), ev("mes_sched", "innocent_survives", "proved", HANG=1, MES_RESET=2),
              ev("cwsr", "no_loss", "violated", PREEMPT_TIMEOUT=1),
              ev("kfd_sched", "hp_survives", "violated", PREEMPT_TIMEOUT=1, RPTR_READ=1), ev("cwsr", "rt_preempt_latency", "proved"),
              ev("cwsr", "rt_preempt_latency", "proved", PREEMPT_TIMEOUT=1)],
@@ -306,8 +317,9 @@ def table_41(ctx: Context) -> list[Row]:
             [ev("reef_rewind", "no_reexecution", "violated", "claim"), ev("gpreempt_timeslice", "no_reexecution", "violated", "scope")]),
         Row("4.1.17", "AMD", "re-execution", "never", C,
             "proved with the faults off (a save is a copy in the model); with a preemption timeout nothing re-runs "
-            "either, but work is lost (reported to the process as memory lost).",
-            [ev("cwsr", "no_reexecution", "proved", "claim"), ev("cwsr", "no_reexecution", "holds", "scope", PREEMPT_TIMEOUT=1),
+            "either, but work is lost (reported to the process as memory lost). A memory eviction saves in-flight "
+            "waves before the buffer moves and resumes them 100 ms later (kfd_evict).",
+            [ev("cwsr", "no_reexecution", "proved", "claim"), ev("kfd_evict", "no_reexecution", "proved", "claim"), ev("cwsr", "no_reexecution", "holds", "scope", PREEMPT_TIMEOUT=1),
              ev("cwsr", "no_loss", "violated", PREEMPT_TIMEOUT=1), ev("cwsr", "loss_reported", "holds", PREEMPT_TIMEOUT=1)]),
         Row("4.1.18", "GPreempt", "application change", "needs preempt_flag", U,
             "REEF's design does instrument its BE kernels (the flag-checking mod.be.cubin is built), so the claim "

@@ -16,7 +16,8 @@ from gpcheck.checker.library import SHARED, expectation_met, render_matrix, veri
 from gpcheck.spec import load_spec
 
 MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
-        "rt_latency", "nvidia_preempt", "nvidia_mps", "nvidia_partition", "collective_gang", "intel_guc")
+        "rt_latency", "nvidia_preempt", "nvidia_mps", "nvidia_partition", "collective_gang", "intel_guc",
+        "mes_sched", "hws_oversub", "kfd_evict")
 P, V = Verdict.PROVED, Verdict.VIOLATED
 
 
