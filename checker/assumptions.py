@@ -19,8 +19,10 @@ makes every result vacuous: no initial state lies inside the assumptions and con
 the model has no behaviour). A probe reached, or not decided, says nothing.
 
 NOTE(assumption-use): every result says which model assumptions (NOTE(assumptions) in
-spec/ir.py) it rests on. A proved (or unreachable) result lists those its proof used: the
-engine is run again on the model without each assumption in turn (its guards dropped, its
+spec/ir.py) it rests on. A proved (or unreachable) result lists those its proof used. A proof
+by kind or pdr comes with its proof core (NOTE(proof-core) in checker/smt/proofcore.py): the
+assumptions its inductive argument needs. For any other proof (the explicit engine's, and a
+Z3 proof whose core was not found) the engine is run again on the model without each assumption in turn (its guards dropped, its
 initial-state filter too), for the proved results only, and an assumption is used when the
 result is no longer proved without it (violated, or not decided by the same engine within the
 same limits: then the proof at hand needs it; such an undecided one is marked as such). This
@@ -137,7 +139,7 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
     proof at hand may rest on it, and `undecided` says why."""
     names = [a.name for a in model.assumptions]
     proved = {r.property for r in results if r.verdict is Verdict.PROVED and PROBE not in r.property}
-    # an inductive proof that comes with its proof core (pdr: checker/smt/pdr.py assumption_core)
+    # an inductive proof that comes with its proof core (kind, pdr: NOTE(proof-core) in checker/smt/proofcore.py)
     cores = {r.property: tuple(r.detail["assumption_core"]) for r in results
              if r.property in proved and isinstance(r.detail.get("assumption_core"), list)}
     how: dict[str, str] = {p: CORE_HOW for p in cores}
@@ -160,8 +162,8 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
     return Use({**{p: tuple(v) for p, v in out.items()}, **cores}, undecided, how)
 
 
-CORE_HOW = ("proof core: the assumption literals in the unsat cores of the initiation and consecution of "
-            "the inductive invariant")
+CORE_HOW = ("proof core: the assumptions the engine's inductive argument (its lemmas, certificate or invariant, "
+            "and the induction at its k) needs: each dropped in turn where the argument re-checks without it")
 RERUN_HOW = "the engine run again without each assumption: one is used when the result is no longer proved without it"
 
 
