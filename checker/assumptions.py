@@ -36,7 +36,7 @@ assumption can be far larger (kfd_monitor without copy_save: 620 -> 3.5 million 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from gpcheck.checker.verdict import Result, Verdict
 from gpcheck.spec import ir
@@ -211,3 +211,44 @@ def _cover(r: Result) -> Result:
         why = f"not reached within {r.bound} steps" if r.bound is not None else "not reached"
         return replace(r, kind="cover", verdict=Verdict.UNKNOWN, reason=f"{why}: {r.reason}" if r.reason else why)
     return replace(r, kind="cover")
+
+
+@dataclass
+class Explored:
+    """A complete explicit search (no symmetry reduction, no fingerprints, nothing pruned): its
+    compiled model and states, for `same_graph`."""
+
+    cm: Any  # gpmodel.CompiledModel
+    search: Any  # explicit.Search (the Python core's states)
+    graph: Any = None  # fast_explicit.PackedGraph (the compiled core's), or None
+
+    def states(self) -> Any:
+        if self.graph is None:
+            return self.search.parent.keys()
+        if getattr(self.graph, "via", None) is not None:
+            return None  # states kept as paths: not worth rebuilding
+        return self.graph.all_states()
+
+
+def same_graph(explored: Explored | None, relaxed: Any) -> bool:
+    """NOTE(assumption-use): the model without an assumption (`relaxed`, compiled) has the same
+    state graph as the run with it: the same initial states and, from every state that run
+    reached, the same enabled instances with the same successors (the assumption never blocked
+    a step that could be taken). Then every result of a run without it is the run's own, and
+    that run is skipped. False at the first difference (or a modelling error), which is found
+    early where the assumption matters: a breadth-first walk meets it near the initial states."""
+    if explored is None:
+        return False
+    cm = explored.cm
+    if sorted(relaxed.initial_states()) != sorted(cm.initial_states()):
+        return False
+    states = explored.states()
+    if states is None:
+        return False
+    for s in states:
+        try:
+            if relaxed.successors(s) != cm.successors(s):
+                return False
+        except Exception:  # a modelling error (gpmodel.ModelError): the run without it decides
+            return False
+    return True

@@ -111,3 +111,31 @@ def test_without_the_assumption_the_core_is_not_a_guess():
     loose = SAVE.replace("assume copy_save: ws' == Saved and ws != Saved implies sv' == ops\n", "")
     res = {r.property: r for r in verify(load_source(loose), engine="pdr").results}
     assert res["no_loss"].verdict is Verdict.VIOLATED
+
+
+NEVER_BLOCKS = """
+model idle "an assumption that never blocks a step (gp_hip_suspend's daemon_polled at DAEMON_FIRST=0)"
+const FIRST = 0
+var x: 0..3 = 0
+var seen: bool = false
+action up { require assume polled: FIRST == 0 or seen; require x < 3; x = x + 1 }
+action see { require not seen; seen = true }
+invariant small: x <= 3
+transition rises: x' >= x
+allow deadlock
+"""
+
+
+def test_a_run_without_an_assumption_that_never_blocks_is_skipped(monkeypatch):
+    """NOTE(assumption-use): the model without `polled` has the same state graph, so its run is
+    skipped (the same results); with FIRST=1 the assumption blocks steps and the run happens."""
+    from gpcheck.checker import api
+
+    calls = []
+    real = api.run_explicit
+    monkeypatch.setattr(api, "run_explicit", lambda m, *a, **k: calls.append(len(m.assumptions)) or real(m, *a, **k))
+    rep = verify(load_source(NEVER_BLOCKS), core="python")
+    assert calls == [1] and rep.result("small").assumptions == () and rep.result("rises").assumptions == ()
+    calls.clear()
+    rep = verify(load_source(NEVER_BLOCKS.replace("const FIRST = 0", "const FIRST = 1")), core="python")
+    assert calls == [1, 0] and rep.result("small").assumptions == ()
