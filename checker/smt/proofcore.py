@@ -20,6 +20,13 @@ others false, i.e. the model without the others. For one set, the argument is re
     violation), with the properties proved before it assumed where their own cores lie inside
     the set (k-induction's lemmas).
 
+Dropping assumptions only adds behaviours, so an argument that holds without some of them holds
+for the model with all of them: for invariants, transition properties, `range` and covers. Not
+for `deadlock`: a dropped guard enables more steps, so the model without it may lack a deadlock
+the model has. A deadlock is therefore always the model's own (every assumption's guards in force
+in the deadlock predicate), and only the reachable states are those of the model without the
+dropped assumptions.
+
 Each assumption is dropped in turn, in declaration order, when the argument survives without
 it; what remains is the core: each of its members is needed by this proof (the argument fails
 without it, the others kept), and a proof that needs none gets an empty core. A re-check that
@@ -154,7 +161,7 @@ class ProofCore:
         base = [*facts, *enc.init_slots(path[0]), *(enc.in_range(s) for s in path[:k])]
         base += [enc.trans(path[j], path[j + 1], j, TAG) for j in range(k - 1)]
         base += [f for j in range(k) for f in at[j]]
-        r = _check(_solver(deadline, *base), deadline, mk_or(*(bad(enc, p, path, j) for j in range(k))))
+        r = _check(_solver(deadline, *base), deadline, mk_or(*(self._bad(p, path, j) for j in range(k))))
         if r is not True:
             return None if r is None else False
         # the inductive step: a loop-free path of k steps, p and the invariants holding, then a violation
@@ -162,12 +169,27 @@ class ProofCore:
         step = [*facts, *(enc.in_range(s) for s in path)]
         step += [enc.trans(path[j], path[j + 1], j, TAG) for j in range(k)]
         step += [f for j in range(k + 1) for f in at[j]]
-        step += [ok(enc, q, path, j) for q in lemmas for j in range(k + 1) if j >= q.first]
-        step += [ok(enc, p, path, j) for j in range(p.first, k)]
+        step += [self._ok(q, path, j) for q in lemmas for j in range(k + 1) if j >= q.first]
+        step += [self._ok(p, path, j) for j in range(p.first, k)]
         last = k if on_step else k + 1  # a step property's violation may step back to an earlier state
         step += [mk_not(enc.equal_states(path[i], path[j])) for j in range(last) for i in range(j)]
-        r = _check(_solver(deadline, *step), deadline, bad(enc, p, path, k))
+        r = _check(_solver(deadline, *step), deadline, self._bad(p, path, k))
         return None if r is None else (r is True)
+
+    def _bad(self, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef:
+        """`p` violated at position j. A deadlock is one of the model with every assumption in
+        force: dropping a guard enables more steps, so a model without an assumption may be free
+        of a deadlock the model has; only its reachable states may grow (which is sound to
+        over-approximate), never its deadlocks shrink."""
+        f = bad(self.enc, p, path, j)
+        return self._all_guards(f) if p.kind == "deadlock" else f
+
+    def _ok(self, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef:
+        f = ok(self.enc, p, path, j)
+        return self._all_guards(f) if p.kind == "deadlock" else f
+
+    def _all_guards(self, f: z3.BoolRef) -> z3.BoolRef:
+        return z3.substitute(f, *((lit, z3.BoolVal(True)) for lit in self.lits.values())) if self.lits else f
 
 
 def _conjuncts(fs: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:

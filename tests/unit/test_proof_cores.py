@@ -139,3 +139,25 @@ def test_a_run_without_an_assumption_that_never_blocks_is_skipped(monkeypatch):
     calls.clear()
     rep = verify(load_source(NEVER_BLOCKS.replace("const FIRST = 0", "const FIRST = 1")), core="python")
     assert calls == [1, 0] and rep.result("small").assumptions == ()
+
+
+# deadlock freedom rests on `careful` (without it `stuck` is reachable and nothing is enabled
+# there); `no_escape` blocks the way out of `stuck`: dropping it removes that deadlock, which must
+# not make the proof look as if it needed nothing (a deadlock is the model's own, every guard in force)
+DEADLOCK = """
+model stuck "deadlock freedom resting on an assumption"
+var x: 0..2 = 0
+var stuck: bool = false
+action escape { require assume no_escape: false; require stuck; stuck = false }
+action go(v: 0..1) { require assume careful: v == 0; require x < 2 and not stuck; x = x + 1; stuck = v == 1 }
+action back { require x == 2 and not stuck; x = 0 }
+"""
+
+
+@pytest.mark.parametrize("engine", ["explicit", "kind", "pdr"])
+def test_a_deadlock_proof_core_keeps_the_models_own_deadlocks(engine):
+    rep = verify(load_source(DEADLOCK), engine=engine, properties=["deadlock"])
+    r = rep.result("deadlock")
+    assert r.verdict is Verdict.PROVED and r.assumptions == ("careful",), (r.assumptions, r.reason)
+    if engine != "explicit":
+        assert r.detail["assumptions_how"] == CORE_HOW
