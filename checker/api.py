@@ -95,7 +95,8 @@ def verify(
             cm = None
             if rerun and report is not None and not fingerprint:
                 cm = compile_model(m)
-                if assumptions.same_graph(getattr(report, "explored", None), cm):  # NOTE(assumption-use)
+                dropped = next(a.name for a in pl.model.assumptions if a.name not in {b.name for b in m.assumptions})
+                if assumptions.same_graph(getattr(report, "explored", None), cm, dropped):  # NOTE(assumption-use)
                     return _same_results(report, names)
             rep = run_explicit(m, names, Limits(cap, limit, meter), cm=cm, core=core, workers=workers,
                                fingerprint=fingerprint, symmetry=symmetry)
