@@ -10,10 +10,10 @@ the model where each assumption's guards and initial-state filter sit behind an 
 literal (`Encoder(relax=...)`): a set of assumptions is the literals of its members true and the
 others false, i.e. the model without the others. For one set, the argument is re-checked:
 
-  * the candidates (the proof's lemmas, certificate or invariant, and the property itself when
-    it is an invariant) go through Houdini: the largest subset that is initial and inductive
-    in that model (a candidate that needed a dropped assumption falls out, and with it only what
-    needs it);
+  * the candidates (the proof's lemmas, certificate or invariant) go through Houdini: the
+    largest subset that is initial and inductive in that model (a candidate that needed a dropped
+    assumption falls out, and with it only what needs it); one Houdini per set of assumptions and
+    candidates, shared by the properties whose proofs rest on the same candidates;
   * the property is then k-inductive relative to the survivors for the proof's k (k = 1 for
     pdr): its base cases (no violation within k-1 steps of an initial state) and its inductive
     step (a loop-free path of k steps where the survivors and the property hold, then a
@@ -83,10 +83,9 @@ class ProofCore:
         assumption in force."""
         names = [a.name for a in self.model.assumptions]
         share = deadline.limited(CORE_STEPS)
+        # the candidates alone (shared by every property of the proof: one Houdini per set of
+        # assumptions); the property itself is then inductive relative to the survivors
         cands = _conjuncts(candidates)
-        if p.kind == "invariant":
-            assert p.expr is not None
-            cands.append(self.enc.holds(p.expr, self.state(0)))
         on = frozenset(names)
         if self._proves(p, cands, on, k, lemmas, share) is not True:
             return None
