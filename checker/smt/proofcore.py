@@ -62,6 +62,7 @@ class ProofCore:
     lits: dict[str, z3.BoolRef] = field(init=False)
     enc: Encoder = field(init=False)
     _houdini: dict[tuple[frozenset[str], tuple[int, ...]], list[int] | None] = field(init=False, default_factory=dict)
+    _frames_cache: dict[tuple[object, ...], tuple[z3.Solver, z3.Solver]] = field(init=False, default_factory=dict)
     _keep: list[object] = field(init=False, default_factory=list)  # the cached keys' terms, kept alive
 
     def __post_init__(self) -> None:
@@ -153,27 +154,42 @@ class ProofCore:
         assumptions `on`, the invariants `inv` (over state 0) and `lemmas` assumed in every
         state of the step: True proved, False not, None no answer."""
         enc = self.enc
-        facts = self._facts(on)
         path = [self.state(j) for j in range(k + 1)]
-        at = [inv] + [[z3.substitute(f, *zip(path[0], path[j])) for f in inv] for j in range(1, k + 1)]
+        on_step = p.kind == "transition" or (p.kind == "range" and bool(self.model.transitions))
+        base, step = self._frames(on, inv, k, on_step)
         # base cases: no violation within k-1 steps of an initial state (the invariants hold there)
-        base = [*facts, *enc.init_slots(path[0]), *(enc.in_range(s) for s in path[:k])]
-        base += [enc.trans(path[j], path[j + 1], j, TAG) for j in range(k - 1)]
-        base += [f for j in range(k) for f in at[j]]
-        r = _check(_solver(deadline, *base), deadline, mk_or(*(self._bad(p, path, j) for j in range(k))))
+        r = _check(base, deadline, mk_or(*(self._bad(p, path, j) for j in range(k))))
         if r is not True:
             return None if r is None else False
         # the inductive step: a loop-free path of k steps, p and the invariants holding, then a violation
-        on_step = p.kind == "transition" or (p.kind == "range" and bool(self.model.transitions))
+        extra = [self._ok(q, path, j) for q in lemmas for j in range(k + 1) if j >= q.first]
+        extra += [self._ok(p, path, j) for j in range(p.first, k)]
+        r = _check(step, deadline, mk_and(*extra, self._bad(p, path, k)))
+        return None if r is None else (r is True)
+
+    def _frames(self, on: frozenset[str], inv: list[z3.BoolRef], k: int, on_step: bool) -> tuple[z3.Solver, z3.Solver]:
+        """The base-case and inductive-step solvers of one set of assumptions, invariants, k and
+        path shape, built once and shared by the properties (each checks in its own frame)."""
+        key = (on, tuple(f.get_id() for f in inv), k, on_step)
+        hit = self._frames_cache.get(key)
+        if hit is not None:
+            return hit
+        self._keep.append(inv)
+        enc = self.enc
+        facts = self._facts(on)
+        path = [self.state(j) for j in range(k + 1)]
+        at = [inv] + [[z3.substitute(f, *zip(path[0], path[j])) for f in inv] for j in range(1, k + 1)]
+        base = [*facts, *enc.init_slots(path[0]), *(enc.in_range(s) for s in path[:k])]
+        base += [enc.trans(path[j], path[j + 1], j, TAG) for j in range(k - 1)]
+        base += [f for j in range(k) for f in at[j]]
         step = [*facts, *(enc.in_range(s) for s in path)]
         step += [enc.trans(path[j], path[j + 1], j, TAG) for j in range(k)]
         step += [f for j in range(k + 1) for f in at[j]]
-        step += [self._ok(q, path, j) for q in lemmas for j in range(k + 1) if j >= q.first]
-        step += [self._ok(p, path, j) for j in range(p.first, k)]
         last = k if on_step else k + 1  # a step property's violation may step back to an earlier state
         step += [mk_not(enc.equal_states(path[i], path[j])) for j in range(last) for i in range(j)]
-        r = _check(_solver(deadline, *step), deadline, self._bad(p, path, k))
-        return None if r is None else (r is True)
+        out = (_solver(Deadline(None), *base), _solver(Deadline(None), *step))
+        self._frames_cache[key] = out
+        return out
 
     def _bad(self, p: SafetyProp, path: Sequence[State], j: int) -> z3.BoolRef:
         """`p` violated at position j. A deadlock is one of the model with every assumption in
