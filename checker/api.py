@@ -96,8 +96,15 @@ def verify(
         if m.has_time:  # NOTE(timed): only the zone engine knows time
             return run_timed_spec(m, names, engine, Limits(cap, limit, meter))
         if engine == "explicit":
-            return run_explicit(m, names, Limits(cap, limit, meter), core=core, workers=workers,
-                                fingerprint=fingerprint, symmetry=symmetry)
+            cm = None
+            if rerun and report is not None and not fingerprint:
+                cm = compile_model(m)
+                dropped = next(a.name for a in pl.model.assumptions if a.name not in {b.name for b in m.assumptions})
+                if assumptions.same_graph(getattr(report, "explored", None), cm, dropped):  # NOTE(assumption-use)
+                    return _same_results(report, names)
+            rep = run_explicit(m, names, Limits(cap, limit, meter), cm=cm, core=core, workers=workers,
+                               fingerprint=fingerprint, symmetry=symmetry)
+            return rep
         from gpcheck.checker.engines import run_engine  # the Z3 engines load z3 only when asked for
 
         results = run_engine(engine, m, sorted(names), depth=depth, timeout=limit,
@@ -126,6 +133,14 @@ def verify(
         report.results.append(refinement.run(model, explicit.Limits(max_states, timeout)))
     report.seconds = time.monotonic() - started
     return report
+
+
+def _same_results(report: Report, names: set[str]) -> Report:
+    """NOTE(assumption-use): the run without an assumption whose state graph is the run's with it:
+    the same results (the search, liveness and latencies read nothing else)."""
+    rep = Report(report.model, report.file, report.constants, [r for r in report.results if r.property in names],
+                 states=report.states)
+    return rep
 
 
 TIMED_ENGINES = ("explicit", "auto")  # the engines that run the zone engine on a timed spec
@@ -276,6 +291,9 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
     report = Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
                     warnings=notes + warnings)
+    if res.complete and res.symmetry is None and collision is None and not res.pruned:
+        # NOTE(assumption-use): what a run without an assumption compares its graph with
+        report.explored = assumptions.Explored(cm, res, graph)  # type: ignore[attr-defined]
     if collision is not None:
         report.fingerprint = {"bits": 64, "collision_probability": collision}
     if res.symmetry is not None:

@@ -19,8 +19,10 @@ makes every result vacuous: no initial state lies inside the assumptions and con
 the model has no behaviour). A probe reached, or not decided, says nothing.
 
 NOTE(assumption-use): every result says which model assumptions (NOTE(assumptions) in
-spec/ir.py) it rests on. A proved (or unreachable) result lists those its proof used: the
-engine is run again on the model without each assumption in turn (its guards dropped, its
+spec/ir.py) it rests on. A proved (or unreachable) result lists those its proof used. A proof
+by kind or pdr comes with its proof core (NOTE(proof-core) in checker/smt/proofcore.py): the
+assumptions its inductive argument needs. For any other proof (the explicit engine's, and a
+Z3 proof whose core was not found) the engine is run again on the model without each assumption in turn (its guards dropped, its
 initial-state filter too), for the proved results only, and an assumption is used when the
 result is no longer proved without it (violated, or not decided by the same engine within the
 same limits: then the proof at hand needs it; such an undecided one is marked as such). This
@@ -34,7 +36,7 @@ assumption can be far larger (kfd_monitor without copy_save: 620 -> 3.5 million 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from gpcheck.checker.verdict import Result, Verdict
 from gpcheck.spec import ir
@@ -137,7 +139,7 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
     proof at hand may rest on it, and `undecided` says why."""
     names = [a.name for a in model.assumptions]
     proved = {r.property for r in results if r.verdict is Verdict.PROVED and PROBE not in r.property}
-    # an inductive proof that comes with its proof core (pdr: checker/smt/pdr.py assumption_core)
+    # an inductive proof that comes with its proof core (kind, pdr: NOTE(proof-core) in checker/smt/proofcore.py)
     cores = {r.property: tuple(r.detail["assumption_core"]) for r in results
              if r.property in proved and isinstance(r.detail.get("assumption_core"), list)}
     how: dict[str, str] = {p: CORE_HOW for p in cores}
@@ -160,8 +162,8 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
     return Use({**{p: tuple(v) for p, v in out.items()}, **cores}, undecided, how)
 
 
-CORE_HOW = ("proof core: the assumption literals in the unsat cores of the initiation and consecution of "
-            "the inductive invariant")
+CORE_HOW = ("proof core: the assumptions the engine's inductive argument (its lemmas, certificate or invariant, "
+            "and the induction at its k) needs: each dropped in turn where the argument re-checks without it")
 RERUN_HOW = "the engine run again without each assumption: one is used when the result is no longer proved without it"
 
 
@@ -209,3 +211,60 @@ def _cover(r: Result) -> Result:
         why = f"not reached within {r.bound} steps" if r.bound is not None else "not reached"
         return replace(r, kind="cover", verdict=Verdict.UNKNOWN, reason=f"{why}: {r.reason}" if r.reason else why)
     return replace(r, kind="cover")
+
+
+@dataclass
+class Explored:
+    """A complete explicit search (no symmetry reduction, no fingerprints, nothing pruned): its
+    compiled model and states, for `same_graph`."""
+
+    cm: Any  # gpmodel.CompiledModel
+    search: Any  # explicit.Search (the Python core's states)
+    graph: Any = None  # fast_explicit.PackedGraph (the compiled core's), or None
+
+    def states(self) -> Any:
+        if self.graph is None:
+            return self.search.parent.keys()
+        if getattr(self.graph, "via", None) is not None:
+            return None  # states kept as paths: not worth rebuilding
+        return self.graph.all_states()
+
+
+def same_graph(explored: Explored | None, relaxed: Any, dropped: str) -> bool:
+    """NOTE(assumption-use): the model without the assumption `dropped` (`relaxed`, compiled) has
+    the same state graph as the run with it: the same initial states and, in every state that run
+    reached, no step the assumption blocked that the model without it takes (dropping a guard
+    changes nothing else: a step taken is the same step). Then every result of a run without it is
+    the run's own, and that run is skipped. Only the instances of the actions that carry one of
+    its guards are tried (every action, for a state or step assumption); False at the first step
+    it blocked (or a modelling error there), found early where the assumption matters."""
+    if explored is None:
+        return False
+    cm = explored.cm
+    if sorted(relaxed.initial_states()) != sorted(cm.initial_states()):
+        return False
+    states = explored.states()
+    if states is None:
+        return False
+    acts = {a.name for a in cm.model.actions if _carries(a.body, dropped)}
+    iids = [i for i, inst in enumerate(cm.instances) if inst.action.name in acts]
+    for s in states:
+        for i in iids:
+            try:
+                if isinstance(cm.step(i, s), int) and not isinstance(relaxed.step(i, s), int):
+                    return False  # blocked with the assumption, taken without it
+            except Exception:  # a modelling error (gpmodel.ModelError): the run without it decides
+                return False
+    return True
+
+
+def _carries(body: tuple[ir.Stmt, ...], name: str) -> bool:
+    """Some `require` of the body (at any depth) is a guard of the assumption `name`."""
+    for st in body:
+        if isinstance(st, ir.Require) and st.assumption == name:
+            return True
+        if isinstance(st, ir.If) and (_carries(st.then, name) or _carries(st.else_, name)):
+            return True
+        if isinstance(st, ir.For) and _carries(st.body, name):
+            return True
+    return False

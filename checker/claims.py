@@ -53,7 +53,8 @@ class Context:
         return Evidence(model, prop, key[1], want, r.verdict, r.engine,
                         cex.length if cex else None, bool(cex and cex.loop is not None),
                         r.detail.get("min") if lat else None, r.detail.get("max") if lat else None, lat,
-                        tuple(_label(st.action, st.args) for st in cex.steps[1:]) if cex else (), role)
+                        tuple(_label(st.action, st.args) for st in cex.steps[1:]) if cex else (), role,
+                        tuple(r.assumptions or ()))
 
     def result(self, model: str, prop: str, **consts: int) -> Any:
         """The Result of one property at the given constants (the same cached run as `check`)."""

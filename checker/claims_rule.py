@@ -69,6 +69,9 @@ class Evidence:
     latency: bool = False
     witness: tuple[str, ...] = ()  # the counterexample (a latency's greatest-measurement behaviour), as action labels
     role: str = "detail"
+    # NOTE(assumption-use): the model assumptions the check rests on: a proof's, those it used; any
+    # other verdict's, those in force (its counterexample or bound holds under them)
+    assumptions: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -84,12 +87,13 @@ class Evidence:
         if self.cex_length is not None:
             what = "-step witness" if self.latency and self.verdict is not Verdict.VIOLATED else " steps"
             v += f" ({self.cex_length}{what}{', lasso' if self.lasso else ''})"
-        return f"{self.model}.{self.prop}{f' [{c}]' if c else ''}: {v}, {self.engine}"
+        rests = f"; assumes {', '.join(self.assumptions)}" if self.assumptions else ""
+        return f"{self.model}.{self.prop}{f' [{c}]' if c else ''}: {v}, {self.engine}{rests}"
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "property": self.prop, "constants": dict(self.consts), "needs": self.want,
                 "role": self.role, "verdict": self.verdict.value if self.verdict else None, "engine": self.engine,
-                "counterexample_length": self.cex_length, "ok": self.ok,
+                "counterexample_length": self.cex_length, "ok": self.ok, "assumptions": list(self.assumptions),
                 "witness": list(self.witness), **({"min": self.low, "max": self.high} if self.latency else {})}
 
 
@@ -160,11 +164,24 @@ class Row:
     def live(self) -> bool:
         return bool(self.evidence)
 
+    @property
+    def assumptions(self) -> dict[str, list[str]]:
+        """NOTE(assumption-use): each model assumption the row's live checks rest on, with the
+        checks (`model.property`) that rest on it; empty when none does."""
+        out: dict[str, list[str]] = {}
+        for e in self.evidence:
+            for a in e.assumptions:
+                checks = out.setdefault(f"{e.model}.{a}", [])
+                if f"{e.model}.{e.prop}" not in checks:
+                    checks.append(f"{e.model}.{e.prop}")
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {"row": self.ident, "side": self.side, "topic": self.topic, "claim": self.claim,
                 "outcome": self.outcome.value, "derived": self.derived.value, "why": self.why,
                 "evidence": [e.to_json() for e in self.evidence], "measures": [m.to_json() for m in self.measures],
-                "code": [c.to_json() for c in self.code], "numbers": self.numbers}
+                "code": [c.to_json() for c in self.code], "numbers": self.numbers,
+                "assumptions": self.assumptions}
 
 
 def derive(row: Row) -> Outcome:

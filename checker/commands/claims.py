@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
             out.append(f"           {m.role}: {m.text()}")
         for c in r.code:
             out.append(f"           {c.text()}")
+        if r.evidence:  # NOTE(assumption-use): what the row's live checks rest on
+            rests = "; ".join(f"{a} ({', '.join(checks)})" for a, checks in r.assumptions.items())
+            out.append(f"           assumptions: {rests or 'none'}")
     counts2: dict[str, int] = {}
     for r in rows:
         counts2[r.outcome.value] = counts2.get(r.outcome.value, 0) + 1

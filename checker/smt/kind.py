@@ -113,6 +113,7 @@ def run_kind(
     # invariants first: once proved they strengthen the inductive steps of the rest
     order = sorted(range(len(props)), key=lambda i: props[i].kind != "invariant")
     results: dict[int, Result] = {}
+    decided: list[int] = []  # in the order decided: a proof assumes the properties proved before it
     # two passes, each property with its own step budget (NOTE(kind-clock)): the first a small
     # one (what is k-inductive for a small k, most properties relative to the auxiliary
     # invariants), the second a large one for what climbed k past the first; so one that is
@@ -141,10 +142,43 @@ def run_kind(
             r.detail["auxiliary"] = dict(aux_stats)
             r.detail["shared_seconds"] = aux_stats["seconds"]  # NOTE(pdr-seconds)
         results[i] = r
+        decided.append(i)
         if r.verdict is Verdict.PROVED or (r.verdict is Verdict.HOLDS_TO_BOUND and r.detail.get("k")):
             lemmas_used.append(props[i])
+    if model.assumptions:  # NOTE(proof-core)
+        _attach_cores(model, [(props[i], results[i]) for i in decided], known, aux, deadline)
     out = [results[i] for i in range(len(props))]
     return out
+
+
+def _attach_cores(model: ir.Model, decided: list[tuple[SafetyProp, Result]], known: list[SafetyProp],
+                  aux: Sequence[Atom], deadline: Deadline) -> None:
+    """NOTE(proof-core) in checker/smt/proofcore.py: each proved result's assumptions, as
+    `detail["assumption_core"]`: its k-induction at the k it was proved at, relative to the
+    auxiliary invariants and to the properties proved before it (each usable where its own core
+    is in force; the caller's `known` lemmas, whose proofs are not at hand, only with every
+    assumption). After every property was decided: the cores never change a verdict."""
+    from gpcheck.checker.smt.proofcore import ProofCore
+
+    every = frozenset(a.name for a in model.assumptions)
+    pc: ProofCore | None = None
+    lemmas: list[tuple[SafetyProp, frozenset[str]]] = [(q, every) for q in known if q.kind == "invariant"]
+    for p, r in decided:
+        if r.verdict is Verdict.HOLDS_TO_BOUND and r.detail.get("k"):  # assumed by the later ones, as run_kind does
+            lemmas.append((p, every))
+        if r.verdict is not Verdict.PROVED:
+            continue
+        core = None
+        if not deadline.expired:
+            pc = pc or ProofCore(model)
+            try:
+                core = pc.core(p, [a.z3(pc.state(0)) for a in aux], deadline, k=int(r.detail.get("k", 1)),
+                               lemmas=list(lemmas))
+            except budget.Stop:  # NOTE(time-limit): the result stands, without its core
+                core = None
+        if core is not None:
+            r.detail["assumption_core"] = core
+        lemmas.append((p, frozenset(core) if core is not None else every))
 
 
 def _auxiliary_invariants(model: ir.Model, deadline: Deadline) -> tuple[list[Atom], dict[str, object]]:

@@ -37,6 +37,7 @@ A property's cost alone is the sum: the first property that needs a shared part 
 from __future__ import annotations
 
 import time
+from typing import Sequence
 from dataclasses import dataclass
 
 import z3
@@ -106,6 +107,8 @@ class _System:
         cons = enc.in_constraints(self.s)
         self.cons_reads = self.reads(cons)
         self.clauses: list[_Clause] = []
+        self.last_invariant: z3.BoolRef = true()  # the last query's proved invariant (NOTE(proof-core))
+        self.pending_cores: list[tuple[Result, SafetyProp, list[z3.BoolRef]]] = []  # with_core
         self.clause_actions: list[int] = []  # the action each clause is a path of
         for ai in range(len(model.actions)):
             budget.poll()  # NOTE(time-limit)
@@ -202,6 +205,8 @@ class _System:
             return _Answer.UNKNOWN, deadline.why() if deadline.expired else f"spacer: {e}"
         if r == z3.unsat:
             inv = fp.get_cover_delta(-1, reach)
+            # the invariant as a formula over the state symbols (NOTE(proof-core))
+            self.last_invariant = z3.substitute_vars(inv, *ks) if not z3.is_true(inv) else inv
             return _Answer.PROVED, render_invariant(enc, inv, tuple(ks), [enc.slots[i] for i in kept])
         if r == z3.sat:
             return _Answer.REFUTED, None
@@ -334,14 +339,16 @@ def run_pdr(
                     shared += time.monotonic() - t0
                     started += time.monotonic() - t0
                 if cert.inductive:
-                    r = _by_certificate(system, cert, p, deadline)
+                    r = _by_certificate(system, cert, p, deadline, prover.checker.now if prover is not None else ())
             if r is None:
                 meter.note(engine=ENGINE, phase="spacer", prop=p.name)
-                r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else true())
+                r = _pdr_one(system, p, deadline, seed, split, prover.formula() if prover is not None else true(),
+                             prover.checker.now if prover is not None and prover.checker is not None else ())
         except budget.Stop as stop:  # its encoding cut short by the budget or the time limit (NOTE(time-limit))
             r = unknown_result(p, ENGINE, stop.text, None)
         r.detail.setdefault("seconds", round(own[i] + time.monotonic() - started, 4))
         out.append(r)
+    attach_cores(system, deadline)  # NOTE(proof-core)
     for r in out:  # the shared work is known only now: a later property may have started a part of it
         if stats:
             r.detail.setdefault("lemmas", dict(stats))
@@ -384,56 +391,49 @@ def _by_lemmas(system: _System, prover: LemmaProver, p: SafetyProp, deadline: De
     n = prover.stats["lemmas"]
     r = proved_result(enc.model, p, ENGINE, f"inductive relative to {n} lemmas mined from the explicit "
                       "states and proved inductive by Z3 (Houdini)", invariant=text)
-    if p.kind == "invariant" and enc.model.assumptions and r.verdict is Verdict.PROVED:
-        assert p.expr is not None
-        core = assumption_core(system, [*prover.last_used, enc.holds(p.expr, s)], share)
-        if core is not None:
-            r.detail["assumption_core"] = core
+    return with_core(system, r, p, prover.checker.now if prover.checker is not None else [], deadline)
+
+
+def with_core(system: _System, r: Result, p: SafetyProp, candidates: Sequence[z3.BoolRef], deadline: Deadline) -> Result:
+    """NOTE(proof-core) in checker/smt/proofcore.py: a proved result of a model with assumptions
+    is queued for its proof core (the property inductive relative to `candidates`: the lemmas,
+    with the certificate or Spacer's invariant), which `attach_cores` computes once every
+    property was decided (NOTE(lemmas-first): the cores' terms come after every proof's)."""
+    if r.verdict is Verdict.PROVED and system.enc.model.assumptions:
+        system.pending_cores.append((r, p, list(candidates)))
     return r
 
 
-def assumption_core(system: _System, inv: list[z3.BoolRef], deadline: Deadline) -> list[str] | None:
-    """NOTE(assumption-use): the assumptions an inductive invariant `inv` (a conjunction over
-    the system's state symbols) needs: the indicator literals in the unsat cores of its
-    initiation (`Init => inv`) and consecution (`inv and Trans => inv'`) over the model with
-    each assumption's guards and initial-state filter behind its literal (a proof core, as
-    JasperGold reports one). None where Z3 gives no unsat answer."""
-    model = system.enc.model
-    relaxed = getattr(system, "_relaxed", None)
-    if relaxed is None:  # the same state symbols: `inv` reads them as they are
-        lits = {a.name: z3.Bool(f"assume!{a.name}") for a in model.assumptions}
-        relaxed = _System(Encoder(model, relax=lits))
-        system._relaxed = relaxed  # type: ignore[attr-defined]
-    lits = relaxed.enc.relax
-    names = {lit.get_id(): name for name, lit in lits.items()}
-    now = mk_and(*inv)
-    bad_next = mk_or(*(mk_and(c.guard, mk_not(z3.substitute(now, *zip(relaxed.s, c.next))))
-                       for c in relaxed.clauses if not z3.is_false(c.guard)))
-    used: set[str] = set()
-    for query in ([*relaxed.init, mk_not(now)], [now, bad_next]):
-        sol = z3.Solver()
-        deadline.apply(sol)  # NOTE(step-limits)
-        sol.add(*relaxed.slot_rng, *query)
-        if deadline.trusted(sol.check(*lits.values())) != z3.unsat:
-            return None
-        core = [c for c in sol.unsat_core() if c.get_id() in names]
-        for lit in list(core):  # Z3's core need not be minimal: drop each literal it can do without
-            rest = [c for c in core if c.get_id() != lit.get_id()]
-            if deadline.trusted(sol.check(*rest)) == z3.unsat:
-                core = rest
-        used |= {names[c.get_id()] for c in core}
-    return [a.name for a in model.assumptions if a.name in used]
+def attach_cores(system: _System, deadline: Deadline) -> None:
+    """The queued proofs' cores as `detail["assumption_core"]`; without an answer, none (api.verify
+    then runs the engine again without each assumption, NOTE(assumption-use))."""
+    from gpcheck.checker.smt.proofcore import ProofCore
+
+    pc: ProofCore | None = None
+    for r, p, cands in system.pending_cores:
+        if deadline.expired:
+            break
+        pc = pc or ProofCore(system.enc.model)
+        try:
+            core = pc.core(p, cands, deadline)
+        except budget.Stop:  # NOTE(time-limit): the result stands, without its core
+            break
+        if core is not None:
+            r.detail["assumption_core"] = core
+    system.pending_cores.clear()
 
 
-def _by_certificate(system: _System, cert: ReachCertificate, p: SafetyProp, deadline: Deadline) -> Result | None:
+def _by_certificate(system: _System, cert: ReachCertificate, p: SafetyProp, deadline: Deadline,
+                    lemmas: Sequence[z3.BoolRef] = ()) -> Result | None:
     """The property decided over the reachable set Z3 checked inductive: proved, or (a
     reachable state violates it) its shortest counterexample by BMC; None without an answer."""
     share = deadline.limited(RELATIVE_STEPS)
     answers = [cert.check(bad_now, share, with_trans=step) for bad_now, step in _obligations(system, p, cert.t)]
     answer = False if False in answers else (None if None in answers else True)
     if answer is True:
-        return proved_result(system.enc.model, p, ENGINE, f"holds in the {cert.states} explicit reachable states, "
-                             "a set Z3 checked initial and inductive")
+        r = proved_result(system.enc.model, p, ENGINE, f"holds in the {cert.states} explicit reachable states, "
+                          "a set Z3 checked initial and inductive")
+        return with_core(system, r, p, [*lemmas, cert.now], deadline)
     if answer is False:
         return _counterexample(system.enc.model, p, deadline)
     return None
@@ -461,23 +461,28 @@ def _split_bodies(system: _System, p: SafetyProp) -> list[z3.BoolRef]:
 
 
 def _pdr_one(system: _System, p: SafetyProp, deadline: Deadline, seed: int, split: bool,
-             strengthen: z3.BoolRef | None = None) -> Result:
+             strengthen: z3.BoolRef | None = None, lemmas: Sequence[z3.BoolRef] = ()) -> Result:
+    """Spacer on `p` (parts first with `split`), strengthened by `strengthen` (the conjunction of
+    `lemmas`, which the proof core reads one by one)."""
     model = system.enc.model
     everything = list(range(len(system.s)))
     if split and p.kind != "deadlock":
-        texts = _prove_parts(system, _split_bodies(system, p), deadline, seed, strengthen)
+        found: list[z3.BoolRef] = []
+        texts = _prove_parts(system, _split_bodies(system, p), deadline, seed, strengthen, found)
         if texts is not None:
-            return proved_result(model, p, ENGINE, "Spacer proved every part", invariant=_join(texts))
+            r = proved_result(model, p, ENGINE, "Spacer proved every part", invariant=_join(texts))
+            return with_core(system, r, p, [*lemmas, *found], deadline)
     answer, info = system.query(everything, _bad_bodies(system, p), deadline, seed, strengthen)
     if answer == _Answer.PROVED:
-        return proved_result(model, p, ENGINE, "Spacer found an inductive invariant", invariant=info)
+        r = proved_result(model, p, ENGINE, "Spacer found an inductive invariant", invariant=info)
+        return with_core(system, r, p, [*lemmas, system.last_invariant], deadline)
     if answer == _Answer.REFUTED:
         return _counterexample(model, p, deadline)
     return unknown_result(p, ENGINE, info or "unknown", None)
 
 
 def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, seed: int,
-                 strengthen: z3.BoolRef | None = None) -> list[str] | None:
+                 strengthen: z3.BoolRef | None = None, found: list[z3.BoolRef] | None = None) -> list[str] | None:
     """Each part's invariant over its localisation abstraction, or None as soon as some part
     is not proved that way (its abstraction is exact and still fails, or it runs out of its
     share of time: the monolithic query then gets the rest)."""
@@ -494,6 +499,8 @@ def _prove_parts(system: _System, bodies: list[z3.BoolRef], deadline: Deadline, 
             if answer == _Answer.PROVED:
                 assert info is not None
                 texts.append(info)
+                if found is not None:  # NOTE(proof-core)
+                    found.append(system.last_invariant)
                 break
             if answer == _Answer.UNKNOWN:
                 return None

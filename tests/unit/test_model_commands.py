@@ -199,3 +199,27 @@ def test_claims_command_renders_the_rows(capsys: pytest.CaptureFixture[str], mon
     assert by[("4.1.4", "both")] == Outcome.UNDER.value and by[("4.1.16", "AMD")] == Outcome.BEST_CASE.value
     code, out = _run(capsys, "claims", "--no-progress")
     assert code == 0 and "4.1.17" in out and "CONFIRMED" in out and out.rstrip().splitlines()[-1].startswith("summary: ")
+
+
+def test_claims_rows_show_the_assumptions_their_evidence_rests_on(capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: each row says which model assumptions its live checks carry (a proof's: those it
+    used; a violation's: those in force), in the text and the JSON; a row whose checks rest on
+    none says `none`."""
+    import gpcheck.checker.commands.claims as cmd
+    from gpcheck.checker.claims import Context
+
+    ctx = Context()
+    loss = ctx.check("cwsr", "no_loss", "proved", role="claim", Q=1)
+    kept = ctx.check("cwsr", "ring_kept", "holds", role="claim", Q=1)
+    assert loss.verdict is Verdict.PROVED and loss.assumptions == ("copy_save",) and kept.assumptions == ()
+    rows = [settle(Row("4.1.1", "AMD", "t", "c", Outcome.CONFIRMED, "why", [loss, kept])),
+            settle(Row("4.1.2", "AMD", "t", "c", Outcome.CONFIRMED, "why", [kept]))]
+    monkeypatch.setattr(cmd, "check_claims", lambda engine: rows)
+    code, out = _run(capsys, "verify-claims")
+    assert code == 0 and "assumptions: cwsr.copy_save (cwsr.no_loss)" in out and "assumptions: none" in out
+    assert "cwsr.no_loss [Q=1]: proved, explicit; assumes copy_save" in out
+    code, out = _run(capsys, "verify-claims", "--json")
+    d = json.loads(out)
+    assert d["rows"][0]["assumptions"] == {"cwsr.copy_save": ["cwsr.no_loss"]} and d["rows"][1]["assumptions"] == {}
+    assert d["rows"][0]["evidence"][0]["assumptions"] == ["copy_save"]
