@@ -112,6 +112,11 @@ PACKAGE_DOCS: dict[str, str] = {
 # Old module names that are now package names: a bare reference outside an import is ambiguous.
 COLLIDING = {"gpcheck.checker.api", "gpcheck.checker.cli", "gpcheck.checker.engines", "gpcheck.checker.report"}
 
+# The documented public paths (README, docs/api.md): they keep working (NOTE(public-paths) in
+# checker/__init__.py), so prose (.md) keeps them; code is pointed at the modules themselves.
+PUBLIC = {"gpcheck.checker.testing", "gpcheck.checker.trace_api", "gpcheck.checker.verdict",
+          "gpcheck.checker.pytest_plugin"}
+
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".gpspec", ".rst", ".cfg", ".ini"}
 
 
@@ -251,8 +256,16 @@ def map_path(path: str) -> str:
 def rewrite_text(path: Path, text: str, new: set[str], ambiguous: list[str]) -> str:
     if path.suffix == ".py":
         text = rewrite_imports(text, new)
-    text = FROM_TEXT.sub(lambda m: _rewrite_import_text(m, new), text)
-    out = DOTTED.sub(lambda m: map_dotted(m.group(0), new), text)
+    prose = path.suffix == ".md"
+
+    def public(m: re.Match[str]) -> bool:
+        line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+        return prose and "automodule" not in line and any(
+            m.group(0) == p or m.group(0).startswith(p + ".") or m.group(0).startswith(f"from {p} ")
+            for p in PUBLIC)
+
+    text = FROM_TEXT.sub(lambda m: m.group(0) if public(m) else _rewrite_import_text(m, new), text)
+    out = DOTTED.sub(lambda m: m.group(0) if public(m) else map_dotted(m.group(0), new), text)
     for m in DOTTED.finditer(out):
         start = out.rfind("\n", 0, m.start()) + 1
         before = out[start:m.start()]
