@@ -9,8 +9,8 @@ The stable Python API (README, "Python API"):
 - `check_trace(trace, properties, ...)`: model-free observation properties of a trace
   → `gpcheck.traces.observe.ObservationReport`
 - `verify_command`, `replay_command`, `check_command`: the `gpcheck` command line of a call
-- `gpcheck.checker.testing`: `assert_holds`, `assert_violated`, `assert_verdict`, `assert_conforms`,
-  `assert_observations` (the pytest plugin, checker/pytest_plugin.py, builds on them)
+- `gpcheck.checker.api.testing`: `assert_holds`, `assert_violated`, `assert_verdict`, `assert_conforms`,
+  `assert_observations` (the pytest plugin, checker/cli/pytest_plugin.py, builds on them)
 
 Bad input raises `GpcheckError` subclasses (`SpecError.render()` gives the located message)."""
 
@@ -20,26 +20,26 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpcheck.checker.api import ENGINES, load, verify
-    from gpcheck.checker.reproduce import check_command, replay_command, verify_command
-    from gpcheck.checker.trace_api import check_trace, replay
-    from gpcheck.checker.verdict import Counterexample, Report, Result, Step, Verdict
+    from gpcheck.checker.api.model_api import ENGINES, load, verify
+    from gpcheck.checker.api.reproduce import check_command, replay_command, verify_command
+    from gpcheck.checker.api.trace_api import check_trace, replay
+    from gpcheck.checker.core.verdict import Counterexample, Report, Result, Step, Verdict
     from gpcheck.spec.errors import GpcheckError, SpecError, UsageError
     from gpcheck.spec.load import bundled_models
     from gpcheck.traces.replay_report import ReplayReport
 
 # Where each name of the API lives. They are imported on first use (PEP 562), so that importing a
-# submodule (`gpcheck.checker.cli` for `gpcheck --version`, `gpcheck.checker.pytest_plugin` in every
+# submodule (`gpcheck.checker.cli` for `gpcheck --version`, `gpcheck.checker.cli.pytest_plugin` in every
 # pytest run) does not load the parser, the engines and Z3. ReplayReport is lazy for a second
-# reason: gpcheck.traces.replay_report imports gpcheck.checker.verdict, so an eager import would be
+# reason: gpcheck.traces.replay_report imports gpcheck.checker.core.verdict, so an eager import would be
 # circular when a program imports traces first.
 _WHERE = {
     "ENGINES": "gpcheck.checker.api", "load": "gpcheck.checker.api", "verify": "gpcheck.checker.api",
-    "check_command": "gpcheck.checker.reproduce", "replay_command": "gpcheck.checker.reproduce",
-    "verify_command": "gpcheck.checker.reproduce",
-    "check_trace": "gpcheck.checker.trace_api", "replay": "gpcheck.checker.trace_api",
-    "Counterexample": "gpcheck.checker.verdict", "Report": "gpcheck.checker.verdict",
-    "Result": "gpcheck.checker.verdict", "Step": "gpcheck.checker.verdict", "Verdict": "gpcheck.checker.verdict",
+    "check_command": "gpcheck.checker.api.reproduce", "replay_command": "gpcheck.checker.api.reproduce",
+    "verify_command": "gpcheck.checker.api.reproduce",
+    "check_trace": "gpcheck.checker.api.trace_api", "replay": "gpcheck.checker.api.trace_api",
+    "Counterexample": "gpcheck.checker.core.verdict", "Report": "gpcheck.checker.core.verdict",
+    "Result": "gpcheck.checker.core.verdict", "Step": "gpcheck.checker.core.verdict", "Verdict": "gpcheck.checker.core.verdict",
     "GpcheckError": "gpcheck.spec.errors", "SpecError": "gpcheck.spec.errors", "UsageError": "gpcheck.spec.errors",
     "bundled_models": "gpcheck.spec.load",
     "ReplayReport": "gpcheck.traces.replay_report",

@@ -25,7 +25,7 @@ explored state it is again either postponed by these checks or fired).
 NOTE(lazy-dead-ends). A state where the event is disabled is not expanded at all when, for each
 instance of the event, a conjunct of its requires is false there and Z3 proves it stays false after
 any number of internal steps (an invariant over the slots no internal action writes:
-checker/smt/deadend.py, via traces/replay.py). This pruning is exact by itself (nothing in the
+checker/engines/smt/deadend.py, via traces/replay.py). This pruning is exact by itself (nothing in the
 hidden closure of such a state can match the event); it is what keeps a recorder's trace linear:
 a logged `start` of a stream waiting behind a more urgent visible kernel otherwise enumerated every
 split of the unobserved queue counters to find nothing.
@@ -91,7 +91,7 @@ class HiddenSearch:
         self.trans_mask = trans_mask
         self.internal = internal
         # NOTE(lazy-dead-ends): stays_false(key, conjunct, r) proves that a conjunct false at r
-        # stays false after any number of internal steps (checker/smt/deadend.py)
+        # stays false after any number of internal steps (checker/engines/smt/deadend.py)
         self.stays_false = stays_false
         self._guards: dict[int, list[Callable[[State], bool]] | None] = {}
         self._guard_exprs: dict[int, list[ir.Expr]] = {}

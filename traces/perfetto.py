@@ -43,7 +43,7 @@ from typing import IO, Any, Iterable, Mapping
 
 import orjson
 
-from gpcheck.checker.verdict import Counterexample
+from gpcheck.checker.core.verdict import Counterexample
 from gpcheck.spec import ir
 from gpcheck.traces.atomic import AtomicFile
 from gpcheck.traces.format import Event, TraceHeader

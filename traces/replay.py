@@ -38,8 +38,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from gpcheck.checker import budget
-from gpcheck.checker.verdict import Counterexample, Result, Step, Verdict
+from gpcheck.checker.core import budget
+from gpcheck.checker.core.verdict import Counterexample, Result, Step, Verdict
 from gpcheck.gpmodel import CompiledModel, ModelError
 from gpcheck.spec import ir
 from gpcheck.spec.errors import GpcheckError, TraceError
@@ -81,7 +81,7 @@ class ReplayOptions:
 EventSource = Callable[[], tuple[TraceHeader, Iterator[Event]]]
 """Opens the trace (again): replay reads it twice when it needs a counterexample."""
 
-SYMBOLIC_MODULE = "gpcheck.checker.smt.tracefill"  # NOTE(replay-z3): provides replay_symbolic(request)
+SYMBOLIC_MODULE = "gpcheck.checker.engines.smt.tracefill"  # NOTE(replay-z3): provides replay_symbolic(request)
 
 
 @dataclass(frozen=True)
@@ -237,9 +237,9 @@ class Replayer:
 
     def _stays_false(self, key: object, conj: ir.Expr, r: State) -> bool:
         """NOTE(lazy-dead-ends): the Z3 proof that `conj`, false at r, stays false after any
-        internal steps (checker/smt/deadend.py, built on first use: Z3 loads only when needed)."""
+        internal steps (checker/engines/smt/deadend.py, built on first use: Z3 loads only when needed)."""
         if self._dead is None:
-            from gpcheck.checker.smt.deadend import DeadEnds
+            from gpcheck.checker.engines.smt.deadend import DeadEnds
 
             acts = {id(a): i for i, a in enumerate(self.model.actions)}
             self._dead = DeadEnds(self.model, [(acts[id(self.cm.instances[i].action)], self.cm.instances[i].args)
@@ -403,7 +403,7 @@ class Replayer:
         progress = None if history else self.opt.progress
         for ev in events:
             action, args, obs, _, _, line = ev
-            if not n_events & 0x3F and stop < 0 and budget.stopped():  # checker/budget.py: signal, timeout, memory
+            if not n_events & 0x3F and stop < 0 and budget.stopped():  # checker/core/budget.py: signal, timeout, memory
                 p.undecided = f"{budget.stopped()} at line {line}, after {n_events} events"
                 break
             hit = event_cache.get((action, *args.items()) if args else action)
@@ -949,8 +949,8 @@ def _symbolic_fallback(model: ir.Model, line: int, n: int, limit: int) -> str:
 
 def run_symbolic(request: SymbolicRequest) -> SymbolicOutcome | None:
     """NOTE(replay-z3): the hook to the Z3 fallback. Past the candidate limit, replay calls
-    `replay_symbolic(request) -> SymbolicOutcome` of module SYMBOLIC_MODULE (checker/smt/tracefill.py,
-    checker/smt being the only place that imports z3). Without that module this returns None and
+    `replay_symbolic(request) -> SymbolicOutcome` of module SYMBOLIC_MODULE (checker/engines/smt/tracefill.py,
+    checker/engines/smt being the only place that imports z3). Without that module this returns None and
     replay reports the trace as undecided (exit 3) instead of guessing."""
     import importlib
 

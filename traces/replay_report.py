@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.checker.core.verdict import Result, Verdict
 from gpcheck.spec.show import show
 
 

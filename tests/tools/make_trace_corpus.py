@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-from gpcheck.checker.api import verify  # noqa: E402
+from gpcheck.checker.api.model_api import verify  # noqa: E402
 from gpcheck.gpmodel import CompiledModel, compile_model  # noqa: E402
 from gpcheck.gpmodel.simulate import simulate  # noqa: E402
 from gpcheck.spec import bundled_models, ir, load_spec  # noqa: E402

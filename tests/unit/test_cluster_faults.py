@@ -1,5 +1,5 @@
 """A private cluster that always ends (issue 36; NOTE(private-cluster), NOTE(bounded-cluster) in
-checker/cluster.py): the embedded cluster refuses clients without this run's credentials; a run
+checker/distributed/cluster.py): the embedded cluster refuses clients without this run's credentials; a run
 whose cluster has no worker or no scheduler ends within a bound with every unfinished check
 failed with the reason; a worker with another gpcheck or none fails its tasks with the reason.
 The fast tests drive `Cluster.run` with a stand-in client; the real kills are `long` (and in
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker import cluster as C
+from gpcheck.checker.distributed import cluster as C
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "quality"))

@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from gpcheck.checker.api import verify
-from gpcheck.checker.verdict import Counterexample, Step
+from gpcheck.checker.api.model_api import verify
+from gpcheck.checker.core.verdict import Counterexample, Step
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import bundled_models, load_source, load_spec

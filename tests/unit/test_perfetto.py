@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from gpcheck.checker.api import verify
+from gpcheck.checker.api.model_api import verify
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import bundled_models, load_spec
@@ -192,7 +192,7 @@ def test_observation_trace_export_shows_the_kernels(tmp_path) -> None:
 def test_real_trace_export_keeps_kernel_names(tmp_path) -> None:
     """The Kineto recording of traces/corpus/real, replayed and exported: its kernels' names are in
     the file (grep finds them), one slice per kernel, with correlation ids."""
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
     from gpcheck.traces.format import read_trace
 
     trace = ROOT / "traces" / "corpus" / "real" / "kineto_priority.jsonl.gz"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.gpmodel import CompiledModel, compile_model
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import bundled_models, load_source, load_spec
@@ -192,7 +192,7 @@ def test_candidate_limit_makes_replay_undecided(monkeypatch) -> None:
     undecided; with it, see tests/unit/test_replay_z3.py."""
     from gpcheck.traces import replay as rp
 
-    monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "gpcheck.checker.smt._no_such_module")
+    monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "gpcheck.checker.engines.smt._no_such_module")
     cm = compile_model(load_source(ANY, "any.gpspec"))
     rep = _replay(cm, TraceHeader(), [Event("tick", {})], max_candidates=1)
     assert rep.conforms is None and rep.exit_code == 3 and "Z3 fallback" in (rep.reason or "")

@@ -1,0 +1,993 @@
+"""`--for-all`: a property proved for every value of some constants, or refuted at one size.
+
+1. `extract` makes the named constants symbolic; `ParamEncoder` writes init, the transition
+   relation and the properties over SMT arrays (checker/engines/param/encode.py).
+2. Small instances (each named constant at its lower bound and a little above) are explored
+   explicitly; a property violated in one of them is `violated` with that instance's
+   constants and its counterexample (the explicit engine's, replayable).
+3. Their states propose quantified candidates (checker/engines/param/mine.py), filtered by Houdini at
+   one fixed size (checker/engines/param/finite.py); Houdini keeps those Z3 shows hold initially and
+   are preserved by every action *with the sizes symbolic* (one action at a time, the
+   candidates instantiated at the action's index terms: checker/engines/param/induct.py): a
+   counterexample to induction names, through shared skolem indices, the candidates it
+   breaks. With more than GLOBAL_MAX candidates the search is per property (`_refine`): the
+   lemmas its proof at the fixed size uses, then those of them that hold for every size.
+4. A property is `proved` for all sizes only when Z3 shows `Init => P` and `L and P and T =>
+   P'` (a transition property: `L and T => P`) with the constants symbolic. The lemmas its
+   proof used are printed in gpspec syntax. Anything else is `unknown`, saying what was tried;
+   small instances alone never prove anything."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+import z3
+
+from gpcheck.spec import ir
+from gpcheck.checker.engines.param.beyond import DEADLOCK, OTHER_KINDS, not_decided, prove_deadlock
+from gpcheck.checker.engines.param.encode import ParamEncoder, PState
+from gpcheck.checker.engines.param.extract import ParamModel, Unsupported, extract
+from gpcheck.checker.engines.param.induct import Consecution
+from gpcheck.checker.engines.param.mine import View, mine_view, view_rows, views
+from gpcheck.checker.engines.smt.mining import Atom, AtomTable
+from gpcheck.checker.engines.smt.session import DEFAULT_SEED, Deadline
+from gpcheck.checker.core.verdict import Result, Verdict
+
+if TYPE_CHECKING:
+    from gpcheck.checker.engines.param.finite import FixedSize
+
+ENGINE = "forall"
+_QVARS = itertools.count()
+SAMPLE_STATES = 20_000  # explicit states per small instance
+ATOMS_PER_VIEW = 400
+MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
+MBQI_RETRY_STEPS = 40_000_000  # a property's final check that E-matching leaves unknown: once more with MBQI
+SIZES_ABOVE = 2
+# Z3 step budgets (rlimit, NOTE(step-limits) in checker/engines/smt/session.py): deterministic, so the
+# same command proves the same properties with the same lemmas under any load (they were wall
+# seconds, and reef_rewind's bound came out proved with 82 lemmas, with 90, or unknown)
+# (at about 4 M steps per CPU second of these phases: checker/engines/smt/session.py)
+FILTER_STEPS = 360_000_000  # the fixed-size Houdini pre-filter, and one fixed-size core (was 90 s)
+GLOBAL_MAX = 80  # one symbolic Houdini over all candidates only up to this many
+MAX_ROUNDS = 8  # property-directed refinement rounds (_refine)
+SYMBOLIC_STEPS = 120_000_000  # one symbolic Houdini run (was 30 s)
+WIDE_ABOVE = 3  # the second round's instance: each named constant at most this far above its lower bound
+WIDE_ATOMS_PER_VIEW = 2000  # the second round's extra templates (checker/engines/param/widen.py), per view
+WIDE_FILTER_STEPS = 960_000_000  # the second round's fixed-size Houdini (more candidates, a larger instance; was
+# 240 s; reef_rewind's takes 72.8 M)
+AFFINE_ATOMS_PER_VIEW = 200  # the second round's linear equalities of 3+ counters (checker/engines/param/affine.py)
+GUARDED_ATOMS_PER_VIEW = 400  # the second round's bounds under a model guard (checker/engines/param/guards.py)
+THRESHOLD_ATOMS_PER_VIEW = 600  # the second round's threshold and anchored templates (checker/engines/param/threshold.py), per view
+REF_ATOMS_PER_VIEW = 600  # the second round's nullable-reference templates (checker/engines/param/refs.py), per view
+TRIPLE_ATOMS_PER_VIEW = 200  # the second round's facts under three enum conditions (checker/engines/param/triple.py)
+CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
+
+
+@dataclass
+class Candidate:
+    view: View
+    atom: Atom
+
+    def formula(self, enc: ParamEncoder, s: PState, xs: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
+        """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
+        if enc.counters is not None and any(d.key == enc.counters.key for d in self.view.domains):
+            from gpcheck.checker.engines.param.counters import row_formula
+
+            used = self.atom.slots()  # only the columns the atom reads (another may name the row's index)
+            return row_formula(enc, self.view.domains, self.view.distinct,
+                               lambda ys: self.atom.z3([c.term(s, ys) if k in used else None  # type: ignore[misc]
+                                                        for k, c in enumerate(self.view.columns)]),
+                               s.counts, violation=xs is not None)
+        quantified = xs is None
+        if xs is None:
+            k = next(_QVARS)  # not id(self): names steer Z3's search, and runs must agree
+            xs = [z3.Int(f"{n}!q{k}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
+        cols = [c.term(s, xs) for c in self.view.columns]
+        body = self.atom.z3(cols)
+        dom = _domain(self.view, xs)
+        if not quantified:
+            return z3.And(dom, z3.Not(body))  # the violation at xs
+        if not xs:
+            return body
+        return z3.ForAll(list(xs), z3.Implies(dom, body))
+
+
+def _domain(view: View, xs: Sequence[z3.ArithRef]) -> z3.BoolRef:
+    conds = [z3.And(d.lo <= x, x <= d.hi) for d, x in zip(view.domains, xs)]
+    if view.distinct:
+        conds.append(xs[0] != xs[1])
+    return z3.And(*conds)
+
+
+def small_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
+    """Each named constant at its lower bound, then one at a time up to SIZES_ABOVE above it,
+    then all one above."""
+    base = {n: lower[n] for n in names}
+    pts = [dict(fixed, **base)]
+    for n in names:
+        for k in range(1, SIZES_ABOVE + 1):
+            pts.append(dict(fixed, **dict(base, **{n: base[n] + k})))
+    pts.append(dict(fixed, **{n: base[n] + 1 for n in names}))
+    out: list[dict[str, int]] = []
+    for p in pts:
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def filter_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
+    """The instances of the pre-filter: every named constant one above its lower bound."""
+    return [dict(fixed, **{n: lower[n] + 1 for n in names})]
+
+
+def _shared_skolems(view: View) -> list[z3.ArithRef]:
+    """One skolem index per (range, occurrence in the view): every view's violation uses the
+    same few, so instantiation over them stays small (a disjunction of violations needs only
+    one to hold, at its own indices: sharing the names loses nothing)."""
+    out: list[z3.ArithRef] = []
+    seen: dict[str, int] = {}
+    for d in view.domains:
+        n = seen.get(d.key, 0)
+        seen[d.key] = n + 1
+        out.append(z3.Int(f"skv!{d.key}!{n}"))
+    return out
+
+
+def _cap(deadline: Deadline, steps: int) -> Deadline:
+    """At most `steps` more Z3 steps, and the run's own deadline (NOTE(step-limits))."""
+    return deadline.limited(steps)
+
+
+def houdini(enc: ParamEncoder, cands: list[Candidate], deadline: Deadline, seed: int = DEFAULT_SEED
+            ) -> tuple[list[int] | None, str]:
+    """The candidates Z3 shows hold initially and are inductive for every size, or None."""
+    s, t = enc.state("s."), enc.state("t.")
+    lits = [z3.Bool(f"cand!{k}") for k in range(len(cands))]
+    viol_s = [c.formula(enc, s, [z3.Int(f"sk{k}_{n}") for n in c.view.names]) for k, c in enumerate(cands)]
+    viol_t = [c.formula(enc, t, [z3.Int(f"sk{k}_{n}") for n in c.view.names]) for k, c in enumerate(cands)]
+    active = list(range(len(cands)))
+    checks = 0
+
+    def solver() -> z3.Solver:
+        sol = z3.Solver()
+        sol.set("random_seed", seed)
+        sol.set("mbqi", MBQI)
+        deadline.apply(sol)  # NOTE(step-limits)
+        return sol
+
+    def drop(model: z3.ModelRef, viol: list[z3.BoolRef]) -> list[int]:
+        broken = [k for k in active if z3.is_true(model.eval(viol[k], model_completion=True))]
+        return [k for k in active if k not in broken] if broken else active
+
+    init = z3.And(*enc.facts, enc.init(s))
+    while active:
+        sol = solver()
+        sol.add(init, z3.Or(*[viol_s[k] for k in active]))
+        checks += 1
+        r = deadline.trusted(sol.check())  # NOTE(stale-interrupt)
+        if r == z3.unsat:
+            break
+        if r != z3.sat and not _candidate_model(sol):
+            return None, f"z3 gave no answer on initiation ({sol.reason_unknown()}) after {checks} checks"
+        kept = drop(sol.model(), viol_s)
+        if len(kept) == len(active):
+            return None, "a counterexample to initiation that breaks no candidate (model evaluation)"
+        active = kept
+    # consecution, one action at a time, the candidates instantiated (checker/engines/param/induct.py);
+    # the violations share one skolem index per range position, so the terms stay few
+    shared = [c.formula(enc, t, _shared_skolems(c.view)) for c in cands]
+    cons = Consecution(enc, s, t, [c.formula(enc, s) for c in cands],
+                       z3.Or(*[z3.And(lits[k], shared[k]) for k in range(len(cands))]), seed=seed, tag="hc",
+                       lits=lits)  # the goal's literals are the hypotheses' (a dropped candidate is neither)
+    while active:
+        checks += 1
+        ans = cons.check(active, deadline)
+        if ans.verdict == "unsat":
+            break
+        if ans.model is None:
+            return None, f"z3 gave no answer on consecution ({ans.reason}) after {checks} checks"
+        broken = [k for k in active if ans.true(shared[k])]
+        kept = [k for k in active if k not in broken]
+        if not broken:
+            return None, "a counterexample to induction that breaks no candidate (model evaluation)"
+        active = kept
+    return active, f"{checks} checks"
+
+
+def _candidate_model(sol: z3.Solver) -> bool:
+    """Without model-based instantiation Z3 answers `unknown` where a quantified hypothesis
+    might hold: its candidate model still names broken candidates, and dropping candidates
+    is always sound (only unsat answers prove anything)."""
+    if "incomplete" not in sol.reason_unknown():
+        return False
+    try:
+        sol.model()
+    except z3.Z3Exception:
+        return False
+    return True
+
+
+def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
+                   properties: Sequence[str] | None, timeout: float | None) -> tuple[ir.Model, list[Result]]:
+    """Results for the model's invariants and transition properties (or those named).
+
+    The run has a Z3 context of its own, its term names start from zero and Python's cyclic
+    garbage collector runs only where the run says, so it proves and prints what the same run
+    in a fresh process does, whatever ran before in this process (NOTE(fresh-context) in
+    checker/engines/smt/session.py). `timeout` bounds the whole run, its
+    phases outside Z3 included (NOTE(time-limit) in checker/core/budget.py): what it cuts short is
+    `unknown` with reason `timeout`."""
+    from gpcheck.checker.core import budget
+    from gpcheck.checker.engines.param.encode import reset_names
+    from gpcheck.checker.engines.smt.session import fresh_context, no_automatic_gc
+
+    global _QVARS
+    from gpcheck.checker.engines.explicit.explicit import select_properties
+
+    if properties is not None:  # a name the model does not have: a usage error, as in every engine
+        select_properties(load(dict(fixed)), properties)
+    run = _Run()
+    with fresh_context(), no_automatic_gc(), budget.time_limit(timeout):
+        _QVARS = itertools.count()
+        reset_names()
+        deadline = Deadline(timeout)
+        t0 = time.monotonic()
+        try:
+            _verify(run, load, names, fixed, lower, properties, deadline)
+        except budget.Stop as stop:  # a phase outside Z3 polled past the time limit, or the budget stopped
+            why = budget.stopped() or stop.text
+            if run.model is None:  # stopped before the model was loaded: load it outside the limit
+                run.model = load(dict(fixed))
+                run.wanted = _wanted(run.model, properties)
+            for n in run.wanted:
+                if n not in run.out:
+                    run.out[n] = _unknown(n, run.model, names, f"{why} (the run was cut short)")
+        if timeout is not None and time.monotonic() - t0 >= timeout and not budget.stopped():
+            # the user's wall clock ran out: say so on what it left undecided
+            for n, r in run.out.items():
+                if r.verdict is Verdict.UNKNOWN and not r.reason.startswith("timeout"):
+                    run.out[n] = replace(r, reason=f"timeout after {timeout:g} s; {r.reason}")
+    assert run.model is not None
+    return run.model, [_inside_constraints(run.model, run.out[n]) for n in run.wanted]
+
+
+def _inside_constraints(model: ir.Model, r: Result) -> Result:
+    """NOTE(honest-verdicts): the encoding steps only from states inside the `constraint`s
+    (encode.py `trans`), so what it proves holds of the states the constraints let through, as
+    the explicit engine's search inside them: HOLDS_TO_BOUND, saying so, like every engine."""
+    if r.verdict is not Verdict.PROVED or not model.constraints:
+        return r
+    names = ", ".join(c.name for c in model.constraints)
+    return replace(r, verdict=Verdict.HOLDS_TO_BOUND, reason=f"{r.reason}, inside constraint {names}")
+
+
+@dataclass
+class _Run:
+    """What a for-all run has so far: a stop (the time limit) answers the rest `unknown`."""
+
+    model: ir.Model | None = None
+    wanted: list[str] = field(default_factory=list)
+    out: dict[str, Result] = field(default_factory=dict)
+
+
+def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
+            properties: Sequence[str] | None, deadline: Deadline) -> None:
+    """`verify_for_all`'s work, its results put in `run` as they are decided."""
+    from gpcheck.checker.core import budget
+    from gpcheck.checker.engines.smt.mining import sample_states
+    from gpcheck.gpmodel import compile_model
+
+    from gpcheck.spec.errors import GpcheckError
+
+    started = time.monotonic()
+    try:
+        pm = extract(load, names, fixed, lower)
+        budget.poll()  # NOTE(time-limit): the phases before mining, each seconds on a large model
+    except (Unsupported, GpcheckError) as e:
+        run.model = model = load(dict(fixed))
+        run.wanted = _wanted(model, properties)
+        why = f"the constants cannot be made symbolic: {e}"
+        run.out.update({n: _unknown(n, model, names, why) for n in run.wanted})
+        return
+    run.model = model = pm.model
+    run.wanted = wanted = _wanted(model, properties)
+    out = run.out
+    # small instances: counterexamples (modelling errors included: `range`, NOTE(for-all-errors)),
+    # and the states that propose candidates
+    samples: list[tuple[dict[str, int], list[dict]]] = []
+    for point in small_points(names, pm.lower, fixed):
+        inst = load(point)
+        budget.poll()
+        unsettled = [n for n in _with_range(wanted) if n not in out]
+        safety = [n for n in unsettled if _kind(model, n) not in OTHER_KINDS]
+        for part in (safety, [n for n in unsettled if n not in safety]):  # apart: liveness turns symmetry off
+            for name, r in _violations(inst, point, names, part, deadline).items():
+                out.setdefault(name, r)
+        cm = compile_model(inst)
+        states, _ = sample_states(cm, SAMPLE_STATES, deadline)
+        budget.poll()
+        samples.append(({n: point[n] for n in names}, [cm.layout.decode(s) for s in states]))
+    others = [n for n in wanted if n not in out and _kind(model, n) in OTHER_KINDS]  # checker/engines/param/beyond.py
+    todo = [n for n in wanted if n not in out and n != RANGE and n not in others]
+    if RANGE in out:  # an error at a small instance: the explicit search stops there (NOTE(for-all-errors))
+        try:  # no proof follows; what the encoding could not have handled is still worth saying
+            _encoder(pm, todo)
+            beyond = ""
+        except Unsupported as e:
+            beyond = f"; outside the parameterised fragment: {e}"
+        out.update({n: replace(r, reason=r.reason + beyond) for n in todo + others
+                    for r in [_stopped_at_error(model, n, names, out[RANGE])]})
+        return
+    elif todo or RANGE in wanted or DEADLOCK in others:
+        support = _Support()
+        try:
+            enc = _encoder(pm, todo)
+            proofs = _prove(enc, load, samples, todo + [RANGE], deadline, started, support=support)
+            left = [n for n in todo + [RANGE] if proofs[n].verdict is Verdict.UNKNOWN]
+            if left and not deadline.expired:
+                proofs.update(_widen(enc, load, samples, left, proofs, fixed, deadline, started, support))
+            if proofs[RANGE].detail.get("deferred"):  # no second round came (a larger size the model refuses)
+                proofs.update(_prove(enc, load, samples, [RANGE], deadline, started, support=support))
+            out.update(proofs)
+            if DEADLOCK in others and not deadline.expired:  # a safety property too (checker/engines/param/beyond.py)
+                got = prove_deadlock(enc, support.lemmas + [c for u in support.used.values() for c in u],
+                                     [p for p in model.invariants if p.name in support.used], deadline)
+                if got is not None:
+                    out[DEADLOCK] = got
+            _settle_errors(model, names, out)
+        except Unsupported as e:
+            proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo + [RANGE]}
+            # no proof can come, but the second round's larger instances may still refute
+            wide = _wide_point(load, fixed, names, pm.lower)
+            proofs.update(_larger_violations(load, fixed, names, wide, todo + [RANGE], deadline))
+            out.update(proofs)
+    left = [n for n in others if n not in out]
+    if left:  # deadlock (not proved), liveness, latency: violated at a size, or unknown saying why
+        wide = _wide_point(load, fixed, names, pm.lower)
+        found = _larger_violations(load, fixed, names, wide, left, deadline)
+        sizes = [{n: p[n] for n in names} for p in small_points(names, pm.lower, fixed)]
+        sizes += [{n: wide[n] + k for n in names} for k in range(CHECK_ABOVE + 1)]
+        sizes = [p for k, p in enumerate(sizes) if p not in sizes[:k]]
+        out.update({n: found.get(n) or _unknown(n, model, names, not_decided(model, n, names, sizes))
+                    for n in left})
+
+
+RANGE = "range"  # the implicit property of modelling errors (NOTE(for-all-errors) in checker/engines/param/errors.py)
+
+
+@dataclass
+class _Support:
+    """What the proofs of a run rest on, for the error checks (NOTE(for-all-errors)): the
+    lemmas each symbolic Houdini kept (inductive for all sizes on their own) and, per proved
+    property, the lemmas its proof used (inductive with it)."""
+
+    lemmas: list[Candidate] = field(default_factory=list)
+    used: dict[str, list[Candidate]] = field(default_factory=dict)
+    negated: bool = False  # the error checks' own candidates (errors.error_candidates) were tried
+
+
+def _with_range(names: Sequence[str]) -> list[str]:
+    return list(names) if RANGE in names else list(names) + [RANGE]
+
+
+def _stopped_at_error(model: ir.Model, name: str, names: Sequence[str], error: Result) -> Result:
+    """A property a small instance's explicit search could not settle: it stopped at a
+    modelling error (NOTE(for-all-errors)), as the explicit engine reports it."""
+    return _unknown(name, model, names, f"the search stopped at a modelling error (see the range result: "
+                                        f"{error.reason})")
+
+
+def _settle_errors(model: ir.Model, names: Sequence[str], out: dict[str, Result]) -> None:
+    """NOTE(for-all-errors): a property proved over the error-free steps stays `proved` only
+    when `range` is proved too (no modelling error reachable, for every size)."""
+    err = out.get(RANGE)
+    if err is None or err.verdict is Verdict.PROVED:
+        return
+    for n, r in list(out.items()):
+        if n == RANGE or r.verdict is not Verdict.PROVED:
+            continue
+        if err.verdict is Verdict.VIOLATED:
+            why = f"{_stopped_at_error(model, n, names, err).reason}; without the failing steps: {r.reason}"
+        else:
+            why = f"{err.reason} (the range result); over the steps that do not fail: {r.reason}"
+        out[n] = replace(r, verdict=Verdict.UNKNOWN, reason=why)
+
+
+def _prove_range(enc: ParamEncoder, support: "_Support", fixed: "_Sub | None", point: dict[str, int],
+                 cands: list[Candidate], samples: list[tuple[dict[str, int], list[dict]]], deadline: Deadline
+                 ) -> tuple[Result | None, str]:
+    """NOTE(for-all-errors): `range` in one round: every error condition excluded by the
+    lemmas the proofs so far rest on and the invariants proved so far (checker/engines/param/errors.py);
+    failing that (once per run), with the error checks' own candidates (errors.error_candidates)
+    that a symbolic Houdini keeps; failing that, property-directed as a property's `_refine`:
+    the candidates that exclude the errors at the round's fixed size, those of them inductive
+    for every size, checked again. The result when proved, else None and why not."""
+    from gpcheck.checker.engines.param.errors import exclude_errors
+
+    model, names = enc.model, enc.pm.names
+    pool: dict[int, Candidate] = {}
+    for c in support.lemmas + [c for used in support.used.values() for c in used]:
+        pool.setdefault(id(c), c)
+    lemmas = list(pool.values())
+    invs = [p for p in model.invariants if p.name in support.used]
+    t0 = time.monotonic()
+    ex = exclude_errors(enc, lemmas, invs, deadline)
+    note = f"from {len(lemmas)} lemmas and {len(invs)} proved invariants: {ex.why}" if not ex.excluded else ""
+    if not ex.excluded and not deadline.expired:  # the model's other invariants (not asked for) may help
+        more = _helper_invariants(enc, lemmas, [p for p in model.invariants if p not in invs], deadline)
+        if more:
+            invs += [p for p, _ in more]
+            for _, used in more:
+                for c in used:
+                    if id(c) not in pool:
+                        pool[id(c)] = c
+                        lemmas.append(c)
+            ex = exclude_errors(enc, lemmas, invs, deadline)
+            note += f"; with the model's invariants {', '.join(p.name for p, _ in more)} proved too: {ex.why}"
+    if not ex.excluded and not support.negated and not deadline.expired:  # once per run: bounds under `e != v`
+        from gpcheck.checker.engines.param.errors import error_candidates
+
+        support.negated = True
+        extra = error_candidates(enc, samples)
+        kept, how = houdini(enc, extra, _cap(deadline, SYMBOLIC_STEPS)) if extra else ([], "none")
+        if kept:  # inductive on their own: hypotheses from here on
+            lemmas += [extra[k] for k in kept]
+            pool.update({id(extra[k]): extra[k] for k in kept})
+            e = exclude_errors(enc, lemmas, invs, deadline)
+            if e.excluded:
+                ex = e
+        note += (f"; {len(extra)} bounds under a negated condition, Houdini with the sizes symbolic: "
+                 + (how if kept is None else f"{len(kept)} inductive for all sizes"))
+    if not ex.excluded and fixed is not None and not deadline.expired:
+        got: list = []
+
+        def relative(more: list[Candidate]) -> tuple[list[Candidate] | None, str]:
+            e = exclude_errors(enc, lemmas + [c for c in more if id(c) not in pool], invs, deadline)
+            got.append(e)
+            return (e.lemmas, "") if e.excluded else (None, e.why)
+
+        fixed.assumed = [p.name for p in invs]
+        used, why, more_note = _refine(fixed, enc, point, cands, RANGE, deadline, relative)
+        note += more_note
+        if used is not None:
+            ex = got[-1]
+    if not ex.excluded:
+        return None, note
+    if deadline.out_of_time:  # NOTE(wall-clock-cut)
+        return None, "timeout: the time limit ran out before the modelling errors were excluded"
+    used_text = (f"{len(ex.lemmas)} lemmas" + (f" and the proved invariants {', '.join(ex.invariants)}"
+                                               if ex.invariants else ""))
+    return Result(RANGE, RANGE, Verdict.PROVED, ENGINE,
+                  reason=f"no step fails with a modelling error for any {', '.join(names)}: every error "
+                         f"condition is excluded by {used_text} ({ex.checks} checks)",
+                  detail={"for_all": list(names), "invariant": render_lemmas(enc, ex.lemmas) if ex.lemmas else None,
+                          "lemmas": len(ex.lemmas), "invariants": ex.invariants,
+                          "seconds": round(time.monotonic() - t0, 3)}), ""
+
+
+def _helper_invariants(enc: ParamEncoder, lemmas: list[Candidate], invs: list[ir.Invariant],
+                       deadline: Deadline) -> list[tuple[ir.Invariant, list[Candidate]]]:
+    """Those of the model's invariants `invs` (not asked for, or not proved) that hold
+    initially and are inductive relative to `lemmas` with the sizes symbolic, each with the
+    lemmas its proof uses: hypotheses for the error checks (a run asked for one property
+    still needs `queue_bound` to keep nvidia_streams' `ready[s] + 1` inside `0..Q`)."""
+    out = []
+    for inv in invs:
+        s = enc.state("hs.")
+        if deadline.expired or not _unsat(deadline, *enc.facts, enc.init(s), z3.Not(enc.holds(inv.expr, s))):
+            continue
+        used, _ = _relative(enc, lemmas, inv, deadline)
+        if used is not None:
+            out.append((inv, used))
+    return out
+
+
+def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], props: Sequence[str],
+                deadline: Deadline) -> dict[str, Result]:
+    """The properties among `props` the explicit engine finds violated in the instance `inst`
+    (the constants `point`), each with the instance and its counterexample; only violations
+    count (a bounded exploration proves nothing)."""
+    from gpcheck.checker.api.model_api import verify as verify_instance
+
+    if not props:
+        return {}
+    rep = verify_instance(inst, properties=list(props), engine="explicit", max_states=SAMPLE_STATES,
+                          timeout=deadline.remaining(), assumption_use=False)
+    out: dict[str, Result] = {}
+    for r in rep.results:
+        if r.verdict is Verdict.VIOLATED and r.property not in out:
+            at = ", ".join(f"{n}={point[n]}" for n in names)
+            why = r.reason or r.detail.get("error")  # a `range` violation's message is its detail's error
+            out[r.property] = replace(r, reason=f"violated at {at}" + (f": {why}" if why else ""),
+                                      detail=dict(r.detail, instance={n: point[n] for n in names},
+                                                  for_all=list(names)))
+    return out
+
+
+def _wide_point(load: "callable", fixed: Mapping[str, int], names: Sequence[str], lower: Mapping[str, int]
+                ) -> dict[str, int]:
+    """The second round's instance: each named constant at its declared value, at least its
+    lower bound + 1 and at most WIDE_ABOVE above it."""
+    declared = load(dict(fixed)).const_values
+    return {n: min(max(declared[n], lower[n] + 1), lower[n] + WIDE_ABOVE) for n in names}
+
+
+def _larger_violations(load: "callable", fixed: Mapping[str, int], names: Sequence[str], wide: Mapping[str, int],
+                       props: Sequence[str], deadline: Deadline) -> dict[str, Result]:
+    """The properties among `props` violated at the second round's instance `wide` or the
+    CHECK_ABOVE instances above it (every named constant moved at once): a bound that fails
+    only where two constants are both beyond the small instances' (nvidia_tsg's
+    bounded_inversion needs NB >= 2 and BLEN >= 3 together). Instances the model does not
+    allow are skipped."""
+    from gpcheck.checker.core import budget
+    from gpcheck.spec.errors import GpcheckError
+
+    found: dict[str, Result] = {}
+    for point in [dict(wide)] + [{n: wide[n] + k for n in names} for k in range(1, CHECK_ABOVE + 1)]:
+        unsettled = [n for n in props if n not in found]
+        if not unsettled or deadline.expired:
+            break
+        budget.poll()
+        try:
+            inst = load(dict(fixed, **point))
+        except GpcheckError:
+            break
+        found.update(_violations(inst, point, names, unsettled, deadline))
+    return found
+
+
+def _encoder(pm: "ParamModel", todo: Sequence[str]) -> ParamEncoder:
+    """The model over SMT arrays; where that is outside the fragment, with the arrays over the
+    symbolic index range encoded by counters per row value (checker/engines/param/counters.py), which
+    is exact when the rows are interchangeable; Unsupported naming what neither encodes."""
+    try:
+        enc = ParamEncoder(pm)
+        enc.probe(todo)
+        return enc
+    except Unsupported as e:
+        first = e
+    try:
+        counted = ParamEncoder(pm, counters=True)
+        counted.probe(todo)
+        return counted
+    except Unsupported as e:
+        raise Unsupported(f"{first}; as counters of the rows: {e}") from None
+
+
+def _widen(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
+           left: list[str], first: dict[str, Result], fixed: Mapping[str, int], deadline: Deadline,
+           started: float, support: _Support | None = None) -> dict[str, Result]:
+    """The second round, for the properties the first left unknown: the richer templates of
+    checker/engines/param/widen.py, mined from the small instances and one more at the model's own
+    sizes (each named constant at its declared value, at least its lower bound + 1 and at
+    most WIDE_ABOVE above it), which is also the fixed size of the pre-filter and of the
+    property-directed cores. A bound such as reef_rewind's CAP+1 = 3 says nothing at N <= 3,
+    where the first round looks. Candidates false in the instances up to CHECK_ABOVE beyond
+    are dropped before the fixed-size Houdini. Its verdicts replace the first round's only when proved;
+    otherwise the reason says what both rounds tried."""
+    from gpcheck.checker.engines.smt.mining import sample_states
+    from gpcheck.gpmodel import compile_model
+
+    names, lower = enc.pm.names, enc.pm.lower
+    wide = _wide_point(load, fixed, names, lower)
+
+    def sample(point: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
+        cm = compile_model(load(dict(fixed, **point)))
+        states, _ = sample_states(cm, SAMPLE_STATES, deadline)
+        return dict(point), [cm.layout.decode(s) for s in states]
+
+    from gpcheck.spec.errors import GpcheckError
+
+    try:
+        more = list(samples)
+        if all(wide != pt for pt, _ in samples):
+            more.append(sample(wide))
+        checks = [sample({n: wide[n] + k for n in names}) for k in range(1, CHECK_ABOVE + 1)]
+    except GpcheckError as e:  # a larger instance the model does not allow: no second round
+        return {n: replace(first[n], reason=f"{first[n].reason}; no second round ({e})") for n in left}
+    second = _prove(enc, load, more, left, deadline, started, wide=wide, checks=checks,
+                       keep=mine(enc, more, False, checks), support=support)
+    # the larger instances of this round may show a violation the small ones could not (a
+    # bound that fails only beyond each constant's lower bound + SIZES_ABOVE, one at a time)
+    found = _larger_violations(load, fixed, names, wide, [n for n in left if second[n].verdict is not Verdict.PROVED],
+                               deadline)
+    out: dict[str, Result] = {}
+    for n in left:
+        r = second[n]
+        if n in found:
+            out[n] = found[n]
+        elif r.verdict is Verdict.PROVED:
+            out[n] = replace(r, reason=f"{r.reason}; second round at {_at(wide, names)}, richer templates",
+                             detail=dict(r.detail, round=2))
+        elif first[n].detail.get("deferred"):  # range, decided only in this round
+            out[n] = replace(r, reason=f"second round at {_at(wide, names)}: {r.reason}")
+        else:
+            out[n] = replace(first[n], reason=f"{first[n].reason}; second round at {_at(wide, names)} "
+                                              f"with richer templates: {r.reason}")
+    return out
+
+
+def _wanted(model: ir.Model, properties: Sequence[str] | None) -> list[str]:
+    """Every property the model declares (liveness and latency included), `deadlock` (unless
+    `allow deadlock`) and `range` (modelling errors, as pdr and the explicit engine report
+    them: NOTE(for-all-errors)), or those named; in the explicit engine's order. Each gets a
+    result, decided or `unknown` saying why (issue 38: none is dropped)."""
+    names = model.property_names() + ([] if model.allow_deadlock else [DEADLOCK]) + [RANGE]
+    return names if properties is None else [n for n in names if n in properties]
+
+
+def _kind(model: ir.Model, name: str) -> str:
+    if name in (RANGE, DEADLOCK):
+        return name
+    if any(p.name == name for p in model.liveness):
+        return "liveness"
+    if any(p.name == name for p in model.latencies):
+        return "latency"
+    return "invariant" if any(p.name == name for p in model.invariants) else "transition"
+
+
+def _unknown(name: str, model: ir.Model, names: Sequence[str], why: str) -> Result:
+    return Result(name, _kind(model, name), Verdict.UNKNOWN, ENGINE, reason=why, detail={"for_all": list(names)})
+
+
+def _prove(enc: ParamEncoder, load: "callable", samples: list[tuple[dict[str, int], list[dict]]],
+           todo: list[str], deadline: Deadline, started: float, wide: dict[str, int] | None = None,
+           checks: list[tuple[dict[str, int], list[dict]]] | None = None, keep: list[Candidate] | None = None,
+           support: _Support | None = None) -> dict[str, Result]:
+    """Mine, pre-filter at a fixed size, Houdini with the sizes symbolic, relative induction;
+    a property the global lemma set does not settle gets a second try with the small set its
+    proof uses at the fixed size (`FixedSize.core`), checked symbolically on its own. With
+    `wide` (the second round, `_widen`): only the richer templates of checker/engines/param/widen.py
+    are mined, `keep` (the first round's templates over the wider samples) join them, and the
+    fixed size is the point
+    `wide`."""
+    from gpcheck.checker.engines.param.finite import FixedSize
+
+    model, names = enc.model, enc.pm.names
+    mined = (keep or []) + mine(enc, samples, wide is not None, checks)
+    t_mine = time.monotonic() - started
+    # sound pre-filter: what is inductive for all sizes is inductive at each one
+    cands = mined
+    point = (filter_points(names, enc.pm.lower, {c.name: c.value for c in model.constants})[0] if wide is None
+             else dict({c.name: c.value for c in model.constants}, **wide))
+    fixed = FixedSize(enc, load, point, cands)
+    got = fixed.survivors(range(len(cands)), _cap(deadline, FILTER_STEPS if wide is None else WIDE_FILTER_STEPS))
+    filtered = got is not None
+    survivors = sorted(got) if got is not None else []
+    if got is not None:
+        cands = [cands[k] for k in survivors]
+    if len(cands) <= GLOBAL_MAX:
+        kept, how = houdini(enc, cands, _cap(deadline, SYMBOLIC_STEPS))
+    else:  # too many for one symbolic Houdini in time: per property, from its fixed-size proof
+        kept, how = None, f"not run on {len(cands)} (more than {GLOBAL_MAX})"
+    tried = (f"{len(mined)} candidates mined from {len(samples)} small instances"
+             + (f", {len(cands)} inductive at {_at(point, names)}" if filtered else "")
+             + ", Houdini with the sizes symbolic: ")
+    tried += how if kept is None else f"{len(kept)} lemmas inductive for all sizes ({how})"
+    lemmas = [] if kept is None else [cands[k] for k in kept]
+    if support is not None:
+        support.lemmas += lemmas
+    shared_seconds = time.monotonic() - started
+    out: dict[str, Result] = {}
+    for name in todo:
+        t0 = time.monotonic()
+        if name == RANGE:  # last in `todo`: the invariants this round proved may serve it (NOTE(for-all-errors))
+            if wide is None and any(out[n].verdict is not Verdict.PROVED for n in todo if n != RANGE):
+                # a second round follows: decided there (its Z3 work here would change the terms that
+                # round's proofs see: NOTE(fresh-context) in checker/engines/smt/session.py)
+                out[name] = replace(_unknown(name, model, names, "left to the second round"),
+                                    detail={"for_all": list(names), "deferred": True})
+                continue
+            got, why = _prove_range(enc, support or _Support(), _Sub(fixed, survivors) if filtered else None,
+                                    point, cands, samples, deadline)
+            out[name] = got or _unknown(name, model, names, f"a modelling error could not be excluded for all "
+                                                            f"sizes ({tried}; {why})")
+            continue
+        prop = next((p for p in model.invariants if p.name == name), None) or \
+            next(p for p in model.transitions if p.name == name)
+        inv = prop if isinstance(prop, ir.Invariant) else None
+        if inv is not None and not _unsat(deadline, *enc.facts, enc.init(enc.state("is.")),
+                                           z3.Not(enc.holds(inv.expr, enc.state("is.")))):
+            out[name] = _unknown(name, model, names, "Z3 could not show it holds initially for all sizes")
+            continue
+        used, why = _relative(enc, lemmas, prop, deadline) if kept is not None else (None, "no lemma set")
+        note = tried
+        if used is None and filtered:
+            used, why2, note2 = _refine(_Sub(fixed, survivors), enc, point, cands, prop, deadline,
+                                          steps=FILTER_STEPS if wide is None else WIDE_FILTER_STEPS)
+            note += note2
+            why = why2 or why
+        if used is None:
+            out[name] = _unknown(name, model, names, f"{note}; the property is {why}")
+            continue
+        if deadline.out_of_time:  # NOTE(wall-clock-cut): which lemmas it kept may depend on the clock
+            out[name] = _unknown(name, model, names, "timeout: the time limit ran out before its proof was "
+                                 f"complete ({note})")
+            continue
+        text = render_lemmas(enc, used)
+        if support is not None:
+            support.used[name] = used
+        out[name] = Result(name, _kind(model, name), Verdict.PROVED, ENGINE,
+                           reason=f"inductive for all {', '.join(names)} relative to {len(used)} lemmas ({note})",
+                           detail={"for_all": list(names), "invariant": text if used else None, "lemmas": len(used),
+                                   "candidates": len(mined), "mine_seconds": round(t_mine, 3),
+                                   "shared_seconds": round(shared_seconds, 3),
+                                   "seconds": round(time.monotonic() - t0, 3)})
+    return out
+
+
+def mine(enc: ParamEncoder, samples: list[tuple[dict[str, int], list[dict]]], wide: bool = False,
+         checks: list[tuple[dict[str, int], list[dict]]] | None = None) -> list[Candidate]:
+    """The candidates the sampled states propose, view by view; with `wide`, those of the
+    richer templates of checker/engines/param/widen.py instead, and only those that also hold in the states
+    of `checks` (larger instances: a candidate false in a reachable state of some size is no
+    invariant, so dropping it loses no proof, and it spares the fixed-size Houdini)."""
+    from gpcheck.checker.engines.param.affine import affine_atoms
+    from gpcheck.checker.engines.param.guards import guard_columns, guarded_bounds
+    from gpcheck.checker.engines.param.pointer import enrich
+    from gpcheck.checker.engines.param.refs import ref_atoms, ref_fills, ref_view
+    from gpcheck.checker.engines.param.threshold import threshold_atoms, threshold_columns
+    from gpcheck.checker.engines.param.triple import triple_atoms
+    from gpcheck.checker.engines.param.widen import order_columns, wide_atoms
+
+    out: list[Candidate] = []
+    guards = guard_columns(enc) if wide else []
+    for plain in views(enc):
+        if wide:
+            v = order_columns(plain)
+            groups = [(v, wide_atoms(v, view_rows(enc, v, samples, DEFAULT_SEED), WIDE_ATOMS_PER_VIEW))]
+            typed = any(d.tname is not None for d in plain.domains)  # over an enum: no pointer or reference columns
+            rich = plain if typed else enrich(enc, plain)  # aggregate and position columns (checker/engines/param/pointer.py)
+            rows = view_rows(enc, rich, samples, DEFAULT_SEED)
+            new = set(range(len(plain.columns), len(rich.columns)))
+            got = [a for a in mine_view(rich, rows, WIDE_ATOMS_PER_VIEW) if a.slots() & new and len(a.cond) <= 1]
+            groups.append((rich, got + affine_atoms(rich, rows, AFFINE_ATOMS_PER_VIEW)))
+            if plain.names and guards:  # the model's guards as conditions (checker/engines/param/guards.py)
+                gv = View(plain.domains, plain.names, plain.columns + guards, plain.distinct)
+                at = list(range(len(plain.columns), len(gv.columns)))
+                groups.append((gv, guarded_bounds(gv, view_rows(enc, gv, samples, DEFAULT_SEED), at,
+                                                  GUARDED_ATOMS_PER_VIEW)))
+            tv = threshold_columns(plain)  # thresholds and anchors (checker/engines/param/threshold.py)
+            if tv is not plain:
+                groups.append((tv, threshold_atoms(tv, view_rows(enc, tv, samples, DEFAULT_SEED),
+                                                   THRESHOLD_ATOMS_PER_VIEW)))
+            rv, valid = (plain, {}) if typed else ref_view(enc, plain)  # nullable references (checker/engines/param/refs.py)
+            if rv.columns != plain.columns:
+                rrows = view_rows(enc, rv, samples, DEFAULT_SEED)
+                groups.append((rv, ref_atoms(rv, valid, ref_fills(enc, rv), rrows, REF_ATOMS_PER_VIEW)))
+            groups.append((plain, triple_atoms(plain, view_rows(enc, plain, samples, DEFAULT_SEED),
+                                               TRIPLE_ATOMS_PER_VIEW)))  # checker/engines/param/triple.py
+        else:
+            groups = [(plain, mine_view(plain, view_rows(enc, plain, samples, DEFAULT_SEED), ATOMS_PER_VIEW))]
+        for v, got in groups:
+            if checks and got:
+                more = view_rows(enc, v, checks, DEFAULT_SEED)
+                ok = AtomTable(got).holds_all(more, np.arange(len(got)))  # numpy: Atom.holds on every row
+                got = [a for a, keep in zip(got, ok.tolist()) if keep]
+            out += [Candidate(v, a) for a in got]
+    if enc.counters is not None:  # over counted rows, only what the counters express (counters.row_formula)
+        probe = enc.state("cand.")
+        out = [c for c in out if not any(d.key == enc.counters.key for d in c.view.domains)
+               or _expressible(enc, c, probe)]
+    return out
+
+
+def _expressible(enc: ParamEncoder, c: Candidate, s: PState) -> bool:
+    try:
+        c.formula(enc, s)
+        return True
+    except Unsupported:
+        return False
+
+
+def _refine(fixed: "_Sub", enc: ParamEncoder, point: dict[str, int], cands: list[Candidate],
+            prop: ir.Invariant | ir.TransitionProperty | str, deadline: Deadline,
+            relative: "callable | None" = None, steps: int = FILTER_STEPS
+            ) -> tuple[list[Candidate] | None, str, str]:
+    """Property-directed: the candidates the property's proof at the fixed size `point` uses
+    (`FixedSize.core`), Houdini on them with the sizes symbolic, relative induction; what
+    symbolic Houdini drops (true at `point`, not for every size) leaves the pool, the pool is
+    closed under induction at `point` again, and the next core is taken. Dropping a
+    candidate is always sound; a proof still needs Z3 with the sizes symbolic. `prop` may be
+    RANGE with `relative` the check of the error conditions (NOTE(for-all-errors)). `steps`
+    bounds each fixed-size core and closing (the second round's are its filter's: its
+    instance and its candidates are larger)."""
+    if relative is None:
+        def relative(lemmas: list[Candidate]) -> tuple[list[Candidate] | None, str]:
+            return _relative(enc, lemmas, prop, deadline)  # type: ignore[arg-type]
+    names = enc.pm.names
+    pool = list(range(len(cands)))
+    note, why = "", ""
+    for round_ in range(1, MAX_ROUNDS + 1):
+        core, why_not = fixed.core(pool, prop, _cap(deadline, steps))
+        if core is None:  # FixedSize.core says which: not inductive there, or out of steps / time
+            note += (f"; round {round_}: no proof at {_at(point, names)} relative to the {len(pool)} candidates "
+                     f"left: {why_not}")
+            return None, why, note
+        small = sorted(core)
+        kept, how = houdini(enc, [cands[k] for k in small], _cap(deadline, SYMBOLIC_STEPS))
+        note += (f"; round {round_}: the {len(small)} lemmas its proof at {_at(point, names)} uses: "
+                 + (how if kept is None else f"{len(kept)} inductive for all sizes"))
+        if kept is None:
+            return None, why, note
+        used, why = relative([cands[small[k]] for k in kept])
+        if used is not None:
+            return used, "", note
+        dropped = set(small) - {small[k] for k in kept}
+        if not dropped or deadline.expired:
+            return None, why, note
+        got = fixed.survivors([k for k in pool if k not in dropped], _cap(deadline, steps))
+        if got is None:
+            return None, why, note + "; no answer closing the rest at the fixed size"
+        pool = sorted(got)
+    return None, why, note + f"; stopped after {MAX_ROUNDS} rounds"
+
+
+class _Sub:
+    """A FixedSize seen through a sub-list of its candidates (positions in `index`)."""
+
+    def __init__(self, fixed: "FixedSize", index: list[int], assumed: Sequence[str] = ()) -> None:
+        self.fixed, self.index, self.assumed = fixed, index, assumed  # assumed: proved invariants (range's core)
+
+    def survivors(self, active: Sequence[int], deadline: Deadline) -> list[int] | None:
+        got = self.fixed.survivors([self.index[k] for k in active], deadline)
+        back = {v: k for k, v in enumerate(self.index)}
+        return None if got is None else [back[k] for k in got]
+
+    def core(self, active: Sequence[int], prop: ir.Invariant | ir.TransitionProperty | str,
+             deadline: Deadline) -> tuple[list[int] | None, str]:
+        got, why = self.fixed.core([self.index[k] for k in active], prop, deadline, self.assumed)
+        back = {v: k for k, v in enumerate(self.index)}
+        return (None, why) if got is None else ([back[k] for k in got], "")
+
+
+def _at(point: Mapping[str, int], names: Sequence[str]) -> str:
+    return ", ".join(f"{n}={point[n]}" for n in names)
+
+
+def _unsat(deadline: Deadline, *formulas: z3.BoolRef) -> bool:
+    sol = z3.Solver()
+    deadline.apply(sol)  # NOTE(step-limits)
+    sol.add(*formulas)
+    return deadline.trusted(sol.check()) == z3.unsat  # NOTE(stale-interrupt)
+
+
+def _relative(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,
+              deadline: Deadline) -> tuple[list[Candidate] | None, str]:
+    """`L and P and T => P'` (a transition property: `L and T => P`) with the sizes
+    symbolic, one action at a time (checker/engines/param/induct.py): the lemmas the proof uses
+    (closed under induction), or None and why not."""
+    s, t = enc.state("ps."), enc.state("pt.")
+    inv = prop if isinstance(prop, ir.Invariant) else None
+    if inv is not None:
+        fixed, goal = [enc.holds(inv.expr, s)], z3.Not(enc.holds(inv.expr, t))
+    else:
+        fixed, goal = [], z3.Not(enc.holds(prop.expr, s, t))
+    cons = Consecution(enc, s, t, [c.formula(enc, s) for c in lemmas], goal, fixed=fixed, mbqi=MBQI, tag="rel",
+                       retry_steps=MBQI_RETRY_STEPS)
+    ans = cons.check(range(len(lemmas)), deadline)
+    if ans.verdict != "unsat":
+        return None, ("not inductive relative to them" if ans.verdict == "sat"
+                      else f"undecided (z3: {ans.reason})")
+    used = [lemmas[k] for k in sorted(ans.core)]
+    return _close(enc, used, lemmas, inv, deadline), ""
+
+
+def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], inv: ir.Invariant | None,
+           deadline: Deadline) -> list[Candidate]:
+    """Grow `used` by unsat cores until it is inductive on its own (with the property)."""
+    s, t = enc.state("cs."), enc.state("ct.")
+    fixed = [enc.holds(inv.expr, s)] if inv is not None else []
+    hyps = [c.formula(enc, s) for c in lemmas]
+    chosen = {id(c) for c in used}
+    while True:
+        cur = [c for c in lemmas if id(c) in chosen]
+        if not cur:
+            return cur
+        goal = z3.Or(*[c.formula(enc, t, _shared_skolems(c.view)) for c in cur])  # few skolems
+        cons = Consecution(enc, s, t, hyps, goal, fixed=fixed, tag="close")
+        ans = cons.check(range(len(lemmas)), deadline)
+        if ans.verdict != "unsat":
+            return lemmas  # no answer: the whole inductive set
+        grown = chosen | {id(lemmas[k]) for k in ans.core}
+        if grown == chosen:
+            return cur
+        chosen = grown
+
+
+# ------------------------------------------------------------------------------------ rendering
+
+
+def render_lemmas(enc: ParamEncoder, cands: Sequence[Candidate]) -> str:
+    """The lemmas as one gpspec conjunction, one per line."""
+    return "\nand ".join(render_candidate(enc, c) for c in cands) if cands else "true"
+
+
+def render_candidate(enc: ParamEncoder, c: Candidate) -> str:
+    """`all x in 0..N-1: (cond implies body)` in gpspec syntax."""
+    v, a = c.view, c.atom
+    cols = v.columns
+    conds = [_cond_text(cols[i], val, True) for i, val in a.cond]
+    if a.kind == "ne":
+        body = _cond_text(cols[a.terms[0][1]], a.k, False)
+    else:
+        body = _linear_text(a, cols)
+    text = body if not conds else f"({' and '.join(conds)} implies {body})"
+    if v.distinct:
+        text = f"({v.names[0]} != {v.names[1]} implies {text})"
+    for name, d in reversed(list(zip(v.names, v.domains))):
+        dom = d.symmetric or d.tname or f"{affine_text(d.lo)}..{affine_text(d.hi)}"  # a symmetric, enum or bool index by its type's name
+        text = f"(all {name} in {dom}: {text})"
+    return text
+
+
+def _cond_text(col: object, val: int, positive: bool) -> str:
+    if col.eq_text is not None:  # type: ignore[attr-defined]
+        return col.eq_text(val, positive)  # type: ignore[attr-defined]
+    t = col.type  # type: ignore[attr-defined]
+    name = col.name  # type: ignore[attr-defined]
+    if isinstance(t, ir.BoolType):
+        return name if bool(val) == positive else f"not {name}"
+    return f"{name} {'==' if positive else '!='} {ir.format_scalar(t, val)}"
+
+
+def _linear_text(a: Atom, cols: Sequence[object]) -> str:
+    terms = list(a.terms)
+    k = a.k
+    if all(c < 0 for c, _ in terms):
+        terms = [(-c, i) for c, i in terms]
+        op, k = ">=", -k
+    else:
+        op = "<="
+        terms.sort(key=lambda t: -t[0])
+    parts = []
+    for n, (c, i) in enumerate(terms):
+        name = cols[i].name  # type: ignore[attr-defined]
+        if n == 0:
+            parts.append(name if c == 1 else f"{c} * {name}")
+        else:
+            parts.append(f"+ {name}" if c == 1 else (f"- {name}" if c == -1 else
+                                                     (f"+ {c} * {name}" if c > 0 else f"- {-c} * {name}")))
+    if len(terms) == 2 and terms[1][0] == -1 and terms[0][0] == 1:
+        x, y = cols[terms[0][1]].name, cols[terms[1][1]].name  # type: ignore[attr-defined]
+        return f"{x} {op} {y}" + (f" + {k}" if k > 0 else (f" - {-k}" if k < 0 else ""))
+    return f"{' '.join(parts)} {op} {k}"
+
+
+def affine_text(e: z3.ExprRef) -> str:
+    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`), products of
+    constants included (`N * L - 1`, NOTE(product-fit))."""
+    e = z3.simplify(e)
+    terms = list(e.children()) if z3.is_add(e) else [e]
+    const = 0
+    parts: list[tuple[int, str]] = []
+
+    def monomial(x: z3.ExprRef) -> str:
+        if z3.is_const(x) and not z3.is_int_value(x):
+            return x.decl().name()
+        if z3.is_mul(x) and all(z3.is_const(y) and not z3.is_int_value(y) for y in x.children()):
+            return " * ".join(y.decl().name() for y in x.children())
+        raise Unsupported(f"a range bound {e} that is not affine")
+
+    for x in terms:
+        if z3.is_int_value(x):
+            const += x.as_long()  # type: ignore[attr-defined]
+        elif z3.is_mul(x) and z3.is_int_value(x.arg(0)):
+            rest = x.children()[1:]
+            parts.append((x.arg(0).as_long(),  # type: ignore[attr-defined]
+                          monomial(rest[0] if len(rest) == 1 else z3.Product(*rest))))
+        else:
+            parts.append((1, monomial(x)))
+    text = ""
+    for c, n in parts:
+        piece = n if abs(c) == 1 else f"{abs(c)} * {n}"
+        text = (piece if c > 0 else f"-{piece}") if not text else f"{text} {'+' if c > 0 else '-'} {piece}"
+    if not text:
+        return str(const)
+    if const:
+        text += f" + {const}" if const > 0 else f" - {-const}"
+    return text
