@@ -1,7 +1,7 @@
 """`python -m gpcheck ...` and the `gpcheck` console script: the `gpcheck` command.
 
 `entry` makes SIGINT/SIGTERM end the process quietly (exit 128 + the signal, no traceback)
-before anything else is imported: importing `gpcheck.checker.cli` imports `gpcheck.checker`,
+before anything else is imported: importing `gpcheck.checker.cli.command` imports `gpcheck.checker`,
 whose API takes most of a second to import, and a Ctrl-C in that time was a KeyboardInterrupt
 traceback (issue 36). `checker/core/budget.py` installs the real handlers once a command runs. Only
 `os` and `_signal` (the built-in C module, without `signal`'s enum import) are imported here:

@@ -27,7 +27,7 @@ TOPICS: dict[str, tuple[str, str]] = {
 def docs_dir() -> Path | None:
     """The folder holding the documentation: inside the installed package, else the checkout's
     `docs/` (the package's parent folder). None when neither exists."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # checker/ (this module is in checker/cli/)
     for candidate in (here / "docs", here.parent / "docs"):
         if (candidate / "language.md").is_file():
             return candidate

@@ -46,7 +46,8 @@ def autoloaded() -> bool:
 
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         return False
-    return any(ep.value == __name__ for ep in entry_points(group="pytest11"))
+    # (an install from before issue 34 names the old public path, NOTE(public-paths))
+    return any(ep.value in (__name__, "gpcheck.checker.pytest_plugin") for ep in entry_points(group="pytest11"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -215,7 +216,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def _failure_text(excinfo: pytest.ExceptionInfo[BaseException], item: pytest.Item) -> str:
     """The assertion's headline (pytest's short summary shows the first line), where in the
     test it failed, then the rest of the message."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # checker/: frames of gpcheck.checker are not the test
     where = ""
     for entry in reversed(excinfo.traceback):
         path = Path(str(entry.path)).resolve()

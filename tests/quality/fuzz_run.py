@@ -61,7 +61,7 @@ def _vm_size() -> int:
 
 def _child(argv: list[str], mem_limit: int) -> None:
     """Runs in the forked child: fds 1 and 2 are already the case's files."""
-    main = importlib.import_module(PREFIX + "checker.cli").main
+    main = importlib.import_module(PREFIX + "checker.cli.command").main
 
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)

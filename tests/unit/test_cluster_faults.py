@@ -184,7 +184,7 @@ def test_a_worker_with_another_gpcheck_gives_unknowns_with_the_reason(tmp_path):
     for name in ("gpcheck", "spec", "gpmodel", "checker", "traces"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", "corpus", "record"))
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    with open(copy / "checker" / "verdict.py", "a") as f:
+    with open(copy / "checker" / "core" / "verdict.py", "a") as f:
         f.write("\n# another version\n")
     plain = {**os.environ, "PYTHONPATH": str(ROOT)}
     scheduler, worker, address = F._start_cluster(tmp_path, plain, {**os.environ, "PYTHONPATH": str(copy)})
