@@ -33,7 +33,7 @@ def assert_never_proved_beyond(path: Path, prop: str, holds: list[dict[str, int]
                                lower: dict[str, int]) -> object:
     """`prop` holds at the sizes `holds` and is violated at `fails` (the explicit engine), and
     `--for-all` over the constants of `lower` never calls it proved. Returns the for-all report."""
-    from gpcheck.checker.engines.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     for consts in holds:
         assert verify(path, consts=consts).result(prop).verdict is Verdict.PROVED, consts

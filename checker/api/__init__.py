@@ -6,8 +6,8 @@ May import: the engines, `report`, `core`, `traces`, `gpmodel`, `spec`; never `r
 `distributed` or `cli`.
 
 `gpcheck.checker.api` was one module before issue 34 (docs/api.md): its names are model_api's,
-imported on first use (`from gpcheck.checker.api import verify` keeps working and loads nothing
-until then)."""
+imported on first use (`verify` imported from `gpcheck.checker.api` keeps working and loads
+nothing until then)."""
 
 from __future__ import annotations
 

@@ -207,7 +207,7 @@ def _auto(
     max_states: int | None,
     progress: object,
 ) -> list[Result]:
-    from gpcheck.checker.api.model_api import run_explicit
+    from gpcheck.checker.api.explicit_run import run_explicit
     from gpcheck.checker.engines.explicit.explicit import Limits
 
     start = time.monotonic()

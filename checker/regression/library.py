@@ -13,7 +13,6 @@ is shown as `?` and never fails the run (the unit tests require every property t
 
 from __future__ import annotations
 
-import argparse
 import io
 import time
 from dataclasses import dataclass, field
@@ -316,20 +315,3 @@ def _engine_note(c: Cell, engine: str) -> str:
     return "" if c.engine == engine else f" [{c.engine}]"
 
 
-def run_library_command(args: argparse.Namespace, models: list[str] | None = None) -> int:
-    """`gpcheck verify` with no SPEC (or a bundled model name via `models`): the matrix, or JSON."""
-    from gpcheck.checker.cli.commands.common import write_out
-    from gpcheck.checker.report.render import to_json_bytes
-
-    if getattr(args, "const", None):
-        raise UsageError("--const needs a SPEC or MODEL: the library runs every model at its defaults")
-    rep = verify_library(args.engine or "explicit", models, getattr(args, "property", None),
-                         getattr(args, "timeout", None), getattr(args, "max_states", None))
-    write_out(to_json_bytes(rep.to_json()) if args.json else render_matrix(rep))
-    if getattr(args, "ignore_expect", False):  # the plain verdicts: 1 violated, else 3 unknown, else 0
-        cells = [c for r in rep.rows for c in r.cells]
-        if any(c.verdict is Verdict.VIOLATED for c in cells):
-            return 1
-        return 3 if any(r.error for r in rep.rows) or any(c.verdict is Verdict.UNKNOWN and c.kind != "cover"
-                                                          for c in cells) else 0
-    return rep.exit_code

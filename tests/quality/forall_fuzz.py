@@ -129,7 +129,7 @@ def explicit_truth(text: str, points: list[dict[str, int]], properties: list[str
 def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = None) -> tuple[list[str], dict[str, str]]:
     """The findings on `case` (empty: none) and each property's for-all verdict."""
     from gpcheck.checker import GpcheckError, Verdict, verify
-    from gpcheck.checker.engines.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
     from gpcheck.spec import load_source
 
     others: tuple[str, ...] = ()  # the constants not named keep their declared values

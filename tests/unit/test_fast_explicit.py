@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict
-from gpcheck.checker.api import model_api as api
+from gpcheck.checker.api import explicit_run as api
 from gpcheck.checker.api.model_api import run_explicit
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
 from gpcheck.checker.engines.smt.witness import check_witness

@@ -13,7 +13,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.cli.command import main
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import recheck_lemmas, write_spec
 
 # Holds while N <= 3: `x` reaches N.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import read_back_inductive, recheck_lemmas, write_spec
 
 # Two streams' blocks in S slots; `tick` advances every resident block and accumulates the

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import gpcheck.spec
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.querylog import recording
 from tests.unit.test_forall_counters import SATURATING  # the slot arrays counted per value
 

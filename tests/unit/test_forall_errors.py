@@ -9,7 +9,7 @@ specs below were `proved` for all N although a step writes out of range once N >
 from __future__ import annotations
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.spec import load_source
 from tests.recheck import recheck_lemmas, write_spec
 

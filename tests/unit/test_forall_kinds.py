@@ -12,7 +12,7 @@ import pytest
 
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.cli.command import main
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.spec.errors import UsageError
 from tests.recheck import write_spec
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.checker.engines.param.affine import affine_atoms
 from gpcheck.checker.engines.param.mine import Column, View
 from gpcheck.spec import ir

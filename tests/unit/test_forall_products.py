@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.checker.engines.param.extract import Unsupported, extract
 from gpcheck.spec import load_source
 

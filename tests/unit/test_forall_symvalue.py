@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.checker.engines.param.extract import Unsupported
 from tests.recheck import assert_never_proved_beyond, read_back_inductive, recheck_lemmas, write_spec
 

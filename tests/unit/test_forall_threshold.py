@@ -13,7 +13,7 @@ import re
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import recheck_lemmas, write_spec
 
 # Kernels 0..N-1 run one after another; each has LB work items claimed by P workers through a

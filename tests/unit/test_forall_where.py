@@ -36,7 +36,7 @@ def test_reasons_name_the_declaration_and_give_a_hint(tmp_path: Path) -> None:
 
 
 def test_a_for_all_run_locates_the_action_that_can_fail(tmp_path: Path) -> None:
-    from gpcheck.checker.engines.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     spec = tmp_path / "fa.gpspec"
     spec.write_text(SPEC)

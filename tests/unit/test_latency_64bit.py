@@ -11,7 +11,7 @@ import random
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.api import model_api as api
+from gpcheck.checker.api import explicit_run as api
 from gpcheck.checker.engines.latency import fast_latency
 from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_source

@@ -310,7 +310,7 @@ def stopped_budget(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_for_all_proves_without_a_stop(tmp_path):
     """The control of the next test: the same call proves it when nothing stopped."""
-    from gpcheck.checker.engines.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     path = tmp_path / "m.gpspec"
     path.write_text(NEVER_TWO)
@@ -318,7 +318,7 @@ def test_for_all_proves_without_a_stop(tmp_path):
 
 
 def test_for_all_proves_nothing_once_the_budget_stopped(tmp_path, stopped_budget):
-    from gpcheck.checker.engines.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     path = tmp_path / "m.gpspec"
     path.write_text(NEVER_TWO)

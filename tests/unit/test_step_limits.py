@@ -20,7 +20,7 @@ import pytest
 import z3
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.checker.engines.smt import session
 from gpcheck.checker.engines.smt.session import Deadline, Session, Unknown
 

@@ -352,7 +352,7 @@ def test_auto_gives_a_small_group_to_the_compiled_core_on_a_large_model(monkeypa
     """--symmetry auto, --core auto: past the Python core's switch points, a reduction by fewer
     than AUTO_SYMMETRY_GROUP permutations gives way to the compiled core (unreduced); a larger
     group keeps the reduced search. (The compiled search is stubbed: no numba compile here.)"""
-    from gpcheck.checker.api import model_api as api
+    from gpcheck.checker.api import explicit_run as api
     from gpcheck.checker.engines.explicit import fast_explicit
     from gpcheck.gpmodel import jit
 

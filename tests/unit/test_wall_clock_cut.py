@@ -14,7 +14,7 @@ import gpcheck.checker.engines.param.prove as prove
 import gpcheck.checker.engines.smt.lemmas as lemmas
 import gpcheck.checker.engines.smt.session as session
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.engines.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 
 
 @pytest.fixture

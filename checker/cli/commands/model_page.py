@@ -12,6 +12,13 @@ from pathlib import Path
 
 from gpcheck.spec import bundled_models, ir
 
+# said by `gpcheck models` and at the end of every model page
+SOURCES = ("file:line citations in a model's documentation refer to the upstream code named on its "
+           "\"Code modelled\" line (repository @ commit), which is public; \"seeds 002 4.2.x\" (or 4.1.x) is a row "
+           "of the seed analysis's tables that `gpcheck verify-claims` prints and checks row by row; "
+           "research/*.md are the project's code studies of that upstream code (not shipped with gpcheck: each "
+           "one's facts are cited again here as the upstream file and line)")
+
 
 def _source_lines(file: str) -> list[str]:
     """A spec's source lines (a bundled model's file is its name, not a path); [] if unreadable."""
@@ -110,7 +117,6 @@ def model_page(model: ir.Model, run: bool = True) -> str:
     if defs:
         out += ["", "## Definitions", "", "```text", *defs, "```"]
     if model.doc:
-        from gpcheck.checker.cli.commands.models import SOURCES
 
         out += ["", "## The code it follows", "", "The model's own comment block, verbatim:", "", "```text",
                 *model.doc.splitlines(), "```", "", f"Citations: {SOURCES}."]

@@ -13,6 +13,7 @@ from gpcheck.checker.report.render import to_json_bytes
 from gpcheck.spec import bundled_models, ir, load_spec
 from gpcheck.spec.errors import UsageError
 from gpcheck.spec.show import wrap_text
+from gpcheck.checker.cli.commands.model_page import SOURCES
 
 
 # The abbreviations the bundled models' descriptions and documentation use, explained where they
@@ -40,12 +41,6 @@ GLOSSARY: dict[str, str] = {
     "PC": "program counter",
     "REEF": "the REEF GPU scheduler (SJTU-IPADS), whose reset path GPreempt's HIP client uses",
 }
-
-SOURCES = ("file:line citations in a model's documentation refer to the upstream code named on its "
-           "\"Code modelled\" line (repository @ commit), which is public; \"seeds 002 4.2.x\" (or 4.1.x) is a row "
-           "of the seed analysis's tables that `gpcheck verify-claims` prints and checks row by row; "
-           "research/*.md are the project's code studies of that upstream code (not shipped with gpcheck: each "
-           "one's facts are cited again here as the upstream file and line)")
 
 
 def glossary_for(texts: list[str]) -> dict[str, str]:

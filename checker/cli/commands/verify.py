@@ -11,6 +11,8 @@ from gpcheck.checker.api.model_api import CORES, ENGINES, SYMMETRY, load, verify
 from gpcheck.checker.cli.commands.common import Progress, add_const_flag, consts_of, write_out
 from gpcheck.checker.cli.commands.flags import add_timeout_flag, count, non_negative
 from gpcheck.checker.regression.expectations import judge
+from gpcheck.checker.regression.library import render_matrix, verify_library
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.checker.engines.explicit.explicit import select_properties
 from gpcheck.checker.cli.outputs import OutputPlan
 from gpcheck.spec import resolve_spec_path
@@ -74,8 +76,6 @@ def _workers(text: str) -> int | str:
 
 def run(args: argparse.Namespace) -> int:
     if args.spec is None:
-        from gpcheck.checker.regression.library import run_library_command
-
         if args.itf or args.perfetto:
             raise UsageError("--itf and --perfetto need a SPEC or MODEL (the library writes no counterexamples)")
         return run_library_command(args)
@@ -126,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _for_all(args: argparse.Namespace, model: object) -> int:
-    from gpcheck.checker.engines.param import parse_for_all, verify_for_all
+    from gpcheck.checker.engines.param import parse_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     if args.engine not in (None, "pdr"):
         from gpcheck.spec.errors import UsageError
@@ -139,3 +140,22 @@ def _for_all(args: argparse.Namespace, model: object) -> int:
     else:
         write_out(render_text(report))
     return report.exit_code
+
+
+def run_library_command(args: argparse.Namespace, models: list[str] | None = None) -> int:
+    """`gpcheck verify` with no SPEC (or a bundled model name via `models`): the matrix, or JSON."""
+    from gpcheck.checker.cli.commands.common import write_out
+    from gpcheck.checker.report.render import to_json_bytes
+
+    if getattr(args, "const", None):
+        raise UsageError("--const needs a SPEC or MODEL: the library runs every model at its defaults")
+    rep = verify_library(args.engine or "explicit", models, getattr(args, "property", None),
+                         getattr(args, "timeout", None), getattr(args, "max_states", None))
+    write_out(to_json_bytes(rep.to_json()) if args.json else render_matrix(rep))
+    if getattr(args, "ignore_expect", False):  # the plain verdicts: 1 violated, else 3 unknown, else 0
+        cells = [c for r in rep.rows for c in r.cells]
+        if any(c.verdict is Verdict.VIOLATED for c in cells):
+            return 1
+        return 3 if any(r.error for r in rep.rows) or any(c.verdict is Verdict.UNKNOWN and c.kind != "cover"
+                                                          for c in cells) else 0
+    return rep.exit_code

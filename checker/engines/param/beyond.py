@@ -29,7 +29,7 @@ from gpcheck.checker.engines.smt.session import DEFAULT_SEED, Deadline
 from gpcheck.checker.core.verdict import Result, Verdict
 
 if TYPE_CHECKING:
-    from gpcheck.checker.engines.param.prove import Candidate
+    from gpcheck.checker.engines.param.candidates import Candidate
 
 DEADLOCK = "deadlock"
 OTHER_KINDS = (DEADLOCK, "liveness", "latency")  # the kinds prove.py's lemma machinery does not prove
@@ -86,7 +86,7 @@ def prove_deadlock(enc: ParamEncoder, lemmas: Sequence["Candidate"], invariants:
     a parameter's small constant range, the quantified hypotheses at the query's index terms;
     an instance is implied by what it instantiates, so `unsat` proves the deadlock check."""
     from gpcheck.checker.engines.param.instantiate import Instantiator, skolemize
-    from gpcheck.checker.engines.param.prove import ENGINE, render_lemmas
+    from gpcheck.checker.engines.param.candidates import ENGINE, render_lemmas
     from gpcheck.checker.engines.smt.terms import subterms
 
     s = enc.state("dl.")

@@ -35,7 +35,7 @@ from gpcheck.checker.engines.smt.session import DEFAULT_SEED, Deadline
 
 if TYPE_CHECKING:
     from gpcheck.checker.engines.param.mine import Column
-    from gpcheck.checker.engines.param.prove import Candidate
+    from gpcheck.checker.engines.param.candidates import Candidate
 
 EXCLUDE_STEPS = 120_000_000  # Z3 steps for all the error checks of one run (NOTE(step-limits))
 MBQI_RETRY_STEPS = 40_000_000  # one check E-matching leaves unknown, once more with MBQI (only unsat counts)
@@ -178,7 +178,7 @@ def error_candidates(enc: ParamEncoder, samples: list[tuple[dict[str, int], list
     inside the array: cwsr's `step`). The templates' conditions are equalities, and the three
     equalities Live, Saved, Done are each not inductive alone. Only proposals: Z3 decides."""
     from gpcheck.checker.engines.param.mine import view_rows, views
-    from gpcheck.checker.engines.param.prove import Candidate
+    from gpcheck.checker.engines.param.candidates import Candidate
 
     out: list[Candidate] = []
     for plain in views(enc):

@@ -21,7 +21,7 @@ from gpcheck.checker.engines.smt.session import Deadline
 
 if TYPE_CHECKING:
     from gpcheck.checker.engines.param.encode import ParamEncoder
-    from gpcheck.checker.engines.param.prove import Candidate
+    from gpcheck.checker.engines.param.candidates import Candidate
 
 DECODED_STATES = 4096  # decoded states kept per instance (Houdini's posts of one round fit)
 

@@ -84,7 +84,7 @@ def _reads_element(e: ir.Expr) -> bool:
 
 
 def _text(enc: ParamEncoder, e: ir.Expr) -> str:
-    from gpcheck.checker.engines.param.prove import affine_text
+    from gpcheck.checker.engines.param.candidates import affine_text
 
     match e:
         case ir.Lit(value=v, type=t):

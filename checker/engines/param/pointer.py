@@ -30,7 +30,7 @@ import z3
 from gpcheck.spec import ir
 from gpcheck.checker.engines.param.encode import ParamEncoder, PState, range_key
 from gpcheck.checker.engines.param.mine import Column, Domain, View, _chain, _cmp_column, _consts_in, _lo_of
-from gpcheck.checker.engines.param.prove import affine_text
+from gpcheck.checker.engines.param.candidates import affine_text
 
 MAX_POINTER_COLUMNS = 24  # aggregate columns per view
 _BINDERS = ("i", "j", "k", "m")

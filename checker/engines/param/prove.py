@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import itertools
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import z3
@@ -33,15 +35,15 @@ from gpcheck.checker.engines.param.encode import ParamEncoder, PState
 from gpcheck.checker.engines.param.extract import ParamModel, Unsupported, extract
 from gpcheck.checker.engines.param.induct import Consecution
 from gpcheck.checker.engines.param.mine import View, mine_view, view_rows, views
-from gpcheck.checker.engines.smt.mining import Atom, AtomTable
+from gpcheck.checker.engines.smt.mining import AtomTable
 from gpcheck.checker.engines.smt.session import DEFAULT_SEED, Deadline
-from gpcheck.checker.core.verdict import Result, Verdict
+from gpcheck.checker.core.verdict import Report, Result, Verdict
+from gpcheck.checker.engines.param import candidates
+from gpcheck.checker.engines.param.candidates import ENGINE, Candidate, render_lemmas
 
 if TYPE_CHECKING:
     from gpcheck.checker.engines.param.finite import FixedSize
 
-ENGINE = "forall"
-_QVARS = itertools.count()
 SAMPLE_STATES = 20_000  # explicit states per small instance
 ATOMS_PER_VIEW = 400
 MBQI = False  # E-matching only: fast unsat answers; `unknown` gives a candidate model
@@ -65,42 +67,6 @@ THRESHOLD_ATOMS_PER_VIEW = 600  # the second round's threshold and anchored temp
 REF_ATOMS_PER_VIEW = 600  # the second round's nullable-reference templates (checker/engines/param/refs.py), per view
 TRIPLE_ATOMS_PER_VIEW = 200  # the second round's facts under three enum conditions (checker/engines/param/triple.py)
 CHECK_ABOVE = 2  # the second round drops candidates false in the instances this far above its own  # small instances go up to lower bound + this, one constant at a time
-
-
-@dataclass
-class Candidate:
-    view: View
-    atom: Atom
-
-    def formula(self, enc: ParamEncoder, s: PState, xs: Sequence[z3.ArithRef] | None = None) -> z3.BoolRef:
-        """The candidate in `s`: quantified over the view's indices, or at `xs` (a skolem)."""
-        if enc.counters is not None and any(d.key == enc.counters.key for d in self.view.domains):
-            from gpcheck.checker.engines.param.counters import row_formula
-
-            used = self.atom.slots()  # only the columns the atom reads (another may name the row's index)
-            return row_formula(enc, self.view.domains, self.view.distinct,
-                               lambda ys: self.atom.z3([c.term(s, ys) if k in used else None  # type: ignore[misc]
-                                                        for k, c in enumerate(self.view.columns)]),
-                               s.counts, violation=xs is not None)
-        quantified = xs is None
-        if xs is None:
-            k = next(_QVARS)  # not id(self): names steer Z3's search, and runs must agree
-            xs = [z3.Int(f"{n}!q{k}@{d.key}") for n, d in zip(self.view.names, self.view.domains)]
-        cols = [c.term(s, xs) for c in self.view.columns]
-        body = self.atom.z3(cols)
-        dom = _domain(self.view, xs)
-        if not quantified:
-            return z3.And(dom, z3.Not(body))  # the violation at xs
-        if not xs:
-            return body
-        return z3.ForAll(list(xs), z3.Implies(dom, body))
-
-
-def _domain(view: View, xs: Sequence[z3.ArithRef]) -> z3.BoolRef:
-    conds = [z3.And(d.lo <= x, x <= d.hi) for d, x in zip(view.domains, xs)]
-    if view.distinct:
-        conds.append(xs[0] != xs[1])
-    return z3.And(*conds)
 
 
 def small_points(names: Sequence[str], lower: Mapping[str, int], fixed: Mapping[str, int]) -> list[dict[str, int]]:
@@ -212,8 +178,11 @@ def _candidate_model(sol: z3.Solver) -> bool:
 
 
 def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, int], lower: Mapping[str, int],
-                   properties: Sequence[str] | None, timeout: float | None) -> tuple[ir.Model, list[Result]]:
+                   properties: Sequence[str] | None, timeout: float | None,
+                   check_instance: Callable[..., Report]) -> tuple[ir.Model, list[Result]]:
     """Results for the model's invariants and transition properties (or those named).
+    `check_instance` is the API's `verify` (checker/api/for_all.py passes it: the engines do not
+    import the API), which looks for violations in small instances.
 
     The run has a Z3 context of its own, its term names start from zero and Python's cyclic
     garbage collector runs only where the run says, so it proves and prints what the same run
@@ -225,14 +194,14 @@ def verify_for_all(load: "callable", names: Sequence[str], fixed: Mapping[str, i
     from gpcheck.checker.engines.param.encode import reset_names
     from gpcheck.checker.engines.smt.session import fresh_context, no_automatic_gc
 
-    global _QVARS
     from gpcheck.checker.engines.explicit.explicit import select_properties
 
     if properties is not None:  # a name the model does not have: a usage error, as in every engine
         select_properties(load(dict(fixed)), properties)
     run = _Run()
-    with fresh_context(), no_automatic_gc(), budget.time_limit(timeout):
-        _QVARS = itertools.count()
+    token = _CHECK_INSTANCE.set(check_instance)
+    with fresh_context(), no_automatic_gc(), budget.time_limit(timeout), _reset(token):
+        candidates._QVARS = itertools.count()  # Candidate.formula's names start from zero
         reset_names()
         deadline = Deadline(timeout)
         t0 = time.monotonic()
@@ -263,6 +232,18 @@ def _inside_constraints(model: ir.Model, r: Result) -> Result:
         return r
     names = ", ".join(c.name for c in model.constraints)
     return replace(r, verdict=Verdict.HOLDS_TO_BOUND, reason=f"{r.reason}, inside constraint {names}")
+
+
+# The API's `verify` during a run of verify_for_all (set there, read by _violations, deep below)
+_CHECK_INSTANCE: ContextVar[Callable[..., Report]] = ContextVar("check_instance")
+
+
+@contextmanager
+def _reset(token: Token[Callable[..., Report]]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _CHECK_INSTANCE.reset(token)
 
 
 @dataclass
@@ -491,8 +472,7 @@ def _violations(inst: ir.Model, point: Mapping[str, int], names: Sequence[str], 
     """The properties among `props` the explicit engine finds violated in the instance `inst`
     (the constants `point`), each with the instance and its counterexample; only violations
     count (a bounded exploration proves nothing)."""
-    from gpcheck.checker.api.model_api import verify as verify_instance
-
+    verify_instance = _CHECK_INSTANCE.get()
     if not props:
         return {}
     rep = verify_instance(inst, properties=list(props), engine="explicit", max_states=SAMPLE_STATES,
@@ -902,92 +882,3 @@ def _close(enc: ParamEncoder, used: list[Candidate], lemmas: list[Candidate], in
 # ------------------------------------------------------------------------------------ rendering
 
 
-def render_lemmas(enc: ParamEncoder, cands: Sequence[Candidate]) -> str:
-    """The lemmas as one gpspec conjunction, one per line."""
-    return "\nand ".join(render_candidate(enc, c) for c in cands) if cands else "true"
-
-
-def render_candidate(enc: ParamEncoder, c: Candidate) -> str:
-    """`all x in 0..N-1: (cond implies body)` in gpspec syntax."""
-    v, a = c.view, c.atom
-    cols = v.columns
-    conds = [_cond_text(cols[i], val, True) for i, val in a.cond]
-    if a.kind == "ne":
-        body = _cond_text(cols[a.terms[0][1]], a.k, False)
-    else:
-        body = _linear_text(a, cols)
-    text = body if not conds else f"({' and '.join(conds)} implies {body})"
-    if v.distinct:
-        text = f"({v.names[0]} != {v.names[1]} implies {text})"
-    for name, d in reversed(list(zip(v.names, v.domains))):
-        dom = d.symmetric or d.tname or f"{affine_text(d.lo)}..{affine_text(d.hi)}"  # a symmetric, enum or bool index by its type's name
-        text = f"(all {name} in {dom}: {text})"
-    return text
-
-
-def _cond_text(col: object, val: int, positive: bool) -> str:
-    if col.eq_text is not None:  # type: ignore[attr-defined]
-        return col.eq_text(val, positive)  # type: ignore[attr-defined]
-    t = col.type  # type: ignore[attr-defined]
-    name = col.name  # type: ignore[attr-defined]
-    if isinstance(t, ir.BoolType):
-        return name if bool(val) == positive else f"not {name}"
-    return f"{name} {'==' if positive else '!='} {ir.format_scalar(t, val)}"
-
-
-def _linear_text(a: Atom, cols: Sequence[object]) -> str:
-    terms = list(a.terms)
-    k = a.k
-    if all(c < 0 for c, _ in terms):
-        terms = [(-c, i) for c, i in terms]
-        op, k = ">=", -k
-    else:
-        op = "<="
-        terms.sort(key=lambda t: -t[0])
-    parts = []
-    for n, (c, i) in enumerate(terms):
-        name = cols[i].name  # type: ignore[attr-defined]
-        if n == 0:
-            parts.append(name if c == 1 else f"{c} * {name}")
-        else:
-            parts.append(f"+ {name}" if c == 1 else (f"- {name}" if c == -1 else
-                                                     (f"+ {c} * {name}" if c > 0 else f"- {-c} * {name}")))
-    if len(terms) == 2 and terms[1][0] == -1 and terms[0][0] == 1:
-        x, y = cols[terms[0][1]].name, cols[terms[1][1]].name  # type: ignore[attr-defined]
-        return f"{x} {op} {y}" + (f" + {k}" if k > 0 else (f" - {-k}" if k < 0 else ""))
-    return f"{' '.join(parts)} {op} {k}"
-
-
-def affine_text(e: z3.ExprRef) -> str:
-    """An affine term over the constants in gpspec syntax (`N - 1`, `2 * B`), products of
-    constants included (`N * L - 1`, NOTE(product-fit))."""
-    e = z3.simplify(e)
-    terms = list(e.children()) if z3.is_add(e) else [e]
-    const = 0
-    parts: list[tuple[int, str]] = []
-
-    def monomial(x: z3.ExprRef) -> str:
-        if z3.is_const(x) and not z3.is_int_value(x):
-            return x.decl().name()
-        if z3.is_mul(x) and all(z3.is_const(y) and not z3.is_int_value(y) for y in x.children()):
-            return " * ".join(y.decl().name() for y in x.children())
-        raise Unsupported(f"a range bound {e} that is not affine")
-
-    for x in terms:
-        if z3.is_int_value(x):
-            const += x.as_long()  # type: ignore[attr-defined]
-        elif z3.is_mul(x) and z3.is_int_value(x.arg(0)):
-            rest = x.children()[1:]
-            parts.append((x.arg(0).as_long(),  # type: ignore[attr-defined]
-                          monomial(rest[0] if len(rest) == 1 else z3.Product(*rest))))
-        else:
-            parts.append((1, monomial(x)))
-    text = ""
-    for c, n in parts:
-        piece = n if abs(c) == 1 else f"{abs(c)} * {n}"
-        text = (piece if c > 0 else f"-{piece}") if not text else f"{text} {'+' if c > 0 else '-'} {piece}"
-    if not text:
-        return str(const)
-    if const:
-        text += f" + {const}" if const > 0 else f" - {-const}"
-    return text

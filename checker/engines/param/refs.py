@@ -44,7 +44,7 @@ from gpcheck.checker.engines.param.mine import (
     _embeddings,
     _lo_of,
 )
-from gpcheck.checker.engines.param.prove import affine_text
+from gpcheck.checker.engines.param.candidates import affine_text
 from gpcheck.checker.engines.smt.mining import Atom
 
 PHASE_VALUES = 16  # a condition column has at most this many observed values

@@ -9,21 +9,13 @@ from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, State, compile_model, truth
 from gpcheck.checker.engines.explicit.explicit import Limits, _holding_verdict, make_steps
 from gpcheck.checker.engines.timed import zones
-from gpcheck.checker.engines.timed.timeline import NotABehaviour, stamp
-from gpcheck.checker.core.verdict import Counterexample, Report, Result, Step, Verdict
+from gpcheck.checker.engines.timed.timeline import NotABehaviour
+from gpcheck.checker.core.verdict import Counterexample, Report, Result, Verdict
+from gpcheck.checker.engines.timed.timeline import timed_steps
 
 ENGINE = "timed"
 LIVENESS_UNKNOWN = ("not checked in the timed semantics (the zone engine decides invariants, transition "
                     "properties, deadlock, range and latencies; liveness under time is not implemented)")
-
-
-def timed_steps(cm: CompiledModel, bounds: object, states: list[State], iids: list[int | None],
-                pin: tuple[int, int, int, str] | None = None) -> tuple[Step, ...]:
-    """The decoded steps of a discrete path, each with the earliest time it can happen at
-    (under `pin`: see timeline.stamp)."""
-    times, since = stamp(cm, bounds, states, iids, pin)  # type: ignore[arg-type]
-    steps = make_steps(cm, states, iids)
-    return tuple(Step(st.action, st.args, st.state, t, r) for st, t, r in zip(steps, times, since))
 
 
 def run_timed(model: ir.Model, wanted: set[str], limits: Limits = Limits(),

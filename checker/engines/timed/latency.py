@@ -323,7 +323,7 @@ def _start_index(m: _Measure, states: list[State], policy: str) -> int:
 def _witness(m: _Measure, nodes: list[Node], end: tuple[int, int, int, bool, int | None], value: int,
              policy: str, how: str) -> tuple[Counterexample, int]:
     """The behaviour of a measurement `end` with the value pinned, and its start step."""
-    from gpcheck.checker.engines.timed.engine import timed_steps
+    from gpcheck.checker.engines.timed.timeline import timed_steps
 
     i, iid, *_ = end
     states, iids = node_path(nodes, i)
@@ -336,7 +336,7 @@ def _witness(m: _Measure, nodes: list[Node], end: tuple[int, int, int, bool, int
 
 
 def _one(cm: CompiledModel, p: ir.Latency, limits: Limits) -> Result:
-    from gpcheck.checker.engines.timed.engine import timed_steps
+    from gpcheck.checker.engines.timed.timeline import timed_steps
 
     m = _Measure(cm, p, limits)
     detail: dict[str, object] = {"min": None, "max": None, "within": p.within}

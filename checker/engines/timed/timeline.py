@@ -18,6 +18,8 @@ from typing import Sequence
 
 from gpcheck.gpmodel import CompiledModel, State
 from gpcheck.checker.engines.timed.bounds import BoundsFn, timed_instances
+from gpcheck.checker.engines.explicit.explicit import make_steps
+from gpcheck.checker.core.verdict import Step
 
 
 class NotABehaviour(Exception):
@@ -131,3 +133,12 @@ def stamp(cm: CompiledModel, bounds: BoundsFn, states: Sequence[State], iids: Se
             con.add(i, j, c)
     times = con.earliest()
     return times, [None if r is None else times[r] for r in con.started]
+
+
+def timed_steps(cm: CompiledModel, bounds: object, states: list[State], iids: list[int | None],
+                pin: tuple[int, int, int, str] | None = None) -> tuple[Step, ...]:
+    """The decoded steps of a discrete path, each with the earliest time it can happen at
+    (under `pin`: see timeline.stamp)."""
+    times, since = stamp(cm, bounds, states, iids, pin)  # type: ignore[arg-type]
+    steps = make_steps(cm, states, iids)
+    return tuple(Step(st.action, st.args, st.state, t, r) for st, t, r in zip(steps, times, since))
