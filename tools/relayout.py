@@ -73,6 +73,10 @@ MOVES: dict[str, str] = {
     "checker/pytest_plugin.py": "checker/cli/pytest_plugin.py",
     "checker/manual.py": "checker/cli/manual.py",
     "checker/outputs.py": "checker/cli/outputs.py",
+    # replay's search is an engine (it explores the model along a trace, with Z3's help for dead
+    # ends and past max_candidates): traces/ keeps formats, sources, observations and the report
+    "traces/replay.py": "checker/engines/replay/search.py",
+    "traces/hidden.py": "checker/engines/replay/hidden.py",
 }
 
 # Top-level checker modules that stay where they are.
@@ -92,6 +96,11 @@ PACKAGE_DOCS: dict[str, str] = {
                                 "import: `gpcheck.spec`, `gpcheck.gpmodel`, `gpcheck.checker.core`.",
     "checker/engines/latency": "Latency properties on the explored state graph (python and compiled "
                                "cores).\n\nMay import: `engines.explicit` and what it may import.",
+    "checker/engines/replay": "Replay: is a recorded trace a behaviour of a model (search.py, hidden.py: "
+                              "the candidate-state search along the trace, TLA+ trace validation); the "
+                              "report it returns is gpcheck.traces.replay_report's.\n\nMay import: "
+                              "`engines.smt` (dead ends, the symbolic fallback), `engines.explicit`, "
+                              "`gpcheck.traces` and below.",
     "checker/api": "The Python API: `load`, `verify` (model_api), `replay`, `check_trace` (trace_api), "
                    "the assertions of test suites (testing), the command line of a call (reproduce).\n\n"
                    "May import: the engines, `report`, `core`, `traces`, `gpmodel`, `spec`.",
@@ -110,12 +119,17 @@ PACKAGE_DOCS: dict[str, str] = {
 }
 
 # Old module names that are now package names: a bare reference outside an import is ambiguous.
+MOVED_ROOTS = ("gpcheck.checker.", "gpcheck.traces.")  # the packages whose modules the table moves
+
 COLLIDING = {"gpcheck.checker.api", "gpcheck.checker.cli", "gpcheck.checker.engines", "gpcheck.checker.report"}
 
 # The documented public paths (README, docs/api.md): they keep working (NOTE(public-paths) in
 # checker/__init__.py), so prose (.md) keeps them; code is pointed at the modules themselves.
 PUBLIC = {"gpcheck.checker.testing", "gpcheck.checker.trace_api", "gpcheck.checker.verdict",
           "gpcheck.checker.pytest_plugin"}
+
+# Files that name the old public paths on purpose (the aliases themselves): treated as prose.
+KEEP_PUBLIC = {"checker/__init__.py", "checker/cli/pytest_plugin.py"}
 
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".gpspec", ".rst", ".cfg", ".ini"}
 
@@ -124,7 +138,13 @@ def dotted(path: str) -> str:
     return "gpcheck." + path.removesuffix(".py").replace("/", ".")
 
 
-OLD2NEW = {dotted(o): dotted(n) for o, n in MOVES.items()}
+# Names that moved to another module when the circles were broken (old and first new path -> now).
+SYMBOLS: dict[str, str] = {
+    "gpcheck.checker.param.verify_for_all": "gpcheck.checker.api.for_all.verify_for_all",
+    "gpcheck.checker.engines.param.verify_for_all": "gpcheck.checker.api.for_all.verify_for_all",
+}
+
+OLD2NEW = {dotted(o): dotted(n) for o, n in MOVES.items()} | SYMBOLS
 NEW_DIRS = {n for n in MOVES.values() if not n.endswith(".py")} | set(PACKAGE_DOCS)
 
 
@@ -161,14 +181,14 @@ def map_dotted(name: str, new: set[str], in_import: bool = False) -> str:
 def _rewrite_import(node: ast.stmt, new: set[str]) -> list[tuple[str, list[tuple[str, str | None]]]] | None:
     """The statements replacing `node` as (module, [(name, alias)]), or None if it stays."""
     if isinstance(node, ast.Import):
-        if not any(a.name.startswith("gpcheck.checker.") for a in node.names):
+        if not any(a.name.startswith(MOVED_ROOTS) for a in node.names):
             return None
         out = [(map_dotted(a.name, new, in_import=True), a.asname) for a in node.names]
         if out == [(a.name, a.asname) for a in node.names]:
             return None
         return [("", out)]
     assert isinstance(node, ast.ImportFrom)
-    if node.level or not node.module or not (node.module + ".").startswith("gpcheck.checker."):
+    if node.level or not node.module or not (node.module + ".").startswith(MOVED_ROOTS):
         return None
     groups: dict[str, list[tuple[str, str | None]]] = {}
     changed = False
@@ -224,17 +244,17 @@ def rewrite_imports(text: str, new: set[str]) -> str:
     return "".join(src)
 
 
-DOTTED = re.compile(r"(?<![\w.])gpcheck\.checker(?:\.\w+)+")
+DOTTED = re.compile(r"(?<![\w.])gpcheck\.(?:checker|traces)(?:\.\w+)+")
 # `from gpcheck.checker.x import a, b as c` / `import gpcheck.checker.x` inside strings and prose
-FROM_TEXT = re.compile(r"(?<![\w.])(?:from gpcheck\.checker(?:\.\w+)* import \w+(?: as \w+)?(?:, \w+(?: as \w+)?)*"
-                       r"|import gpcheck\.checker(?:\.\w+)+(?: as \w+)?)")
+FROM_TEXT = re.compile(r"(?<![\w.])(?:from gpcheck\.(?:checker|traces)(?:\.\w+)* import \w+(?: as \w+)?(?:, \w+(?: as \w+)?)*"
+                       r"|import gpcheck\.(?:checker|traces)(?:\.\w+)+(?: as \w+)?)")
 
 
 def _rewrite_import_text(m: re.Match[str], new: set[str]) -> str:
     node = ast.parse(m.group(0)).body[0]
     stmts = _rewrite_import(node, new)
     return m.group(0) if stmts is None else _render("", stmts, node).replace("\n", "; ")
-PATH = re.compile(r"(?<![\w.\-])checker(?:/\w+)+(?:\.py\b)?/?")
+PATH = re.compile(r"(?<![\w.\-])(?:checker|traces)(?:/\w+)+(?:\.py\b)?/?")
 
 
 def map_path(path: str) -> str:
@@ -256,12 +276,12 @@ def map_path(path: str) -> str:
 def rewrite_text(path: Path, text: str, new: set[str], ambiguous: list[str]) -> str:
     if path.suffix == ".py":
         text = rewrite_imports(text, new)
-    prose = path.suffix == ".md"
+    prose = path.suffix == ".md" or str(path.relative_to(ROOT)) in KEEP_PUBLIC
 
     def public(m: re.Match[str]) -> bool:
         line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
         return prose and "automodule" not in line and any(
-            m.group(0) == p or m.group(0).startswith(p + ".") or m.group(0).startswith(f"from {p} ")
+            m.group(0) == p or m.group(0).startswith((p + ".", f"from {p} ", f"import {p}"))
             for p in PUBLIC)
 
     text = FROM_TEXT.sub(lambda m: m.group(0) if public(m) else _rewrite_import_text(m, new), text)
