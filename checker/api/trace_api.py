@@ -2,7 +2,7 @@
 
 Thin wrappers over traces/ (replay.py, sources.py, observe.py) that resolve files, formats and
 model instances exactly as `gpcheck replay` and `gpcheck check TRACE` do, so that a test and the
-command line agree. traces/ is imported inside the functions: gpcheck.traces.replay imports
+command line agree. traces/ is imported inside the functions: gpcheck.checker.engines.replay.search imports
 gpcheck.checker.core.verdict, so importing it while `checker` itself initialises would be circular."""
 
 from __future__ import annotations
@@ -56,7 +56,12 @@ def replay_with_model(
     """`replay`, also returning the model instance the trace was checked against (for ITF
     output of a counterexample)."""
     from gpcheck.gpmodel import compile_model
-    from gpcheck.traces.replay import DEFAULT_MAX_CANDIDATES, ReplayOptions, Replayer, memory_source
+    from gpcheck.checker.engines.replay.search import (
+        DEFAULT_MAX_CANDIDATES,
+        ReplayOptions,
+        Replayer,
+        memory_source,
+    )
     from gpcheck.traces.sources import TraceInfo, model_for, open_source, peek
 
     if max_hidden is not None and max_hidden < 0:

@@ -128,7 +128,7 @@ def test_reconstructed_behaviour_export(tmp_path) -> None:
     internal steps appear (flagged), at the time of the event they precede, and slots the trace
     never observed get tracks."""
     from gpcheck.traces.perfetto import export_trace
-    from gpcheck.traces.replay import Replayer, memory_source
+    from gpcheck.checker.engines.replay.search import Replayer, memory_source
 
     if not (EXAMPLES / "ring.gpspec").exists():
         pytest.skip("no examples")

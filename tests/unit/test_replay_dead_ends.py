@@ -16,8 +16,14 @@ from gpcheck.checker.engines.smt.deadend import DeadEnds, assigned_vars  # noqa:
 from gpcheck.gpmodel import compile_model  # noqa: E402
 from gpcheck.spec import load_source, load_spec  # noqa: E402
 from gpcheck.traces.format import Event, TraceHeader, read_trace  # noqa: E402
-from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
-from gpcheck.traces.hidden import _conjuncts, _substitute  # noqa: E402
+from gpcheck.checker.engines.replay.search import (
+    UNBOUNDED,
+    ReplayOptions,
+    Replayer,
+    file_source,
+    memory_source,
+)  # noqa: E402
+from gpcheck.checker.engines.replay.hidden import _conjuncts, _substitute  # noqa: E402
 from gpcheck.spec import ir  # noqa: E402
 
 STREAMS = {"S": 2, "P": 6, "Q": 40, "SLOTS": 2}

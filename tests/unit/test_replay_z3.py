@@ -17,7 +17,7 @@ from gpcheck.checker.engines.smt.tracefill import FillResult, Witness, fill_trac
 from gpcheck.gpmodel import CompiledModel, compile_model
 from gpcheck.spec import load_source
 from gpcheck.traces.format import Event, TraceHeader, write_trace
-from gpcheck.traces.replay import ReplayOptions, Replayer, SymbolicRequest, memory_source
+from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer, SymbolicRequest, memory_source
 
 STOCK = """model stock "Unobserved stock levels and hidden refills: the Z3 fallback fills them in"
 var stock: [0..2] -> 0..3 = any

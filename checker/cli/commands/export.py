@@ -15,7 +15,7 @@ from gpcheck.checker.cli.commands.flags import add_timeout_flag, non_negative
 from gpcheck.checker.cli.outputs import plan_outputs
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec.errors import UsageError
-from gpcheck.traces.replay import ReplayOptions, Replayer
+from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer
 from gpcheck.traces.sources import FORMATS, TraceInfo, model_for, open_source, peek
 
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             source = open_source(info, model)
             replayer = Replayer(compile_model(model), ReplayOptions(max_hidden=args.max_hidden))
         else:
-            from gpcheck.traces.replay import file_source
+            from gpcheck.checker.engines.replay.search import file_source
 
             source, replayer = file_source(args.trace), None
         header, _ = source()

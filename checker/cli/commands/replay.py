@@ -1,6 +1,6 @@
 """`gpcheck replay TRACE --model SPEC`: is a recorded trace a behaviour of the model, and do the
 model's properties hold on it? Exit 0 conforms and every property holds, 1 divergence or a
-violated property, 2 bad input, 3 undecided (see traces/replay.py)."""
+violated property, 2 bad input, 3 undecided (see checker/engines/replay/search.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,13 @@ from gpcheck.checker.cli.commands.corpus import add_corpus_arguments, inputs_of,
 from gpcheck.checker.distributed.corpus import is_corpus
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import ir
-from gpcheck.traces.replay import DEFAULT_MAX_CANDIDATES, DEFAULT_MAX_HIDDEN, EventSource, ReplayOptions, Replayer
+from gpcheck.checker.engines.replay.search import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_HIDDEN,
+    EventSource,
+    ReplayOptions,
+    Replayer,
+)
 from gpcheck.traces.replay_report import ReplayReport, render_text
 from gpcheck.traces.sources import FORMATS, TraceInfo, model_for, open_source, peek
 

@@ -1,6 +1,6 @@
 """Dead ends of replay's lazy hidden-step search, proved by Z3 (NOTE(lazy-dead-ends)).
 
-Before a logged event E, the lazy search (traces/hidden.py) explores states reached by internal
+Before a logged event E, the lazy search (checker/engines/replay/hidden.py) explores states reached by internal
 steps, looking for those where E is enabled. A state r where a conjunct c of E's `require`s is
 false is a *dead end* when no sequence of internal steps from r can make c true again: then E is
 disabled (or fails) in the whole hidden closure of r, and nothing there can ever match E, so the

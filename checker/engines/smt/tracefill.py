@@ -1,6 +1,6 @@
 """Z3 fallback of trace replay: match the rest of a trace symbolically, unobserved values unknown.
 
-NOTE(replay-z3) in traces/replay.py: when the set of candidate states outgrows
+NOTE(replay-z3) in checker/engines/replay/search.py: when the set of candidate states outgrows
 `--max-candidates`, replay hands the events from `request.from_line` on to
 `replay_symbolic(request)`. Here they become one bounded unrolling in one incremental solver:
 
@@ -71,7 +71,7 @@ from gpcheck.spec import ir
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.format import Event
 from gpcheck.traces.observation import Match, Observer
-from gpcheck.traces.replay import ANY_ACTION, SymbolicOutcome, SymbolicRequest
+from gpcheck.checker.engines.replay.search import ANY_ACTION, SymbolicOutcome, SymbolicRequest
 
 DEFAULT_TIMEOUT = 120.0  # seconds for the whole fallback (replay has no timeout option)
 MAX_BATCH = 64  # events added between two checks, at most

@@ -1,6 +1,6 @@
 """Lazy hidden steps for replay: which internal steps to fire before a logged event.
 
-NOTE(lazy-replay). The exhaustive replay (traces/replay.py `_advance`) lets every internal
+NOTE(lazy-replay). The exhaustive replay (checker/engines/replay/search.py `_advance`) lets every internal
 action fire up to K times before each event and keeps every state it reaches. Recorders that
 log only launch/start/end leave counters unobserved (how many launched kernels the front end has
 seen, how many slots a kernel holds), so the candidate set holds every split of them, multiplied
@@ -25,7 +25,7 @@ explored state it is again either postponed by these checks or fired).
 NOTE(lazy-dead-ends). A state where the event is disabled is not expanded at all when, for each
 instance of the event, a conjunct of its requires is false there and Z3 proves it stays false after
 any number of internal steps (an invariant over the slots no internal action writes:
-checker/engines/smt/deadend.py, via traces/replay.py). This pruning is exact by itself (nothing in the
+checker/engines/smt/deadend.py, via checker/engines/replay/search.py). This pruning is exact by itself (nothing in the
 hidden closure of such a state can match the event); it is what keeps a recorder's trace linear:
 a logged `start` of a stream waiting behind a more urgent visible kernel otherwise enumerated every
 split of the unobserved queue counters to find nothing.
@@ -35,7 +35,7 @@ K here: the lazy search decides "is the trace a behaviour when any number of int
 precede each event". The checks above are local (at r), so they are a sound reduction only for
 models whose hidden steps keep commuting along the postponed path. Two safeguards: before it
 reports a divergence, replay tries the event once more from the whole hidden closure of every
-candidate (traces/replay.py), and `tests/quality/lazy_agreement.py` (a fast slice in
+candidate (checker/engines/replay/search.py), and `tests/quality/lazy_agreement.py` (a fast slice in
 `tests/unit/test_replay_lazy.py`) compares the lazy search with the exhaustive one (any number
 of hidden steps) on the corpus and thousands of randomly thinned simulated traces: verdict,
 divergence line and property verdicts.

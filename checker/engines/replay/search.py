@@ -12,7 +12,7 @@ gives one candidate per value), and advance it event by event:
 
 Step 1 is the exhaustive search (`_advance`, used with `--max-hidden K` and for traces that log
 their internal actions). By default the hidden steps are searched lazily instead
-(`_advance_lazy`, traces/hidden.py, NOTE(lazy-replay)): any number may precede an event, and a
+(`_advance_lazy`, checker/engines/replay/hidden.py, NOTE(lazy-replay)): any number may precede an event, and a
 step that commutes with the event is postponed rather than multiplied into the candidate set.
 
 The trace conforms when some candidate survives every event. NOTE(replay-masks): each
@@ -44,7 +44,7 @@ from gpcheck.gpmodel import CompiledModel, ModelError
 from gpcheck.spec import ir
 from gpcheck.spec.errors import GpcheckError, TraceError
 from gpcheck.traces.format import Event, TraceHeader
-from gpcheck.traces.hidden import HiddenSearch
+from gpcheck.checker.engines.replay.hidden import HiddenSearch
 from gpcheck.traces.observation import Match, Observer
 from gpcheck.traces.replay_report import Attempt, Candidate, Divergence, ReplayReport
 
@@ -346,7 +346,7 @@ class Replayer:
         return frontier
 
     def is_lazy(self, header: TraceHeader) -> bool:
-        """NOTE(lazy-replay): the lazy hidden-step search (traces/hidden.py) replaces the
+        """NOTE(lazy-replay): the lazy hidden-step search (checker/engines/replay/hidden.py) replaces the
         exhaustive one unless a bound K was given, the trace logs its internal actions, or the
         model has none."""
         if not self.internal:
@@ -561,7 +561,7 @@ class Replayer:
         line: int,
         obs: Match | None,
     ) -> dict[Key, _Node | None]:
-        """Like `_advance`, with the hidden steps fired lazily (NOTE(lazy-replay), traces/hidden.py;
+        """Like `_advance`, with the hidden steps fired lazily (NOTE(lazy-replay), checker/engines/replay/hidden.py;
         `k` is not used: postponed steps happen in a later gap)."""
         new: dict[Key, _Node | None] = {}
         check: Callable[[State], bool] | None = None
