@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gpcheck.checker.distributed",),
     ("gpcheck.checker.regression",),
     ("gpcheck.checker.api",),
-    ("gpcheck.checker.engines.param",),
+    ("gpcheck.checker.engines.param", "gpcheck.checker.engines.replay"),
     ("gpcheck.checker.engines.smt",),
     ("gpcheck.checker.engines.timed", "gpcheck.checker.engines.latency", "gpcheck.checker.report"),
     ("gpcheck.checker.engines.explicit",),
@@ -129,7 +129,9 @@ def test_imports_follow_the_layers():
 
 
 def test_every_module_of_ours_has_a_layer():
-    unplaced = [m for m in module_names(ROOT) if layer_of(m) is None and m != "gpcheck.checker"]
+    # (gpcheck.checker: the API facade, lazy; gpcheck.checker.engines: a docstring only)
+    unplaced = [m for m in module_names(ROOT) if layer_of(m) is None
+                and m not in ("gpcheck.checker", "gpcheck.checker.engines")]
     assert unplaced == []
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable
 
 from gpcheck.checker.core import budget
 from gpcheck.checker.core.verdict import Counterexample, Result, Step, Verdict
@@ -47,6 +47,8 @@ from gpcheck.traces.format import Event, TraceHeader
 from gpcheck.checker.engines.replay.hidden import HiddenSearch
 from gpcheck.traces.observation import Match, Observer
 from gpcheck.traces.replay_report import Attempt, Candidate, Divergence, ReplayReport
+from gpcheck.traces.event_source import ANY_ACTION, EventSource, file_source, memory_source
+from gpcheck.checker.engines.smt.fallback import SymbolicOutcome, SymbolicRequest
 
 DEFAULT_MAX_HIDDEN = 32
 UNBOUNDED = 1 << 30  # "any number of hidden steps": the exhaustive closure stops at its fixpoint
@@ -59,7 +61,6 @@ DECODE_CACHE_LIMIT = 1 << 15  # decoded states kept for whole-state comparisons
 SUCC_CACHE_LIMIT = 1 << 14  # (state, event) -> successors after hidden steps
 HISTORY_WINDOW = 200_000  # events of parent links kept by the counterexample pass
 SHOW_CANDIDATES = 5
-ANY_ACTION = "*"  # an event that may be any action (ITF states without action names)
 
 State = tuple[int, ...]
 Key = tuple[State, int]  # (state, violated-properties mask), NOTE(replay-masks)
@@ -78,38 +79,9 @@ class ReplayOptions:
     progress: Callable[[int, int, int], None] | None = None  # (events, candidates, peak), traces/progress.py
 
 
-EventSource = Callable[[], tuple[TraceHeader, Iterator[Event]]]
 """Opens the trace (again): replay reads it twice when it needs a counterexample."""
 
 SYMBOLIC_MODULE = "gpcheck.checker.engines.smt.tracefill"  # NOTE(replay-z3): provides replay_symbolic(request)
-
-
-@dataclass(frozen=True)
-class SymbolicRequest:
-    """NOTE(replay-z3): what replay hands to the Z3 fallback when the candidate set outgrows
-    `max_candidates`. The fallback must decide whether the events from line `from_line` on
-    can be matched starting from one of `start` (the explicit candidates just before that
-    event; None: every initial state the model and `header.init` allow), with up to
-    `max_hidden` internal steps before each event, unobserved slots left to the solver; the
-    events before `from_line` are already matched. It reopens the trace with `source`."""
-
-    model: ir.Model
-    header: TraceHeader
-    source: EventSource
-    start: tuple[State, ...] | None
-    from_line: int
-    max_hidden: int
-
-
-@dataclass(frozen=True)
-class SymbolicOutcome:
-    """The fallback's answer: conforms True/False/None (None: it could not decide, `reason`
-    says why); for False, `line` and `event` name the first event no completion matches."""
-
-    conforms: bool | None
-    line: int | None = None
-    event: dict[str, Any] | None = None
-    reason: str = ""
 
 
 class _Node:
@@ -974,40 +946,3 @@ def replay_events(
     return Replayer(cm, options).replay(source, trace_name)
 
 
-def file_source(path: str) -> EventSource:
-    """An EventSource reading a gpcheck trace file (`.gz` too)."""
-    from gpcheck.traces.format import open_trace
-
-    def open_() -> tuple[TraceHeader, Iterator[Event]]:
-        tr = open_trace(path)
-        return tr.header, _closing(tr)
-
-    return open_
-
-
-class _closing:
-    """Iterates a TraceReader and closes it at the end; exposes `path` for messages."""
-
-    def __init__(self, tr: Any):
-        self.tr = tr
-        self.path = tr.path
-
-    def __iter__(self) -> Iterator[Event]:
-        try:
-            yield from self.tr.events(check_state=False)  # the Observer validates observations
-        finally:
-            self.tr.close()
-
-
-def memory_source(header: TraceHeader, events: Iterable[Event], name: str = "<memory>") -> EventSource:
-    """An EventSource over events held in memory. Events without a line number (`line == 0`)
-    are numbered as in a file: the header is line 1, the i-th event (from 0) line i + 2."""
-    evs = [e if e.line else e._replace(line=i + 2) for i, e in enumerate(events)]
-
-    class _It:
-        path = name
-
-        def __iter__(self) -> Iterator[Event]:
-            return iter(evs)
-
-    return lambda: (header, _It())  # type: ignore[return-value]

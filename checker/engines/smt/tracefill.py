@@ -71,7 +71,8 @@ from gpcheck.spec import ir
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.format import Event
 from gpcheck.traces.observation import Match, Observer
-from gpcheck.checker.engines.replay.search import ANY_ACTION, SymbolicOutcome, SymbolicRequest
+from gpcheck.checker.engines.smt.fallback import SymbolicOutcome, SymbolicRequest
+from gpcheck.traces.event_source import ANY_ACTION
 
 DEFAULT_TIMEOUT = 120.0  # seconds for the whole fallback (replay has no timeout option)
 MAX_BATCH = 64  # events added between two checks, at most
