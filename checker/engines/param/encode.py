@@ -34,6 +34,7 @@ import z3
 from gpcheck.spec import ir
 from gpcheck.checker.engines.param.extract import ParamModel, Unsupported
 from gpcheck.checker.engines.smt.session import trusted
+from gpcheck.checker.engines.param.ranges import range_key
 
 NEVER_STEPS = 16_000_000  # Z3 steps to show an error branch of the encoding impossible (about 2 s)
 
@@ -46,21 +47,15 @@ def reset_names() -> None:
     """Number fresh names from zero again: at the start of a run in a fresh Z3 context, so that
     it names its terms as a fresh process does (names steer Z3's search; NOTE(fresh-context)); the
     counters' names too (checker/engines/param/counters.py)."""
-    from gpcheck.checker.engines.param import counters
+    from gpcheck.checker.engines.param import counter_plan
 
     global _fresh
     _fresh = itertools.count()
-    counters.reset_names()
+    counter_plan.reset_names()
 
 
 def _fresh_int(name: str) -> z3.ArithRef:
     return z3.Int(f"{name}!{next(_fresh)}")
-
-
-def range_key(lo: z3.ArithRef, hi: z3.ArithRef) -> str:
-    """The name of the index range lo..hi (symbolic bounds): quantifier instantiation puts a
-    term only at binders and array positions of the same range (checker/engines/param/instantiate.py)."""
-    return f"{z3.simplify(lo).sexpr()}..{z3.simplify(hi).sexpr()}"
 
 
 def range_binder(name: str, lo: z3.ArithRef, hi: z3.ArithRef) -> z3.ArithRef:
@@ -97,7 +92,7 @@ class ParamEncoder:
     def __init__(self, pm: ParamModel, counters: bool = False) -> None:
         """With `counters`, the arrays over the model's symbolic index range are encoded by
         counters per row value (checker/engines/param/counters.py), not as SMT arrays."""
-        from gpcheck.checker.engines.param.counters import CounterPlan, settle
+        from gpcheck.checker.engines.param.counter_plan import CounterPlan, settle
 
         self.pm = pm
         self.model = pm.model

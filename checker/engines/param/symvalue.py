@@ -49,7 +49,7 @@ from gpcheck.checker.engines.param.extract import Unsupported
 from gpcheck.checker.engines.smt.terms import subterms
 
 if TYPE_CHECKING:
-    from gpcheck.checker.engines.param.counters import CounterPlan
+    from gpcheck.checker.engines.param.counter_plan import CounterPlan
 
 NEAR = 4  # `x <= t` with t this close to an end of x's range becomes point tests
 MAX_POINTS = 12  # points one row computation tests
@@ -318,8 +318,6 @@ def pieces(plan: "CounterPlan", counts: dict, g: int, h: tuple[int, ...], terms:
 
 def state(plan: "CounterPlan", g: int, tag: str) -> dict:  # type: ignore[type-arg]
     """C_h (an array), M0_h, M1_h per finite tuple h of symbolic-valued group g."""
-    from gpcheck.checker.engines.param.counters import _label
-
     out: dict = {}  # type: ignore[type-arg]
     for h in plan.values[g]:
         out[(g, h)] = z3.Array(f"{tag}#A{g}{_label(h)}", z3.IntSort(), z3.IntSort())
@@ -382,3 +380,7 @@ def image(plan: "CounterPlan", g: int, w: tuple[int, ...], sources) -> tuple:  #
     n0 = sources(lambda hit, pc: z3.If(hit, pc.count, 0))
     n1 = sources(lambda hit, pc: z3.If(hit, pc.total(qi), 0))
     return z3.Lambda([q], arr), n0, n1
+
+
+def _label(h: tuple[int, ...]) -> str:
+    return "_" + "_".join(str(v) for v in h)
