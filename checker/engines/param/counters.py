@@ -55,6 +55,7 @@ from gpcheck.checker.engines.param.counter_plan import (
     element,
     read,
     settle,
+    write,
 )
 
 if TYPE_CHECKING:
