@@ -56,7 +56,7 @@ def read_back_inductive(src: str, names: list[str], hyps: list[str], goals: list
     from gpcheck.checker.engines.param.encode import reset_names
     from gpcheck.checker.engines.param.extract import extract
     from gpcheck.checker.engines.param.induct import Consecution
-    from gpcheck.checker.engines.param.prove import _encoder
+    from gpcheck.checker.engines.param.forall_run import _encoder
     from gpcheck.checker.engines.smt.session import Deadline, fresh_context
 
     with fresh_context():

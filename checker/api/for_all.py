@@ -23,7 +23,7 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
     value of the constants `names` (each at least its `lower` bound; the other constants as
     given)."""
     from gpcheck.spec import load_spec
-    from gpcheck.checker.engines.param.prove import verify_for_all as run
+    from gpcheck.checker.engines.param.forall_run import verify_for_all as run
 
     from gpcheck.checker.api import assumptions
     from gpcheck.checker.engines.explicit.explicit import select_properties
