@@ -1,3 +1,4 @@
+# over 600 lines: one job, the IR's node types (a closed union per category) and their small helpers, read together
 """The typed intermediate representation: the only input of every engine.
 
 A `Model` is one *instance* of a spec: every constant already has its final value (after

@@ -1,3 +1,4 @@
+# over 600 lines: one job, the compiled core's search driver over packed storage; its kernels are gpmodel/jit_kernels.py
 """The compiled explicit engine: the breadth-first search of checker/engines/explicit/explicit.py over bit-packed
 states in flat numpy arrays, with the successor function and predicates compiled by numba
 (gpmodel/jit.py, kernels in gpmodel/jit_kernels.py, storage in NOTE(packed-bfs)).

@@ -1,3 +1,4 @@
+# over 600 lines: one job, the IR as Z3 terms, one case per expression and statement kind
 """The IR as Z3 formulas: state terms, initial predicate, action steps, transition relation.
 
 State variables are unrolled into one Z3 constant per slot (NOTE(slots)) and per step, named
