@@ -1,3 +1,4 @@
+# over 600 lines: one class (_Checker) walks the AST once; its split (declarations vs expressions) waits for the others' edits (issue 34)
 """AST → IR: resolve names, evaluate constants (with overrides), check types, report every
 error at once.
 

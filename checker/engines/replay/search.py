@@ -1,3 +1,4 @@
+# over 600 lines: one class (Replayer): its search and its report/counterexample methods to split after the others' edits (issue 34)
 """Replay: is a recorded trace a behaviour of a model, and do the model's properties hold on it?
 
 The method is TLA+ trace validation (Cirstea et al. 2024) done with gpmodel's step functions
