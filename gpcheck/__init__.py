@@ -26,7 +26,7 @@ def _checkout_root() -> str | None:
     if _os.path.isdir(_os.path.join(here, "spec")):
         return None  # installed: the subpackages are inside this folder
     root = _os.path.dirname(here)
-    markers = (_os.path.join(root, "spec", "grammar.lark"), _os.path.join(root, "checker", "cli.py"),
+    markers = (_os.path.join(root, "spec", "grammar.lark"), _os.path.join(root, "checker", "cli", "command.py"),
                _os.path.join(root, "pyproject.toml"))
     return root if all(_os.path.isfile(m) for m in markers) else None
 

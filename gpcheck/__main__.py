@@ -1,9 +1,9 @@
 """`python -m gpcheck ...` and the `gpcheck` console script: the `gpcheck` command.
 
 `entry` makes SIGINT/SIGTERM end the process quietly (exit 128 + the signal, no traceback)
-before anything else is imported: importing `gpcheck.checker.cli` imports `gpcheck.checker`,
+before anything else is imported: importing `gpcheck.checker.cli.command` imports `gpcheck.checker`,
 whose API takes most of a second to import, and a Ctrl-C in that time was a KeyboardInterrupt
-traceback (issue 36). `checker/budget.py` installs the real handlers once a command runs. Only
+traceback (issue 36). `checker/core/budget.py` installs the real handlers once a command runs. Only
 `os` and `_signal` (the built-in C module, without `signal`'s enum import) are imported here:
 both are in the interpreter before its first line runs."""
 
@@ -21,10 +21,10 @@ def _stop_before_work(signum: int, frame: object) -> None:
 
 
 def entry() -> None:
-    """The `gpcheck` command (checker/cli.py `entry`), with the quiet stop installed first."""
+    """The `gpcheck` command (checker/cli/command.py `entry`), with the quiet stop installed first."""
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, _stop_before_work)
-    from gpcheck.checker.cli import entry as command
+    from gpcheck.checker.cli.command import entry as command
 
     command()
 

@@ -8,7 +8,7 @@ whose row 0 is state number ctl[CTL_BASE] (the caller moves the window forward a
 advances). Every state keeps its BFS parent and the instance that reached it (`via`), so any
 state is rebuilt from its initial state by replaying those instances: counterexamples are real
 behaviours even if two states shared a fingerprint, which only makes the search miss states
-(the probability is reported as TLC does, checker/fast_explicit.py). States are numbered in
+(the probability is reported as TLC does, checker/engines/explicit/fast_explicit.py). States are numbered in
 the same BFS order as with exact keys (NOTE(packed-bfs)), so without a collision everything
 (counts, verdicts, counterexamples) is the same."""
 

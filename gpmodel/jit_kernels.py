@@ -4,7 +4,7 @@ These functions are not called here: their source goes into generated modules (g
 and is compiled there by numba. GRAPH_KERNELS (hash set, SCCs, reachability) form one module
 shared by every model; MODEL_KERNELS are appended to each model's module, where its `unpack`,
 `succ`, `state_preds`, `transitions`, `terminal`, `live_q` and `live_p` are defined. Driven by
-checker/fast_explicit.py.
+checker/engines/explicit/fast_explicit.py.
 
 Storage (NOTE(packed-bfs)): `states[i]` is the packed key of state i; states are numbered in
 discovery order, which is breadth-first order, so a BFS level is a contiguous index range and

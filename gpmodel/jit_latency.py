@@ -1,6 +1,6 @@
 """The graph kernels of latency properties on the compiled core, as numba source
-(NOTE(latency) in spec/ir.py; the algorithm is checker/latency.py's, driven by
-checker/fast_latency.py).
+(NOTE(latency) in spec/ir.py; the algorithm is checker/engines/latency/latency.py's, driven by
+checker/engines/latency/fast_latency.py).
 
 These functions are not called here: their source forms one generated module shared by every
 model (gpmodel/jit.py's `load_module`, compiled once), apart from the model modules so that
@@ -9,7 +9,7 @@ adding it changed no model's cached machine code. They read the explored graph a
 in successor order) and one flat array per state or per edge, never an object per state.
 
 Each kernel makes the same choices in the same order as its Python counterpart in
-checker/latency.py and checker/liveness.py (Tarjan from the same roots, edges in successor
+checker/engines/latency/latency.py and checker/engines/explicit/liveness.py (Tarjan from the same roots, edges in successor
 order, Dijkstra popping the least (distance, state) pair), so that the numbers, components and
 paths are the same, not merely equally good."""
 

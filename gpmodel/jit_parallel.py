@@ -17,7 +17,7 @@ small table private to the chunk. The new states are then stored and entered int
 hash table on every thread (`insert_new`: each thread owns a range of slots). The result is therefore identical to
 the sequential `expand`, state for state. A chunk in which any evaluation hits a modelling
 error commits nothing: it is run again by the sequential `expand`, which stops at the very
-error the sequential search meets. The loop over chunks is checker/fast_explicit.py's `_parallel`."""
+error the sequential search meets. The loop over chunks is checker/engines/explicit/fast_explicit.py's `_parallel`."""
 
 from __future__ import annotations
 

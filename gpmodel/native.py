@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from gpcheck.spec.usercache import cache_dir, write_atomically
 
-KERNELS = ("expand", "retable")  # the sequential search's kernels (checker/fast_explicit.py)
+KERNELS = ("expand", "retable")  # the sequential search's kernels (checker/engines/explicit/fast_explicit.py)
 FORMAT = 2  # the layout of a kept file and its entry: part of the key
 ALLOWED_SYMBOLS = ("memset", "memcpy", "memmove")  # undefined symbols the C library resolves
 _TRAP_STUBS = ("NRT_MemInfo_call_dtor",)  # defined as a trap (see NOTE(native-kernels))

@@ -3,7 +3,7 @@ constants it is not affine in them.
 
 The type checker folds constant expressions (a derived `const D = N / 10`, a range bound
 `0..N/2`, an initial value) to integers, so the IR of one instance no longer says how such an
-integer depends on the constants. `--for-all` (checker/param/extract.py) recovers that
+integer depends on the constants. `--for-all` (checker/engines/param/extract.py) recovers that
 dependence by fitting affine functions through a few instances, which a form like `N / 10` or
 `if N == 4 then 1 else 0` passes without being affine (it is constant at the fitted sizes).
 This module answers the question on the syntax instead, so the for-all engine can refuse what is

@@ -4,11 +4,13 @@ Library code never prints; the command line renders with these functions."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpcheck.spec.errors import Diagnostic
 from gpcheck.spec.limits import source_lines
 from gpcheck.spec.span import Span
+
+if TYPE_CHECKING:  # errors.py imports this module (SpecError.render): annotations only
+    from gpcheck.spec.errors import Diagnostic
 
 
 def _caret(span: Span, source: dict[str, str]) -> list[str]:

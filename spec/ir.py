@@ -1,3 +1,4 @@
+# over 600 lines: one job, the IR's node types (a closed union per category) and their small helpers, read together
 """The typed intermediate representation: the only input of every engine.
 
 A `Model` is one *instance* of a spec: every constant already has its final value (after
@@ -417,7 +418,7 @@ Stmt = Union[Require, Assign, If, For, Let]
 # a `for` over it touches only what its own value indexes and holds no `require` (so the
 # iteration order does not matter), and an `all`/`any` over it has a body that cannot fail to
 # evaluate (it short-circuits in order). gpmodel/symmetry.py canonicalises states under the
-# permutations; checker/explicit.py searches the quotient and un-permutes counterexamples.
+# permutations; checker/engines/explicit/explicit.py searches the quotient and un-permutes counterexamples.
 
 # ---------------------------------------------------------------------------------------------
 # Declarations
@@ -459,7 +460,7 @@ class Timing:
     (and again when it fires and stays enabled). Semantics (timed transition systems,
     Henzinger-Manna-Pnueli): an instance continuously enabled for t time units may fire once
     t >= L and must fire or become disabled before t exceeds U; time passes for all enabled
-    instances at once. A spec with a `time` anywhere is *timed*: checker/timed/ decides it with
+    instances at once. A spec with a `time` anywhere is *timed*: checker/engines/timed/ decides it with
     zones; its `cost` is rejected (the legacy sequential-cost semantics of NOTE(latency) is for
     untimed specs only). docs/timed.md is the reference."""
 
@@ -534,7 +535,7 @@ class Latency:
     a fair behaviour can stay away from Q forever (weak fairness and stuttering as for liveness:
     a fair cycle, or a state where no fair instance is enabled) or a cycle with a positive cost
     can be taken. `within B`: the property holds iff the greatest measurement is at most B;
-    without it, iff the greatest is bounded. checker/latency.py computes this exactly on the
+    without it, iff the greatest is bounded. checker/engines/latency/latency.py computes this exactly on the
     explored graph. Time is the sum of the costs along one interleaving: steps of concurrent
     components are serialised, so a model whose numbers are meant as real time puts its costs on
     one time base (one clock or one thread; the bundled models say which), and where it does not
@@ -559,13 +560,13 @@ class Constraint:
 # `assume NAME: EXPR` without primes is a state assumption: behaviours stay inside it. The type
 # checker lowers it to guards every engine already honours: an initial state outside it does not
 # exist (`Model.initial_assumptions`, read wherever initial states are made: gpmodel/model.py,
-# gpmodel/jit.py, checker/smt/encode.py, checker/param/encode.py) and a `require` at the end of
+# gpmodel/jit.py, checker/engines/smt/encode.py, checker/engines/param/encode.py) and a `require` at the end of
 # every action's body (where the variables hold the post-state) keeps each step inside it. With
 # primes it is a step assumption: a step violating it is not taken; it is lowered to a `require`
 # at the end of every action's body, with `x'` read as the variable's value there and `x` as a
 # scalar `let` snapshot taken at the body's start (spec/assume.py). `require assume NAME: EXPR`
 # is one guard of one action. Every such `Require` carries `assumption=NAME`, so an engine can
-# drop or relax one assumption (checker/assumptions.py) and the SMT engines can track it.
+# drop or relax one assumption (checker/api/assumptions.py) and the SMT engines can track it.
 
 
 @dataclass(frozen=True, slots=True)
@@ -699,5 +700,5 @@ class Model:
     @property
     def has_time(self) -> bool:
         """Whether some action has a `time` bound or is `urgent` (NOTE(timed)): the spec is
-        decided in the timed semantics (checker/timed/)."""
+        decided in the timed semantics (checker/engines/timed/)."""
         return any(a.time is not None for a in self.actions)

@@ -6,7 +6,7 @@ NOTE(refinement): as in TLA+, the mapping gives every variable of the abstract m
 expression over the concrete (this) model's state; the concrete model refines M when the image
 of every initial state is an initial state of M and the image of every step is a step of M or a
 stutter (the image does not change). Only this safety part is checked (M's fairness is not: a
-concrete behaviour may stop where M's fairness would go on); checker/refinement.py does it.
+concrete behaviour may stop where M's fairness would go on); checker/engines/explicit/refinement.py does it.
 
 Here the declaration is resolved into a `Refinement` the engines can run: M is loaded like a
 `use`d module (a bundled model's name or a quoted path) with its constants bound by the
@@ -21,12 +21,14 @@ concrete values are named by (matched by name). Errors are located at the declar
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Callable, Mapping
 
 from gpcheck.spec import ir
 from gpcheck.spec import syntax as S
 from gpcheck.spec.errors import Diagnostics, SpecError, SpecTypeError
 from gpcheck.spec.span import Span
+
+CheckSpec = Callable[[S.Spec, Mapping[str, int], dict[str, str]], ir.Model]  # spec/typecheck.py check_spec
 
 _MAP = "refines.map."   # invariant names of the mapping's slot expressions (dotted: no user can write them)
 _CONST = "refines.const."
@@ -51,8 +53,10 @@ def find_refines(spec: S.Spec, diags: Diagnostics) -> S.RefinesDecl | None:
     return found[0] if found else None
 
 
-def attach(model: ir.Model, spec: S.Spec, overrides: Mapping[str, int], source: dict[str, str]) -> ir.Model:
-    """`model` with its resolved refinement (NOTE(refinement)); raises SpecError for a bad one."""
+def attach(model: ir.Model, spec: S.Spec, overrides: Mapping[str, int], source: dict[str, str],
+           check: CheckSpec) -> ir.Model:
+    """`model` with its resolved refinement (NOTE(refinement)); raises SpecError for a bad one.
+    `check` is the type checker's `check_spec`, passed in by it (this module sits above it)."""
     diags = Diagnostics(source=source)
     decl = find_refines(spec, diags)
     diags.gate(SpecTypeError)
@@ -62,15 +66,15 @@ def attach(model: ir.Model, spec: S.Spec, overrides: Mapping[str, int], source: 
         diags.error(decl.span, "refines: the model declares a property named 'refines', the name of the "
                                "refinement's result: rename that property")
         diags.gate(SpecTypeError)
-    return replace(model, refinement=resolve(spec, decl, overrides, source))
+    return replace(model, refinement=resolve(spec, decl, overrides, source, check))
 
 
-def resolve(spec: S.Spec, decl: S.RefinesDecl, overrides: Mapping[str, int], source: dict[str, str]) -> Refinement:
+def resolve(spec: S.Spec, decl: S.RefinesDecl, overrides: Mapping[str, int], source: dict[str, str],
+            check_spec: CheckSpec) -> Refinement:
     """The abstract model and the mapping as IR expressions of the concrete model. `spec` is the
     composed concrete spec. Raises SpecError (located) for a bad module or mapping."""
     from gpcheck.spec.compose import find_module
     from gpcheck.spec.parser import parse_spec
-    from gpcheck.spec.typecheck import check_spec
 
     diags = Diagnostics(source=source)
     found = find_module(decl, spec.file, diags, source)

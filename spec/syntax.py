@@ -357,7 +357,7 @@ class InstanceDecl:
 @dataclass(frozen=True, slots=True)
 class RefinesDecl:
     """`refines MODULE(CONST = expr, ...) with { var := expr, ... }`: a refinement mapping from this
-    model's states to MODULE's (spec/refines.py, checked by checker/refinement.py)."""
+    model's states to MODULE's (spec/refines.py, checked by checker/engines/explicit/refinement.py)."""
 
     module: str
     is_path: bool

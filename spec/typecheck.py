@@ -1,3 +1,4 @@
+# over 600 lines: one class (_Checker) walks the AST once; its split (declarations vs expressions) waits for the others' edits (issue 34)
 """AST → IR: resolve names, evaluate constants (with overrides), check types, report every
 error at once.
 
@@ -1057,7 +1058,7 @@ def check_spec(spec: S.Spec, overrides: Mapping[str, int] | None = None, source:
     if any(isinstance(d, S.RefinesDecl) for d in spec.decls):  # NOTE(refinement) in spec/refines.py
         from gpcheck.spec.refines import attach
 
-        model = attach(model, spec, overrides or {}, source)
+        model = attach(model, spec, overrides or {}, source, check_spec)
     return model
 
 

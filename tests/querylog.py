@@ -1,5 +1,5 @@
 """The Z3 queries of a run, for the determinism tests (NOTE(term-names) in
-checker/param/encode.py): every `Solver.check` as the digest of the solver's SMT text (its
+checker/engines/param/encode.py): every `Solver.check` as the digest of the solver's SMT text (its
 declarations, names included, and assertions in order), the assumptions and the answer.
 
 Two runs of one command that ask the same queries in the same order decide and print the same;
@@ -40,7 +40,7 @@ def recording() -> Iterator[list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    from gpcheck.checker.cli import main as cli
+    from gpcheck.checker.cli.command import main as cli
 
     out, args = Path(argv[0]), argv[1:]
     with recording() as log:

@@ -33,7 +33,7 @@ def assert_never_proved_beyond(path: Path, prop: str, holds: list[dict[str, int]
                                lower: dict[str, int]) -> object:
     """`prop` holds at the sizes `holds` and is violated at `fails` (the explicit engine), and
     `--for-all` over the constants of `lower` never calls it proved. Returns the for-all report."""
-    from gpcheck.checker.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     for consts in holds:
         assert verify(path, consts=consts).result(prop).verdict is Verdict.PROVED, consts
@@ -53,11 +53,11 @@ def read_back_inductive(src: str, names: list[str], hyps: list[str], goals: list
     and ran for more than 14 minutes. `check_encoder` sees the encoder first (its counter groups)."""
     import z3
 
-    from gpcheck.checker.param.encode import reset_names
-    from gpcheck.checker.param.extract import extract
-    from gpcheck.checker.param.induct import Consecution
-    from gpcheck.checker.param.prove import _encoder
-    from gpcheck.checker.smt.session import Deadline, fresh_context
+    from gpcheck.checker.engines.param.encode import reset_names
+    from gpcheck.checker.engines.param.extract import extract
+    from gpcheck.checker.engines.param.induct import Consecution
+    from gpcheck.checker.engines.param.forall_run import _encoder
+    from gpcheck.checker.engines.smt.session import Deadline, fresh_context
 
     with fresh_context():
         reset_names()

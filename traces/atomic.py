@@ -2,7 +2,7 @@
 (fsync) and renamed over it (os.replace, atomic on POSIX).
 
 The temporary file is removed on every failure: `abort()` on an exception (including
-`gpcheck.checker.budget.Stop` after SIGINT/SIGTERM, which unwinds through every `with`), at interpreter
+`gpcheck.checker.core.budget.Stop` after SIGINT/SIGTERM, which unwinds through every `with`), at interpreter
 exit for any file still open (atexit), and by `remove_temp_files()`, which the budget's watchdog
 calls before it ends a process that did not stop by itself.
 
@@ -34,7 +34,7 @@ def _refuse_non_regular(path: str) -> None:
     """The rename must never replace a device node, a FIFO, a socket or a directory (run as root,
     `--perfetto /dev/full` replaced the device with a regular file): OSError if `path` exists
     and is not a regular file (through symbolic links). The commands refuse such targets before
-    any work (checker/outputs.py `check_target`); this is the writer's own guard."""
+    any work (checker/cli/outputs.py `check_target`); this is the writer's own guard."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -76,7 +76,7 @@ def forget_temp(tmp: str) -> None:
 
 def remove_temp_files() -> None:
     """Remove every temporary output file this process still has (at exit, or before a forced
-    exit: checker/budget.py)."""
+    exit: checker/core/budget.py)."""
     for tmp in list(_live):
         try:
             os.unlink(tmp)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.checker.core.verdict import Result, Verdict
 from gpcheck.spec import ir
 
 

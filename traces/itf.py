@@ -32,7 +32,7 @@ from typing import Any, Iterator, Sequence
 
 import orjson
 
-from gpcheck.checker.verdict import Counterexample, Step
+from gpcheck.checker.core.verdict import Counterexample, Step
 from gpcheck.spec import ir
 from gpcheck.spec.errors import TraceError
 from gpcheck.spec.limits import MAX_INT

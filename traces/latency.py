@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from gpcheck.traces.names import PriorityNames, short_kernel_name
 
 if TYPE_CHECKING:
-    from gpcheck.traces.observe import Launch, ObserveOptions, PropertyResult, _Collected
+    from gpcheck.traces.observe_types import Launch, ObserveOptions, PropertyResult
+    from gpcheck.traces.observe import _Collected
 
 SHOW = 50
 
@@ -64,7 +65,7 @@ def _grouped(c: "_Collected", values: list[tuple[int, "Launch"]], names: Priorit
 
 
 def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from gpcheck.traces.observe import OK, UNKNOWN, VIOLATED, PropertyResult
+    from gpcheck.traces.observe_types import OK, UNKNOWN, VIOLATED, PropertyResult
     from gpcheck.traces.preconditions import entry, untimed
 
     if not c.timed:
@@ -94,7 +95,7 @@ def check_launch_delay(c: "_Collected", opts: "ObserveOptions", names: PriorityN
 
 
 def check_blocking(c: "_Collected", opts: "ObserveOptions", names: PriorityNames) -> "PropertyResult":
-    from gpcheck.traces.observe import INFO, OK, VIOLATED, PropertyResult, _by_stream
+    from gpcheck.traces.observe_types import INFO, OK, VIOLATED, PropertyResult, _by_stream
     from gpcheck.traces.preconditions import not_judged, unlaunched, untimed
 
     if not c.timed:

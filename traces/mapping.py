@@ -6,7 +6,7 @@ condition) and says which model steps they are, with which arguments and which o
 variables; `hidden` names the model actions the recorder cannot see, which replay may take between
 events; `[[timing]]` entries say which durations of the trace a model bound constrains.
 
-This module only loads and checks the file; traces/mapped.py applies it. Every problem is a
+This module only loads and checks the file; checker/engines/replay/mapped.py applies it. Every problem is a
 `MappingError` (a GpcheckError: exit 2) naming `file:line:col`."""
 
 from __future__ import annotations

@@ -50,75 +50,19 @@ from gpcheck.traces.format import Event, TraceHeader, open_trace
 from gpcheck.traces.latency import check_blocking, check_launch_delay, render_stats, short_label, timeslice_stats
 from gpcheck.traces.names import PriorityNames, short_kernel_name
 from gpcheck.traces.preconditions import PRECONDITIONS, describe, missing_of, not_judged, settle, unlaunched, untimed
+from gpcheck.traces.observe_types import (
+    INFO,
+    Launch,
+    OK,
+    ObserveOptions,
+    PropertyResult,
+    UNKNOWN,
+    VIOLATED,
+    _by_stream,
+)
 
 PROPERTIES = ("exactly_once", "stream_order", "priority_inversion", "timeslice", "launch_delay", "blocking")
-OK, VIOLATED, INFO, UNKNOWN = "ok", "violated", "info", "unknown"
 SHOW = 50  # findings listed per property (all are counted)
-
-
-@dataclass(frozen=True)
-class ObserveOptions:
-    max_inversion_ns: int | None = None
-    gap_threshold_ns: int = 500_000
-    max_gap_ns: int | None = None
-    overlap_tolerance_ns: int = 0
-    max_delay_ns: int | None = None     # launch_delay (traces/latency.py)
-    max_blocking_ns: int | None = None  # blocking (traces/latency.py)
-
-
-@dataclass
-class Launch:
-    """Everything observed about one launch (one correlation id of one process)."""
-
-    key: tuple[Any, ...]
-    stream: int | None = None
-    priority: int | None = None
-    launch: tuple[int | None, int] | None = None          # (t, line)
-    starts: list[tuple[int | None, int]] = field(default_factory=list)
-    ends: list[tuple[int | None, int]] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return str(self.meta.get("name", "?"))
-
-    def label(self) -> str:
-        corr = self.key[-1]
-        return f"{self.name} (corr {corr}{', pid ' + str(self.key[0]) if self.key[0] is not None else ''})"
-
-    @property
-    def t_launch(self) -> int | None:
-        return self.launch[0] if self.launch else None
-
-    @property
-    def t_start(self) -> int | None:
-        return self.starts[0][0] if self.starts else None
-
-    @property
-    def t_end(self) -> int | None:
-        return self.ends[0][0] if self.ends else None
-
-
-@dataclass
-class PropertyResult:
-    name: str
-    status: str
-    summary: str
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    count: int = 0
-    worst: dict[str, Any] | None = None
-    stats: dict[str, Any] | None = None  # distributions per stream and priority level (traces/latency.py)
-    missing: list[dict[str, Any]] | None = None  # unknown: what the trace lacks, and what would supply it
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"property": self.name, "status": self.status, "summary": self.summary, "count": self.count,
-               "worst": self.worst, "findings": self.findings}
-        if self.stats is not None:
-            out["stats"] = self.stats
-        if self.missing:
-            out["missing"] = self.missing
-            out["remedy"] = "; ".join(str(m.get("remedy")) for m in self.missing if m.get("remedy"))
-        return out
 
 
 @dataclass
@@ -288,15 +232,6 @@ def check_exactly_once(c: _Collected) -> PropertyResult:
                f"re-executed or lost" if logical else "")) if not found else \
         f"{len(found)} violation(s) over {n} launches" + (f" ({rex} logical kernel(s) ran twice)" if rex else "")
     return PropertyResult("exactly_once", VIOLATED if found else OK, summary, found[:SHOW], len(found))
-
-
-def _by_stream(c: _Collected) -> dict[int, list[Launch]]:
-    out: dict[int, list[Launch]] = {}
-    for key in c.order:
-        L = c.launches[key]
-        if L.stream is not None:
-            out.setdefault(L.stream, []).append(L)
-    return out
 
 
 def _pos(p: tuple[int | None, int], timed: bool) -> int:

@@ -43,7 +43,7 @@ from typing import IO, Any, Iterable, Mapping
 
 import orjson
 
-from gpcheck.checker.verdict import Counterexample
+from gpcheck.checker.core.verdict import Counterexample
 from gpcheck.spec import ir
 from gpcheck.spec.instances import SELF, instance_groups
 from gpcheck.traces.atomic import AtomicFile
@@ -336,7 +336,7 @@ def export_events(header: TraceHeader, events: Iterable[Event], path: str, model
 
 def export_trace(path: str, header: TraceHeader, source: Any, model: ir.Model | None, replayer: Any = None,
                  trace_name: str = "trace") -> tuple[int, bool]:
-    """Export a trace for ui.perfetto.dev: the behaviour `replayer` (a gpcheck.traces.replay.Replayer of
+    """Export a trace for ui.perfetto.dev: the behaviour `replayer` (a gpcheck.checker.engines.replay.search.Replayer of
     `model`) reconstructs from the EventSource `source` when it conforms (every slot, hidden
     steps included), else the events as logged. Returns (steps written, reconstructed?)."""
     title = f"{header.model or (model.name if model else 'trace')} ({os.path.basename(trace_name)})"

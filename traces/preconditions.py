@@ -32,7 +32,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:
-    from gpcheck.traces.observe import Launch, PropertyResult, _Collected
+    from gpcheck.traces.observe_types import Launch, PropertyResult
+    from gpcheck.traces.observe import _Collected
 
 # property -> the fields it needs (besides timestamps, checked by each property itself)
 PRECONDITIONS: dict[str, tuple[str, ...]] = {
@@ -196,7 +197,7 @@ CHECKED = {"exactly_once": "every kernel record started and completed once",
 
 def untimed(name: str) -> "PropertyResult":
     """`unknown`: the trace's kernel events have no times."""
-    from gpcheck.traces.observe import UNKNOWN, PropertyResult
+    from gpcheck.traces.observe_types import UNKNOWN, PropertyResult
 
     m = entry("timestamps", None, "the trace has kernel events without timestamps")
     return PropertyResult(name, UNKNOWN, str(m["reason"]), missing=[m])
@@ -209,7 +210,7 @@ def _no_launch(L: "Launch") -> bool:
 def unlaunched(judged: list["Launch"], name: str = "priority_inversion") -> "PropertyResult | None":
     """`unknown` when every kernel that could suffer the property (`judged`, the higher-priority
     ones) lacks a launch time of its own, so none of them can be seen queued; else None."""
-    from gpcheck.traces.observe import UNKNOWN, PropertyResult
+    from gpcheck.traces.observe_types import UNKNOWN, PropertyResult
 
     if not judged or not all(_no_launch(L) for L in judged):
         return None
@@ -227,7 +228,7 @@ def not_judged(judged: list["Launch"]) -> str:
 def settle(r: "PropertyResult", c: "_Collected") -> "PropertyResult":
     """An `ok` that rests on something the trace lacks is `unknown`, with the reason and what would
     supply it; a property that found something (info, violated) keeps its verdict, with a note."""
-    from gpcheck.traces.observe import OK, UNKNOWN, PropertyResult
+    from gpcheck.traces.observe_types import OK, UNKNOWN, PropertyResult
 
     lacking = c.lacks(r.name)
     if r.status == UNKNOWN:

@@ -4,7 +4,7 @@ candidate states now and at the peak.
 On a terminal it is a live `rich` bar; otherwise (a pipe, a CI log) one plain line every few
 seconds. Nothing is shown for a replay that ends within `delay` seconds, so short replays and the
 test suite print nothing. The replay loop calls the object every few hundred events
-(traces/replay.py `ReplayOptions.progress`); it keeps no reference to the events.
+(checker/engines/replay/search.py `ReplayOptions.progress`); it keeps no reference to the events.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What `gpcheck replay` established about one trace, and its text and JSON rendering.
 
-Kept apart from the search in traces/replay.py so that the engine returns plain data and the
+Kept apart from the search in checker/engines/replay/search.py so that the engine returns plain data and the
 command line (or the Python API) chooses how to show it; library code never prints."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpcheck.checker.verdict import Result, Verdict
+from gpcheck.checker.core.verdict import Result, Verdict
 from gpcheck.spec.show import show
 
 

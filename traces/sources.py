@@ -13,7 +13,7 @@ from gpcheck.spec import ir, load_spec
 from gpcheck.spec.errors import SpecError, TraceError, UsageError
 from gpcheck.spec.load import bundled_models
 from gpcheck.traces.format import Event, TraceHeader, open_trace
-from gpcheck.traces.replay import EventSource, file_source
+from gpcheck.traces.event_source import EventSource, file_source
 
 FORMATS = ("gpcheck", "itf")
 

@@ -13,7 +13,7 @@ from sphinx.util.docutils import SphinxDirective
 
 
 def _help_pages() -> list[tuple[str, str]]:
-    from gpcheck.checker.cli import build_parser
+    from gpcheck.checker.cli.command import build_parser
 
     os.environ["COLUMNS"] = "100"
     parser = build_parser()

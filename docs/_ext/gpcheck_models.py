@@ -1,5 +1,5 @@
 """Sphinx extension: one page per bundled model, generated from the model when the build starts
-(`gpcheck.checker.commands.model_page`, the same text `gpcheck models MODEL --markdown` prints),
+(`gpcheck.checker.cli.commands.model_page`, the same text `gpcheck models MODEL --markdown` prints),
 into `docs/models/` (git-ignored; `models/index.md` lists them with a glob)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 
 def _generate(app: Any) -> None:
-    from gpcheck.checker.commands.model_page import model_page
+    from gpcheck.checker.cli.commands.model_page import model_page
     from gpcheck.spec import bundled_models, load_spec
 
     out = Path(app.srcdir) / "models"

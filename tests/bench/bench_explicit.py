@@ -47,7 +47,7 @@ def main() -> None:
         spec.write_text(text)
         gp_argv = ["gpcheck", "verify", str(spec), "--json", "--no-progress"] + [
             a for k, v in CONSTS.items() for a in ("--const", f"{k}={v}")]
-        gp_body = "from gpcheck.checker.cli import main; rc = main(sys.argv[1:])"
+        gp_body = "from gpcheck.checker.cli.command import main; rc = main(sys.argv[1:])"
         base_argv = ["baseline"] + [str(v) for v in CONSTS.values()]
         base_body = f"runpy.run_path({str(ROOT / 'tests/bench/rewind_baseline.py')!r}, run_name='__main__')"
         gp, base = [], []

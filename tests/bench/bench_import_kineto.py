@@ -52,7 +52,7 @@ with TraceWriter(out, header) as w:
 """
 NEW = """
 import sys
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 sys.exit(main(["import", sys.argv[1], "--out", sys.argv[2]]))
 """
 

@@ -52,7 +52,7 @@ _POST = ("\nprint('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 
 REPLAY = """
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_spec
-from gpcheck.traces.replay import Replayer, ReplayOptions, file_source
+from gpcheck.checker.engines.replay.search import Replayer, ReplayOptions, file_source
 cm = compile_model(load_spec({spec!r}))
 t0, c0 = time.perf_counter(), time.process_time()
 rep = Replayer(cm, ReplayOptions()).replay(file_source({trace!r}), {trace!r})

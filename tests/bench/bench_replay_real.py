@@ -43,7 +43,7 @@ machine, load average 11-12 throughout; one run):
 
 At 100,000 synthetic kernels the replay needs 14.6 s of CPU; its wall time is the machine's
 load (33.8 s in a run at load 7-10 the same morning, 95.8 s here). Peak memory: 120 MiB at
-10,000 kernels, 124 at 100,000 (caches capped: traces/replay.py MASK_CACHE_LIMIT and
+10,000 kernels, 124 at 100,000 (caches capped: checker/engines/replay/search.py MASK_CACHE_LIMIT and
 LAZY_SUCC_CACHE_LIMIT).
 """
 

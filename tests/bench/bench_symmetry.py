@@ -30,7 +30,7 @@ CONFIGS = [("python, full", "python", "off"), ("python, reduced", "python", "on"
 CHILD = """
 import json, sys, time
 from gpcheck.checker import load, verify
-from gpcheck.checker.explicit import select_properties
+from gpcheck.checker.engines.explicit.explicit import select_properties
 name, consts, core, sym = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
 m = load(name, consts)
 live = {p.name for p in m.liveness}

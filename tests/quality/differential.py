@@ -52,7 +52,7 @@ from tests.reference.semantics import Model, load
 
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
 # Engines whose violations of safety properties (invariant, transition, deadlock, range) are
-# shortest counterexamples, by their own documentation (checker/explicit.py, checker/smt/*.py).
+# shortest counterexamples, by their own documentation (checker/engines/explicit/explicit.py, checker/engines/smt/*.py).
 SHORTEST = {"explicit", "bmc", "kind", "pdr"}
 SAFETY = {"invariant", "transition", "deadlock", "range"}
 ENGINE_TIMEOUT = 20.0
@@ -124,13 +124,13 @@ def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None =
 
 
 def _verify_cli(text: str, engine: str, depth: int | None, timeout: float | None) -> tuple[dict | None, list[str]]:
-    """Run `gpcheck verify SPEC --engine E --json` in-process (gpcheck.checker.cli.main, under the
+    """Run `gpcheck verify SPEC --engine E --json` in-process (gpcheck.checker.cli.command.main, under the
     command's budget, so --timeout stops the engine wherever it is) and check what the README
     promises of a well-formed spec: no traceback and no internal error on stderr, exit 0, 1 or 3
     (never 2), and the exit code the verdicts call for (1 something violated, else 3 something
     unknown, else 0). Returns the JSON report (None when the run stopped at its timeout before
     any report, which the README allows) and the problems seen."""
-    from gpcheck.checker.cli import main as cli_main
+    from gpcheck.checker.cli.command import main as cli_main
 
     with tempfile.TemporaryDirectory(prefix="gpdiff") as tmp:
         path = Path(tmp) / "rnd.gpspec"

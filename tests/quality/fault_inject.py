@@ -345,7 +345,7 @@ def _judge_corpus(doc: dict[str, Any], singles: dict[str, tuple[int, Any]], retu
             problems.append(f"{Path(trace).name}: exit {row['exit_code']} where the single run exits {code}, "
                             "or a report that differs from the single run's")
     codes = [row["exit_code"] for row in rows.values()]
-    expected_rc = next((c for c in (1, 2, 3) if c in codes), 0)  # checker/corpus.py corpus_exit_code
+    expected_rc = next((c for c in (1, 2, 3) if c in codes), 0)  # checker/distributed/corpus.py corpus_exit_code
     if returncode != expected_rc:
         problems.append(f"exit {returncode}, expected {expected_rc}")
     return lost

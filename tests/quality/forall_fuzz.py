@@ -1,4 +1,4 @@
-"""Soundness fuzzer for `--for-all` (checker/param/): random parameterised specs, each run through
+"""Soundness fuzzer for `--for-all` (checker/engines/param/): random parameterised specs, each run through
 `verify_for_all` and judged against the explicit engine at sizes well beyond those the for-all
 engine samples.
 
@@ -129,7 +129,7 @@ def explicit_truth(text: str, points: list[dict[str, int]], properties: list[str
 def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = None) -> tuple[list[str], dict[str, str]]:
     """The findings on `case` (empty: none) and each property's for-all verdict."""
     from gpcheck.checker import GpcheckError, Verdict, verify
-    from gpcheck.checker.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
     from gpcheck.spec import load_source
 
     others: tuple[str, ...] = ()  # the constants not named keep their declared values
@@ -186,7 +186,7 @@ def judge(case: Case, timeout: float = FORALL_TIMEOUT, truth: Truth | None = Non
 
 def _declared(text: str) -> set[str]:
     """Every property the explicit engine answers for the spec (deadlock and range included)."""
-    from gpcheck.checker.explicit import select_properties
+    from gpcheck.checker.engines.explicit.explicit import select_properties
     from gpcheck.spec import load_source
 
     return select_properties(load_source(text, "fz.gpspec"), None)
@@ -297,11 +297,11 @@ def shrink(case: Case, finding: str, timeout: float, budget: float = 120.0) -> C
 
 def run_one(args: tuple[int, int, float, str | None, bool, Case | None, float | None]) -> dict[str, Any]:
     """Generate (or take), judge, and on a finding shrink and write spec `index` of `seed`; the
-    judging under a budget of `spec_timeout` seconds (checker/budget.py: it interrupts Z3 and
+    judging under a budget of `spec_timeout` seconds (checker/core/budget.py: it interrupts Z3 and
     stops the explicit searches): past it the spec is `timeout`, its verdicts and findings
     dropped (a search cut short says nothing). Shrinking a finding gets a bound of its own."""
     seed, index, timeout, findings_dir, do_shrink, given, spec_timeout = args
-    from gpcheck.checker import budget
+    from gpcheck.checker.core import budget
 
     os.environ.setdefault("GPCHECK_NATIVE", "off")
     case = given if given is not None else generate(seed, index)

@@ -155,7 +155,7 @@ def _difference(r: random.Random, c: str, u: str) -> Piece:
 def _derived(r: random.Random, c: str, u: str) -> Piece:
     """A derived constant; affine ones the engine may use, others it must not take for affine."""
     dname = f"D{u}"
-    # the engine fits constants at a few sizes (checker/param/extract.py): a form that is not
+    # the engine fits constants at a few sizes (checker/engines/param/extract.py): a form that is not
     # affine but agrees with an affine one there (`if C == 4 ...`, `C / 9`) must not fool it
     form, kind = r.choice([(f"{c} + 1", "all"), (f"2 * {c}", "all"), (f"{c} / 5", "upto"),
                            (f"if {c} > 4 then 1 else 0", "upto"), (f"{c} % 6", "upto"),
@@ -178,7 +178,7 @@ def _derived(r: random.Random, c: str, u: str) -> Piece:
 def _slots(r: random.Random, c: str, u: str) -> Piece:
     """Two streams' jobs in C slots (value 2: free), a `tick` loop over the slots that
     accumulates work per stream, maybe saturating (the counter abstraction's fragment,
-    checker/param/counters.py); job counts bounded by the literal NB."""
+    checker/engines/param/counters.py); job counts bounded by the literal NB."""
     nb = r.randint(1, 3)
     sl, pr, la, dn, wk = (f"{x}{u}" for x in ("slot", "prog", "launched", "done", "work"))
     x = f"{wk}[{sl}[i]]"
@@ -222,7 +222,7 @@ def _bounded_queue(r: random.Random, c: str, u: str, d: str) -> Piece:
 
 def _pipeline(r: random.Random, c: str, u: str) -> Piece:
     """Items taken in order, held one at a time (a nullable reference), then completed: an
-    item below the read position that no stage holds is done (checker/param/refs.py)."""
+    item below the read position that no stage holds is done (checker/engines/param/refs.py)."""
     rd, h, dn = f"rd{u}", f"hd{u}", f"fin{u}"
     p = Piece(vars=[f"var {rd}: 0..{c} = 0", f"var {h}: 0..{c} = {c}", f"var {dn}: [0..{c}-1] -> bool = false"],
               actions=[f"action pick{u} {{\n    require {h} == {c} and {rd} < {c}\n    {h} = {rd}\n"

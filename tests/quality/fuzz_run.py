@@ -4,7 +4,7 @@ child per input under a time and address-space limit, and the figures per input 
     PYTHONPATH=$PWD python tests/quality/fuzz_run.py [--per-kind 300] [--seed 1] [--kinds spec,trace,...]
                         [--time-limit 30] [--mem-mb 1500] [--save DIR] [--json FILE]
 
-Every input runs `gpcheck.checker.cli.main(argv)` in a child forked from this process (the imports are
+Every input runs `gpcheck.checker.cli.command.main(argv)` in a child forked from this process (the imports are
 paid once). A run counts as
 - a *traceback* when an exception escapes `main`, or `main` reports an internal error;
 - *unlocated* when it exits 2 and its first error line names no file:line(:column), trace line,
@@ -61,7 +61,7 @@ def _vm_size() -> int:
 
 def _child(argv: list[str], mem_limit: int) -> None:
     """Runs in the forked child: fds 1 and 2 are already the case's files."""
-    main = importlib.import_module(PREFIX + "checker.cli").main
+    main = importlib.import_module(PREFIX + "checker.cli.command").main
 
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)

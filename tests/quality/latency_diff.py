@@ -4,7 +4,7 @@
 `proved`, and no internal error, with `--json` written exactly (NOTE(json-bigint)).
 
 Before the fix the compiled core added costs in int64 (NOTE(latency-64-bit) in
-checker/fast_latency.py): two steps of 2^62 came out `proved, max 0` or an AssertionError, a
+checker/engines/latency/fast_latency.py): two steps of 2^62 came out `proved, max 0` or an AssertionError, a
 cost past 64 bits an OverflowError. Usage:
 
     python tests/quality/latency_diff.py --seed S --count N [--minutes M]
@@ -60,7 +60,7 @@ def big_cost_spec(rng: random.Random) -> str:
 def compare(text: str) -> tuple[list[str], dict[str, int]]:
     """The findings on one spec and counts (comparisons, bounded maxima, maxima past 64 bits)."""
     from gpcheck.checker import Verdict, verify
-    from gpcheck.checker.report import to_json_bytes
+    from gpcheck.checker.report.render import to_json_bytes
     from gpcheck.spec import load_source
     from tests.reference import explore as ref_explore
     from tests.reference import latency as ref_latency

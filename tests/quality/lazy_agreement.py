@@ -1,4 +1,4 @@
-"""The lazy replay (NOTE(lazy-replay), traces/hidden.py) against the exhaustive one on randomly
+"""The lazy replay (NOTE(lazy-replay), checker/engines/replay/hidden.py) against the exhaustive one on randomly
 thinned simulated traces of every bundled model and example spec: same verdict, same divergence
 line, same property verdicts, wherever the exhaustive search (any number of hidden steps per
 event) finishes within its candidate limit.
@@ -42,7 +42,7 @@ from gpcheck.gpmodel.simulate import simulate  # noqa: E402
 from gpcheck.spec import bundled_models, load_spec  # noqa: E402
 from gpcheck.traces.emit import events_of, header_for  # noqa: E402
 from gpcheck.traces.format import Event, TraceHeader  # noqa: E402
-from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, memory_source  # noqa: E402
+from gpcheck.checker.engines.replay.search import UNBOUNDED, ReplayOptions, Replayer, memory_source  # noqa: E402
 from gpcheck.traces.replay_report import ReplayReport  # noqa: E402
 
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"

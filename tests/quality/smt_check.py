@@ -21,16 +21,16 @@ import z3
 
 from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, ModelError
-from gpcheck.checker import explicit
-from gpcheck.checker.engines import run_engine
-from gpcheck.checker.explicit import Limits
-from gpcheck.checker.smt.bmc import Unroller
-from gpcheck.checker.smt.encode import Encoder, bv_encoder
-from gpcheck.checker.smt.pdr import _System
-from gpcheck.checker.smt.session import Deadline, Sat
-from gpcheck.checker.smt.terms import const_int, scalar_lit
-from gpcheck.checker.verdict import Result, Verdict
-from gpcheck.checker.witness import check_witness
+from gpcheck.checker.engines.explicit import explicit
+from gpcheck.checker.api.smt_dispatch import run_engine
+from gpcheck.checker.engines.explicit.explicit import Limits
+from gpcheck.checker.engines.smt.bmc import Unroller
+from gpcheck.checker.engines.smt.encode import Encoder, bv_encoder
+from gpcheck.checker.engines.smt.pdr import _System
+from gpcheck.checker.engines.smt.session import Deadline, Sat
+from gpcheck.checker.engines.smt.terms import const_int, scalar_lit
+from gpcheck.checker.core.verdict import Result, Verdict
+from gpcheck.checker.engines.smt.witness import check_witness
 
 State = tuple[int, ...]
 
@@ -272,7 +272,7 @@ def check_liveness(model: ir.Model, cm: CompiledModel, timeout: float = 20.0) ->
     """Lasso BMC against the explicit engine's liveness verdicts: a violation explicit finds
     as a lasso of n steps is found by BMC within n steps (and replays as a fair lasso); a
     property explicit proves has no lasso within the explored depth."""
-    from gpcheck.checker.api import run_explicit
+    from gpcheck.checker.api.model_api import run_explicit
 
     names = [p.name for p in model.liveness]
     if not names:

@@ -23,9 +23,9 @@ from symgen import sym_spec  # noqa: E402
 
 def main() -> int:
     from gpcheck.checker import verify
-    from gpcheck.checker.explicit import search
-    from gpcheck.checker.verdict import Verdict
-    from gpcheck.checker.witness import check_witness
+    from gpcheck.checker.engines.explicit.explicit import search
+    from gpcheck.checker.core.verdict import Verdict
+    from gpcheck.checker.engines.smt.witness import check_witness
     from gpcheck.gpmodel import compile_model
     from gpcheck.spec import load_source
     from test_symmetry import _agree, _orbits  # the unit tests' own criteria

@@ -1,4 +1,4 @@
-"""Soundness fuzzing of the symbolic-valued counted component (checker/param/symvalue.py,
+"""Soundness fuzzing of the symbolic-valued counted component (checker/engines/param/symvalue.py,
 NOTE(symbolic-values)): variants of a slot model whose progress `prog: [0..N-1] -> 0..L` is
 counted per value, each run through `--for-all N,L` and judged by tests/quality/forall_fuzz.py's
 `judge` (a proof while the explicit engine finds a violation at some checked size, a printed

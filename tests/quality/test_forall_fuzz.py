@@ -59,7 +59,7 @@ def test_generated_specs_with_deadlock_liveness_and_latency_are_judged_without_f
 
 def test_the_judge_reports_dropped_properties(monkeypatch):
     """A for-all run that dropped deadlock and liveness (issue 38) is a MISSING finding."""
-    import gpcheck.checker.param as param
+    import gpcheck.checker.api.for_all as param  # verify_for_all (issue 34: the API side of --for-all)
 
     case = Case(0, 0, "model dl\nconst N = 2\nvar x: 0..N = 0\nfair action inc {\n    require x < N and x != 1\n"
                       "    x = x + 1\n}\nliveness reach: eventually x == N\ninvariant le: x <= N\n", ("N",),
@@ -88,7 +88,7 @@ def test_generation_is_deterministic_and_well_formed():
 
 def test_the_judge_reports_a_wrong_proof(monkeypatch):
     """A for-all engine that proved everything would be caught: the judge is not vacuous."""
-    import gpcheck.checker.param as param
+    import gpcheck.checker.api.for_all as param  # verify_for_all (issue 34: the API side of --for-all)
     from gpcheck.checker import Verdict
 
     case = Case(0, 0, "model grows\nconst N = 2\nvar x: 0..N = 0\naction inc {\n    require x < N\n"

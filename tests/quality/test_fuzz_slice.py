@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from fuzzcases import KINDS, Generator, grammar_specs, is_located
 from gpcheck.spec import SpecError, load_source
 

@@ -1,4 +1,4 @@
-"""The timed engine (checker/timed/) against the discrete-time reference (tests/reference/timed.py)
+"""The timed engine (checker/engines/timed/) against the discrete-time reference (tests/reference/timed.py)
 on random small timed specs: invariant and deadlock verdicts, exact min/max latency (unbounded
 included), and every timed witness replayed in the reference (each step fires at its time stamp,
 the ticks between are allowed, the last state shows the violation, a latency witness measures the

@@ -1,5 +1,5 @@
 """Latency properties by brute force over the reference semantics (NOTE(latency) in spec/ir.py,
-written from its text, not from checker/latency.py): value iteration over walks of at most k
+written from its text, not from checker/engines/latency/latency.py): value iteration over walks of at most k
 steps instead of graph algorithms, k growing until the values settle (a value still growing
 after |states| + 1 rounds means a positive-cost cycle), and fair traps by the reference's own
 fairness test (explore._fair_component, TLA+'s reading of "enabled")."""

@@ -1,5 +1,5 @@
 """A deliberately plain discrete-time interpreter of timed specs (NOTE(timed) in spec/ir.py), written
-from the language's text, not from checker/timed/: the oracle the zone engine is differential-tested
+from the language's text, not from checker/engines/timed/: the oracle the zone engine is differential-tested
 against (tests/quality/timed_differential.py).
 
 Time is integer and passes in explicit ticks of 1. A configuration is (state, timers): for each

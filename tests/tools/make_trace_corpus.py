@@ -14,8 +14,10 @@ tests)."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-from gpcheck.checker.api import verify  # noqa: E402
+from gpcheck.checker.api.model_api import verify  # noqa: E402
 from gpcheck.gpmodel import CompiledModel, compile_model  # noqa: E402
 from gpcheck.gpmodel.simulate import simulate  # noqa: E402
 from gpcheck.spec import bundled_models, ir, load_spec  # noqa: E402
@@ -269,7 +271,36 @@ def main() -> None:
         "traces": out,
     }
     (OUT / "MANIFEST.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+    revision = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip() or "unknown"
+    (OUT / "models" / "README.md").write_text(models_readme(OUT / "models", revision))
     print(f"{len(out)} traces in {OUT}")
+
+
+def models_readme(folder: Path, revision: str) -> str:
+    """The README of the frozen model fixtures: what they are, the revision they were copied
+    from, and each file's SHA-256 (tests/unit/test_corpus_fixtures.py checks the files against it)."""
+    rows = []
+    for path in sorted(folder.glob("*.gpspec")):
+        origin = "spec/models/" + path.name if path.name in {p.name for p in bundled_models().values()} \
+            else "written by tests/tools/make_trace_corpus.py"
+        rows.append(f"| `{path.name}` | {origin} | `{hashlib.sha256(path.read_bytes()).hexdigest()}` |")
+    return (README_HEAD.format(revision=revision) + "\n| fixture | copied from | SHA-256 |\n|---|---|---|\n"
+            + "\n".join(rows) + "\n")
+
+
+README_HEAD = """# Frozen model fixtures of the simulated trace corpus
+
+Fixtures, not the model library: the models the traces of `traces/corpus/sim/` were simulated
+from, copied when the corpus was generated (revision `{revision}`), so that later edits of the
+bundled library (`spec/models/`) do not change what the recorded traces mean. The bundled models
+have changed since; these copies must not: `tests/unit/test_corpus_fixtures.py` checks every file
+against the hash below. The live models are covered by the round-trip tests
+(`tests/unit/test_trace_cli.py`, `tests/unit/test_replay.py`).
+
+To move the corpus to the current models, regenerate it whole (`python
+tests/tools/make_trace_corpus.py` rewrites the traces, MANIFEST.json, these copies and this file).
+"""
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.format import open_trace
 from gpcheck.traces.importers.kfd_smi import read_smi

@@ -1,5 +1,5 @@
 """Assumptions (`assume`, `require assume`), covers and vacuity (NOTE(assumptions) in spec/ir.py,
-NOTE(covers), NOTE(vacuity), NOTE(assumption-use) in checker/assumptions.py), through every engine."""
+NOTE(covers), NOTE(vacuity), NOTE(assumption-use) in checker/api/assumptions.py), through every engine."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpcheck.checker import verify
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.spec import load_source
 from gpcheck.spec.errors import SpecError
 
@@ -136,7 +136,7 @@ def test_an_assumption_that_leaves_no_behaviour_makes_every_result_vacuous():
 def test_covers_do_not_change_the_exit_code_unless_expected():
     rep = verify(load_source(SAVE))
     assert rep.exit_code == 0  # one cover reached, one unreachable
-    from gpcheck.checker.expectations import judge
+    from gpcheck.checker.regression.expectations import judge
 
     model = load_source(SAVE + "expect done_early: reached\nexpect saved_full: reached\n")
     j = judge(model, verify(model))
@@ -144,7 +144,7 @@ def test_covers_do_not_change_the_exit_code_unless_expected():
 
 
 def test_json_and_text_reports_carry_assumptions_and_vacuity():
-    from gpcheck.checker.report import render_text
+    from gpcheck.checker.report.render import render_text
 
     rep = verify(load_source(SAVE))
     doc = json.loads(json.dumps(rep.to_json()))
@@ -225,7 +225,7 @@ def test_the_compiled_core_honours_the_assumptions_as_guards():
 
 
 def test_the_library_matrix_has_an_assumptions_column_and_lists_what_rests_on_each():
-    from gpcheck.checker.library import Cell, LibraryReport, ModelRow, render_matrix
+    from gpcheck.checker.regression.library import Cell, LibraryReport, ModelRow, render_matrix
 
     cells = [Cell("m", "no_loss", "invariant", Verdict.PROVED, "explicit", assumptions=("copy_save",), expected="proved"),
              Cell("m", "no_reexecution", "invariant", Verdict.PROVED, "explicit", assumptions=(), expected="proved"),

@@ -179,7 +179,7 @@ def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, 
     code = ("import resource, signal, sys\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))\n"
-            "from gpcheck.checker.cli import main\n"
+            "from gpcheck.checker.cli.command import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     r = subprocess.run([sys.executable, "-c", code, "verify", str(work / "fault_t.gpspec"), "--core", "compiled",
                         "--json", "--no-progress"], env=F.env_for(cache), capture_output=True, text=True, timeout=900)

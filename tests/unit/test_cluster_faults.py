@@ -1,5 +1,5 @@
 """A private cluster that always ends (issue 36; NOTE(private-cluster), NOTE(bounded-cluster) in
-checker/cluster.py): the embedded cluster refuses clients without this run's credentials; a run
+checker/distributed/cluster.py): the embedded cluster refuses clients without this run's credentials; a run
 whose cluster has no worker or no scheduler ends within a bound with every unfinished check
 failed with the reason; a worker with another gpcheck or none fails its tasks with the reason.
 The fast tests drive `Cluster.run` with a stand-in client; the real kills are `long` (and in
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker import cluster as C
+from gpcheck.checker.distributed import cluster as C
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "quality"))
@@ -185,7 +185,7 @@ def test_a_worker_with_another_gpcheck_gives_unknowns_with_the_reason(tmp_path):
     for name in ("gpcheck", "spec", "gpmodel", "checker", "traces"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", "corpus", "record"))
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    with open(copy / "checker" / "verdict.py", "a") as f:
+    with open(copy / "checker" / "core" / "verdict.py", "a") as f:
         f.write("\n# another version\n")
     plain = {**os.environ, "PYTHONPATH": str(ROOT)}
     scheduler, worker, address = F._start_cluster(tmp_path, plain, {**os.environ, "PYTHONPATH": str(copy)})
@@ -206,7 +206,7 @@ def test_a_worker_with_another_gpcheck_gives_unknowns_with_the_reason(tmp_path):
 
 
 def test_an_unauthenticated_cluster_address_is_warned_about():
-    from gpcheck.checker.cluster import unauthenticated_warning
+    from gpcheck.checker.distributed.cluster import unauthenticated_warning
 
     for address in ("tcp://10.0.0.5:8786", "10.0.0.5:8786"):
         warning = unauthenticated_warning(address)

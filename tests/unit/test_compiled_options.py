@@ -12,11 +12,11 @@ import json
 import numpy as np
 import pytest
 
-from gpcheck.checker import fast_explicit
-from gpcheck.checker.api import run_explicit
-from gpcheck.checker.explicit import Limits, select_properties
-from gpcheck.checker.verdict import Verdict
-from gpcheck.checker.witness import check_witness
+from gpcheck.checker.engines.explicit import fast_explicit
+from gpcheck.checker.api.model_api import run_explicit
+from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
+from gpcheck.checker.core.verdict import Verdict
+from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import bundled_models, ir, load_source, load_spec
 from gpcheck.spec.errors import UsageError
@@ -141,7 +141,7 @@ def test_collision_estimate_is_tlcs_smallest_gap():
 
 
 def test_flags_on_the_command_line(examples, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     spec = str(examples / "rewind.gpspec")
     outs = []
@@ -206,7 +206,7 @@ def test_auto_workers_give_the_results_of_one(examples, cached, monkeypatch):
 
 
 def test_workers_flag_takes_auto(examples, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     spec = str(examples / "rewind.gpspec")
     assert main(["verify", spec, "--json", "--core", "compiled", "--workers", "auto"]) == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_source, load_spec
 from gpcheck.spec.errors import SpecError
 

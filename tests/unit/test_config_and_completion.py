@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 
 
 @pytest.fixture

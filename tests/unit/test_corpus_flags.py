@@ -1,4 +1,4 @@
-"""A corpus run is the single runs side by side (issue 36, NOTE(corpus-flags) in checker/corpus.py):
+"""A corpus run is the single runs side by side (issue 36, NOTE(corpus-flags) in checker/distributed/corpus.py):
 for every flag of `gpcheck check` and `gpcheck replay`, each row of `check/replay TRACE... FLAG
 --json` equals `check/replay TRACE FLAG --json` (report and exit code).
 
@@ -21,10 +21,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from gpcheck.checker import cluster as cluster_mod
-from gpcheck.checker.cli import build_parser, main
-from gpcheck.checker.cluster import Outcome
-from gpcheck.checker.corpus import CORPUS_LEVEL_FLAGS
+from gpcheck.checker.distributed import cluster as cluster_mod
+from gpcheck.checker.cli.command import build_parser, main
+from gpcheck.checker.distributed.cluster import Outcome
+from gpcheck.checker.distributed.corpus import CORPUS_LEVEL_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "traces" / "corpus" / "real"
@@ -113,7 +113,7 @@ def _rows_equal_single_runs(capsys: pytest.CaptureFixture[str], command: str, tr
             assert row["report"] == single, (extra, row["trace"])
             reports.append(row["report"])
         codes.append(single_code)
-    from gpcheck.checker.corpus import corpus_exit_code
+    from gpcheck.checker.distributed.corpus import corpus_exit_code
 
     assert code == corpus_exit_code(codes)
     return reports
@@ -141,7 +141,7 @@ def test_replay_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], 
 @pytest.mark.parametrize("command,first,cases", [("check", "file", CHECK_CASES), ("replay", "trace", REPLAY_CASES)])
 def test_every_job_gets_every_flag(command: str, first: str, cases: dict[str, tuple[list[str], bool]]) -> None:
     """What each trace's job receives is the parsed command line, every flag of the cases above."""
-    from gpcheck.checker.corpus import job_flags
+    from gpcheck.checker.distributed.corpus import job_flags
 
     parser = build_parser([command])
     argv = [command, "a.jsonl", "b.jsonl", *[a for args, _ in cases.values() for a in args]]
@@ -164,20 +164,20 @@ def test_all_flags_at_once(capsys: pytest.CaptureFixture[str], in_process: None)
 def test_a_trace_timeout_holds_on_the_worker(tmp_path: Path) -> None:
     """`--timeout` is each trace's: the job (as a worker runs it) ends its replay undecided with
     the partial report, as `gpcheck replay TRACE --timeout T --json` does; no command budget."""
-    from gpcheck.checker.commands.replay import trace_outcome
-    from gpcheck.checker.corpus import TraceJob, check_job
+    from gpcheck.checker.cli.commands.replay import trace_outcome
+    from gpcheck.checker.distributed.corpus import TraceJob, check_job
 
     trace = tmp_path / "hidden.jsonl"
     assert main(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "20000", "--seed", "1", "--observe", "none",
                  "--no-internal", "--out", str(trace)]) == 0
     parser = build_parser(["replay"])
     args = parser.parse_args(["replay", str(trace), "--timeout", "0.5"])
-    from gpcheck.checker.corpus import job_flags
+    from gpcheck.checker.distributed.corpus import job_flags
 
     run = check_job(TraceJob("replay", str(trace), job_flags(args, "trace"), trace_outcome))
     assert run.exit_code == 3 and run.report is not None, run
     assert run.report["verdict"] == "unknown" and run.report["reason"].startswith("timeout after 0.5 s at line ")
-    from gpcheck.checker import budget
+    from gpcheck.checker.core import budget
 
     assert budget.stopped() is None  # the task's budget is gone with the task
 

@@ -61,7 +61,7 @@ def test_site_builds_without_warnings(tmp_path: Path) -> None:
 def test_an_empty_detail_column_is_never_squeezed(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 33: a 100-column table with long property names folded the empty `detail` heading
     into two-letter pieces (`de` / `ta` / `il`)."""
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     main(["verify", str(ROOT / "docs" / "tutorial" / "step3_fair.gpspec"), "--width", "100"])
     out = capsys.readouterr().out

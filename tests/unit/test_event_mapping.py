@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_spec
 from gpcheck.traces.mapping import MappingError, check_against, load_mapping, parse_mapping
 
@@ -264,8 +264,8 @@ def test_xsched_with_a_launch_lost_diverges_at_the_next_launch(tmp_path: Path, c
 
 def test_rules_translate_events_in_order_with_repeat_templates_and_first_seen() -> None:
     from gpcheck.traces.format import Event, TraceHeader
-    from gpcheck.traces.mapped import mapped_source
-    from gpcheck.traces.replay import memory_source
+    from gpcheck.checker.engines.replay.mapped import mapped_source
+    from gpcheck.checker.engines.replay.search import memory_source
 
     m = parse_mapping(
         'model = "m"\nunmatched = "ignore"\n'
@@ -285,8 +285,8 @@ def test_rules_translate_events_in_order_with_repeat_templates_and_first_seen() 
 def test_a_field_the_event_lacks_is_an_error_at_its_line() -> None:
     from gpcheck.spec.errors import TraceError
     from gpcheck.traces.format import Event, TraceHeader
-    from gpcheck.traces.mapped import mapped_source
-    from gpcheck.traces.replay import memory_source
+    from gpcheck.checker.engines.replay.mapped import mapped_source
+    from gpcheck.checker.engines.replay.search import memory_source
 
     m = parse_mapping('model = "m"\n[[event]]\nmatch = "start"\naction = "go"\nargs = { i = "meta.block + 1" }\n', "t.map.toml")
     _, out = mapped_source(memory_source(TraceHeader(), [Event("start", {}, None, 1, {})]), m, "tr")()

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_source
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.atomic import AtomicFile, write_atomic
 
@@ -149,8 +149,8 @@ def test_a_failed_write_part_way_is_an_error_and_leaves_nothing(tmp_path: Path) 
 
 
 def test_a_fanned_out_run_cut_by_the_memory_limit_is_unknown_not_interrupted() -> None:
-    from gpcheck.checker import budget
-    from gpcheck.checker.commands.fanout import interrupted_exit_code
+    from gpcheck.checker.core import budget
+    from gpcheck.checker.cli.commands.fanout import interrupted_exit_code
 
     with budget.activate(enforce=False):  # a stop here must not be raised into the test itself
         budget.request_stop(budget.MEMORY, "memory limit 1 GiB reached")

@@ -1,5 +1,5 @@
-"""The compiled explicit engine (checker/fast_explicit.py) against the Python reference
-(checker/explicit.py): the same states, coverage, verdicts and counterexamples (shortest, and
+"""The compiled explicit engine (checker/engines/explicit/fast_explicit.py) against the Python reference
+(checker/engines/explicit/explicit.py): the same states, coverage, verdicts and counterexamples (shortest, and
 replaying through the interpreter) on every example spec, every bundled model and small specs
 for each corner of the semantics; the packed layout; the choice of core."""
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict
-from gpcheck.checker import api
-from gpcheck.checker.api import run_explicit
-from gpcheck.checker.explicit import Limits, select_properties
-from gpcheck.checker.witness import check_witness
+from gpcheck.checker.api import explicit_run as api
+from gpcheck.checker.api.model_api import run_explicit
+from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
+from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.packed import PackedLayout
 from gpcheck.spec import bundled_models, ir, load_source, load_spec
@@ -70,7 +70,7 @@ def _same(model: ir.Model) -> None:
     assert a == b
     cm = compile_model(model)
     for r in fast.results:
-        # checker/witness.py replays only modelling errors of actions (one in a predicate raises)
+        # checker/engines/smt/witness.py replays only modelling errors of actions (one in a predicate raises)
         if r.verdict is Verdict.VIOLATED and (r.kind != "range" or "action" in r.detail):
             assert check_witness(cm, r) is None, r.property
 
@@ -98,7 +98,7 @@ def test_a_modelling_error_in_an_invariant_after_its_violation_is_still_reported
 
 @pytest.mark.parametrize("name", sorted(FALLIBLE))
 def test_models_whose_predicates_can_fail_stay_with_the_python_engine(name):
-    from gpcheck.checker.api import compiled_unsupported
+    from gpcheck.checker.api.model_api import compiled_unsupported
     from gpcheck.spec.errors import UsageError
 
     model = load_source("model t\n" + FALLIBLE[name], "t.gpspec")
@@ -132,7 +132,7 @@ def test_packed_layout_round_trips_over_several_words():
 
 
 def test_auto_core_runs_small_models_in_python_and_large_ones_compiled(examples, monkeypatch):
-    from gpcheck.checker import fast_explicit
+    from gpcheck.checker.engines.explicit import fast_explicit
 
     model = load_spec(examples / "rewind.gpspec")
     wanted = select_properties(model, None)
@@ -171,7 +171,7 @@ def test_models_whose_integers_may_exceed_64_bits_stay_with_the_python_engine():
 def test_verify_core_flag(examples, capsys):
     import json
 
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     outs = []
     for core in ("python", "compiled"):

@@ -1,5 +1,5 @@
-"""The compiled core's latency path (checker/fast_latency.py, kernels in gpmodel/jit_latency.py)
-against the Python reference path (checker/latency.py): the same numbers, verdicts, reasons,
+"""The compiled core's latency path (checker/engines/latency/fast_latency.py, kernels in gpmodel/jit_latency.py)
+against the Python reference path (checker/engines/latency/latency.py): the same numbers, verdicts, reasons,
 counterexamples and min witnesses, on the random specs of test_latency_props.py (cycles,
 stuttering, zero- and positive-cost loops, unfair actions) and on purpose-written ones."""
 
@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from gpcheck.checker import fast_latency, verify
+from gpcheck.checker.engines.latency import fast_latency
+from gpcheck.checker import verify
 from gpcheck.spec import load_source
 from tests.unit.test_latency_props import COUNTER, _random_spec
 

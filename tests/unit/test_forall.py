@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import recheck_lemmas, write_spec
 
 # Holds while N <= 3: `x` reaches N.

@@ -1,4 +1,4 @@
-"""`--for-all` with a `count` inside an action (checker/param/encode.py `_interval_count`), and
+"""`--for-all` with a `count` inside an action (checker/engines/param/encode.py `_interval_count`), and
 reef_rewind's quantitative claim (at most CAP+1 kernels re-executed per preemption).
 
 The count is encoded in closed form for every size: exact, so a property that depends on it
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.spec import load_source
 from tests.recheck import write_spec
 

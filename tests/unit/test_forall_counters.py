@@ -1,4 +1,4 @@
-"""`--for-all` over a symbolic slot count by counter abstraction (checker/param/counters.py):
+"""`--for-all` over a symbolic slot count by counter abstraction (checker/engines/param/counters.py):
 rows of the arrays over `0..S-1` counted per value, loops as linear maps on the counters,
 accumulations `work[slot[i]] += 1` as sums of counters; nvidia_tsg's invariants for all S and
 NB with every printed lemma re-checked by the explicit engine, and specs that hold up to some
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import read_back_inductive, recheck_lemmas, write_spec
 
 # Two streams' blocks in S slots; `tick` advances every resident block and accumulates the

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import gpcheck.spec
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.querylog import recording
 from tests.unit.test_forall_counters import SATURATING  # the slot arrays counted per value
 
@@ -36,8 +36,8 @@ def _run(spec: object, names: list[str], props: list[str] | None) -> tuple[list[
 def test_the_queries_do_not_depend_on_where_the_model_lies_in_memory(tmp_path, monkeypatch, which):
     """The same run twice in this process, the first run's models kept alive, so every IR node
     of the second lies at another address (another id()): the same queries, the same lemmas.
-    nvidia_streams' sums over a symbolic range are ghost counters (checker/param/encode.py);
-    the slots spec's arrays over `0..S-1` are counted per value (checker/param/counters.py)."""
+    nvidia_streams' sums over a symbolic range are ghost counters (checker/engines/param/encode.py);
+    the slots spec's arrays over `0..S-1` are counted per value (checker/engines/param/counters.py)."""
     if which == "ghosts":
         spec, names, props = "nvidia_streams", ["S", "SLOTS", "Q"], None
     else:

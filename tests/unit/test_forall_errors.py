@@ -1,4 +1,4 @@
-"""`--for-all` and modelling errors (NOTE(for-all-errors) in checker/param/errors.py).
+"""`--for-all` and modelling errors (NOTE(for-all-errors) in checker/engines/param/errors.py).
 
 The encoding's steps leave out an action instance that fails with a modelling error, so a
 property proved over them holds only up to the first error; the explicit engine stops there and
@@ -9,7 +9,7 @@ specs below were `proved` for all N although a step writes out of range once N >
 from __future__ import annotations
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.spec import load_source
 from tests.recheck import recheck_lemmas, write_spec
 

@@ -1,5 +1,5 @@
 """Issue 38: a `--for-all` run answers every property the model declares or the run names
-(deadlock, liveness and latency included: NOTE(for-all-kinds) in checker/param/beyond.py), and
+(deadlock, liveness and latency included: NOTE(for-all-kinds) in checker/engines/param/beyond.py), and
 an unknown `--property` name is a usage error in every engine and mode. Before, `dl_all` (which
 deadlocks at every N and fails `reach` at every N >= 2) came out "le proved, range proved",
 exit 0."""
@@ -11,8 +11,8 @@ import json
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.api.for_all import verify_for_all
 from gpcheck.spec.errors import UsageError
 from tests.recheck import write_spec
 

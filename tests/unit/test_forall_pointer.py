@@ -1,5 +1,5 @@
 """`--for-all` with pointer arrays: items counted through the containers that refer to them by
-value (checker/param/pointer.py, affine.py, guards.py), nvidia_tsg's invariants for all NB, and
+value (checker/engines/param/pointer.py, affine.py, guards.py), nvidia_tsg's invariants for all NB, and
 a spec that holds up to some size and fails beyond it, never proved."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
-from gpcheck.checker.param.affine import affine_atoms
-from gpcheck.checker.param.mine import Column, View
+from gpcheck.checker.api.for_all import verify_for_all
+from gpcheck.checker.engines.param.affine import affine_atoms
+from gpcheck.checker.engines.param.mine import Column, View
 from gpcheck.spec import ir
 from tests.recheck import recheck_lemmas, write_spec
 

@@ -17,9 +17,9 @@ import pytest
 import z3
 
 from gpcheck.checker import Verdict
-from gpcheck.checker.param import verify_for_all
-from gpcheck.checker.smt.session import fresh_context, no_automatic_gc, steps_used
-from gpcheck.checker.smt.terms import false, is_false, is_true, mk_and, mk_or, true
+from gpcheck.checker.api.for_all import verify_for_all
+from gpcheck.checker.engines.smt.session import fresh_context, no_automatic_gc, steps_used
+from gpcheck.checker.engines.smt.terms import false, is_false, is_true, mk_and, mk_or, true
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
 """`--for-all` over values that are products of two symbolic constants (NOTE(product-fit) in
-checker/param/extract.py): `0..N*L+1` fitted as a polynomial of degree two, product columns
+checker/engines/param/extract.py): `0..N*L+1` fitted as a polynomial of degree two, product columns
 (`L * done`) in the candidates, and Z3's nonlinear integer arithmetic deciding (only `unsat`
 proves). A property that fails beyond every sampled size is never proved; nvidia_tsg's block
 accounting for all NB and BLEN is read back and re-checked explicitly."""
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict
-from gpcheck.checker.param import verify_for_all
-from gpcheck.checker.param.extract import Unsupported, extract
+from gpcheck.checker.api.for_all import verify_for_all
+from gpcheck.checker.engines.param.extract import Unsupported, extract
 from gpcheck.spec import load_source
 
 from tests.recheck import assert_never_proved_beyond, read_back_inductive, recheck_lemmas, write_spec

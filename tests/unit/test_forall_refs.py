@@ -1,4 +1,4 @@
-"""`--for-all`'s nullable-reference templates (checker/param/refs.py): "x is none of the
+"""`--for-all`'s nullable-reference templates (checker/engines/param/refs.py): "x is none of the
 references" (`x != held and x != run and (all j in 0..W-1: j >= win_n or win[j] != x)`) as a
 condition, and pipeline equalities with a conditional term (`(if held != N then 1 else 0)`).
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import recheck_lemmas, write_spec
 
 PIPE = """model pipe

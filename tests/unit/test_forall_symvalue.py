@@ -1,5 +1,5 @@
 """`--for-all` over counted rows with a component whose value range grows with the constants
-(checker/param/symvalue.py, NOTE(symbolic-values)): progress `prog: [0..N-1] -> 0..L` counted
+(checker/engines/param/symvalue.py, NOTE(symbolic-values)): progress `prog: [0..N-1] -> 0..L` counted
 per slot value as an SMT array of rows per progress value with exact moments. A slot model is
 proved for all N and L with its printed lemmas re-checked by the explicit engine; a variant that
 fails only from L = 6 on is never proved; an order comparison the points cannot express is
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict
-from gpcheck.checker.param import verify_for_all
-from gpcheck.checker.param.extract import Unsupported
+from gpcheck.checker.api.for_all import verify_for_all
+from gpcheck.checker.engines.param.extract import Unsupported
 from tests.recheck import assert_never_proved_beyond, read_back_inductive, recheck_lemmas, write_spec
 
 # N slots run blocks of L ticks for two streams (at most N blocks each); `tick` advances every
@@ -107,7 +107,7 @@ def test_point_tests_and_their_truth_on_the_other_rows():
     points, far from the ends and multiplied are refused."""
     import z3
 
-    from gpcheck.checker.param.symvalue import Tests
+    from gpcheck.checker.engines.param.symvalue import Tests
 
     x, hi = z3.Int("x"), z3.Int("L")
     t = Tests(x, z3.IntVal(0), hi, "prog")

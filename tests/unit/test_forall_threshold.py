@@ -1,4 +1,4 @@
-"""`--for-all`'s threshold and anchored templates (checker/param/threshold.py): a counter
+"""`--for-all`'s threshold and anchored templates (checker/engines/param/threshold.py): a counter
 against the constant it grows with (`executed[x] >= LB`, `live < P`, `stop == N`) as a
 condition, and facts about the element a pointer designates (`x == kc and ...`).
 
@@ -13,7 +13,7 @@ import re
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 from tests.recheck import recheck_lemmas, write_spec
 
 # Kernels 0..N-1 run one after another; each has LB work items claimed by P workers through a
@@ -103,7 +103,7 @@ def test_blp_no_loss_for_all_sizes_and_invariant_rechecked():
 
 def test_text_report_of_a_for_all_proof(tmp_path, capsys):
     """The text report of a for-all proof (its `lemmas` is a count, not pdr's breakdown)."""
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     rc = main(["verify", str(write_spec(tmp_path, CLAIMS)), "--for-all", "N,LB,P"])
     out = capsys.readouterr().out

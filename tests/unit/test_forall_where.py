@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpcheck.checker.param.where import HINT_CAN_FAIL, HINT_FRAGMENT, locate
-from gpcheck.checker.report import render_text
-from gpcheck.checker.verdict import Report, Result, Verdict
+from gpcheck.checker.engines.param.where import HINT_CAN_FAIL, HINT_FRAGMENT, locate
+from gpcheck.checker.report.render import render_text
+from gpcheck.checker.core.verdict import Report, Result, Verdict
 from gpcheck.spec import load_spec
 
 SPEC = """model fa
@@ -36,7 +36,7 @@ def test_reasons_name_the_declaration_and_give_a_hint(tmp_path: Path) -> None:
 
 
 def test_a_for_all_run_locates_the_action_that_can_fail(tmp_path: Path) -> None:
-    from gpcheck.checker.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     spec = tmp_path / "fa.gpspec"
     spec.write_text(SPEC)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import build_parser, main
+from gpcheck.checker.cli.command import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial"
@@ -71,7 +71,7 @@ def test_every_flag_and_argument_has_help():
 def test_the_subcommand_table_names_what_each_module_registers():
     """`gpcheck NAME` builds only NAME's parser (cli.COMMAND_NAMES): every subcommand and alias
     the modules register is in the table, and each entry builds a parser that has its name."""
-    from gpcheck.checker.cli import COMMAND_NAMES, COMMANDS
+    from gpcheck.checker.cli.command import COMMAND_NAMES, COMMANDS
 
     def names(parser: argparse.ArgumentParser) -> set[str]:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -305,8 +305,8 @@ def test_models_explains_its_abbreviations(capsys):
 
 
 def test_one_vocabulary_with_deprecated_aliases(tmp_path):
-    from gpcheck.checker.reproduce import replay_command, verify_command
-    from gpcheck.checker.testing import assert_conforms, assert_holds
+    from gpcheck.checker.api.reproduce import replay_command, verify_command
+    from gpcheck.checker.api.testing import assert_conforms, assert_holds
 
     spec = str(TUTORIAL / "queue.gpspec")
     assert verify_command(spec).startswith("gpcheck verify")  # prop is optional

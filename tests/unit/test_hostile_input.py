@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import SpecError, load_source
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_NESTING, MAX_SLOTS
 
@@ -495,7 +495,7 @@ def test_rocprof_import_memory_is_below_the_file_size(tmp_path):
 
 
 def test_an_unexpected_exception_is_an_internal_error_not_a_traceback(monkeypatch, capsys):
-    import gpcheck.checker.commands.check as check_cmd
+    import gpcheck.checker.cli.commands.check as check_cmd
 
     def boom(args):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("x")

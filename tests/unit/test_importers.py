@@ -538,7 +538,7 @@ def test_detect_rejects_unknown_and_gpcheck_traces(tmp_path):
 
 
 def test_cli_import_writes_whole_trace(tmp_path, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     src = make_nsys(tmp_path / "r.sqlite")
     out = tmp_path / "out.jsonl.gz"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_source, load_spec
 from gpcheck.spec.errors import SpecError
 
@@ -210,7 +210,7 @@ def test_simulate_and_replay_traces_name_the_instances(tmp_path: Path, capsys: p
 
 
 def test_hover_finds_an_instances_names(tmp_path: Path) -> None:
-    from gpcheck.checker.lsp_symbols import qualified_at, symbols
+    from gpcheck.checker.cli.lsp_symbols import qualified_at, symbols
 
     write(tmp_path, "queue.gpspec", QUEUE)
     top = write(tmp_path, "two.gpspec", TWO)

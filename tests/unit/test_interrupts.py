@@ -1,6 +1,6 @@
 """Long commands stop on SIGINT and SIGTERM (exit 130 / 143) with a partial report where they
 have one (`unknown`, reason interrupted), honour --timeout and --max-memory (`unknown`, exit 3),
-and leave no temporary file behind (issue 20; checker/budget.py).
+and leave no temporary file behind (issue 20; checker/core/budget.py).
 
 The subprocess tests start a real `gpcheck` on a run that lasts far longer than the test (a PDR
 proof, an explicit search of about a million states, a replay that must infer hidden steps),
@@ -21,8 +21,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from gpcheck.checker import budget, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker.core import budget
+from gpcheck.checker import verify
+from gpcheck.checker.cli.command import main
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMS_BIG = ["nvidia_streams", "--const", "S=3", "--const", "Q=4", "--const", "SLOTS=3", "--symmetry", "off"]  # > 20 s explicit
@@ -142,8 +143,8 @@ def test_replay_honours_timeout(hidden_trace: Path, capsys) -> None:
 
 _MAX_MEMORY_CHILD = """
 import sys
-from gpcheck.checker import budget
-from gpcheck.checker.cli import main
+from gpcheck.checker.core import budget
+from gpcheck.checker.cli.command import main
 limit = (budget.resident_memory() >> 20) + 40  # MiB: the search passes it within seconds
 print(limit, flush=True)
 sys.exit(main(["verify", *sys.argv[1:], "--max-memory", f"{limit}M", "--json"]))
@@ -199,7 +200,7 @@ def test_z3_call_is_interrupted_in_process() -> None:
 # tactic that never checks for cancellation.
 HARD_EXIT_PROGRAM = """
 import signal, sys, time
-from gpcheck.checker import budget
+from gpcheck.checker.core import budget
 from gpcheck.traces.atomic import AtomicFile, remove_temp_files
 budget.on_hard_exit(remove_temp_files)
 with budget.activate():

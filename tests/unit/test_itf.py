@@ -10,14 +10,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from gpcheck.checker.api import verify
-from gpcheck.checker.verdict import Counterexample, Step
+from gpcheck.checker.api.model_api import verify
+from gpcheck.checker.core.verdict import Counterexample, Step
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import bundled_models, load_source, load_spec
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.itf import decode_value, read_itf, to_itf, write_itf
-from gpcheck.traces.replay import Replayer
+from gpcheck.checker.engines.replay.search import Replayer
 from gpcheck.traces.sources import open_source, peek
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "schema" / "report.schema.json").read_text())
 SPEC = """model sch "a counter"

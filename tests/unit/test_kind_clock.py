@@ -1,4 +1,4 @@
-"""k-induction's results do not depend on the wall clock (NOTE(kind-clock) in checker/smt/kind.py).
+"""k-induction's results do not depend on the wall clock (NOTE(kind-clock) in checker/engines/smt/kind.py).
 
 Before, `--timeout` divided the time left into shares: the auxiliary invariants' Houdini got
 half of it (none at all with less than 10 s left) and each property an equal part of the rest,
@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from gpcheck.checker import verify
-from gpcheck.checker.smt import session
+from gpcheck.checker.engines.smt import session
 
 
 def _printed(report) -> list[tuple[str, str, str | None, object]]:

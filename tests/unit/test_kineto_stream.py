@@ -38,7 +38,7 @@ def whole_document(path: str, out: str, prios: dict[str, int] | None = None, fmt
 
 
 def cli(args: list[str], capsys) -> tuple[int, str, str]:
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     rc = main(args)
     out = capsys.readouterr()
@@ -57,7 +57,7 @@ def same_as_whole_document(tmp_path, src: str, prios: dict[str, int] | None = No
     argv = ["import", src, "--out", new, "--format", fmt]
     for k, v in (prios or {}).items():
         argv += ["--stream-priority", f"{k}={v}"]
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     assert main(argv) == 0
     whole_document(src, old, prios, fmt)
@@ -75,7 +75,7 @@ def test_committed_kineto_traces_import_to_the_same_bytes(tmp_path, capsys, name
     argv = ["import", src, "--out", str(tmp_path / "a.jsonl")] + \
         [f"--stream-priority={k}={v}" for k, v in (prios or {}).items()]
     rc, out, err = cli(argv, capsys)
-    import gpcheck.checker.commands.import_ as imp
+    import gpcheck.checker.cli.commands.import_ as imp
 
     real = imp._streamed_kineto
     imp._streamed_kineto = lambda *a: None  # the whole-document path
@@ -170,7 +170,7 @@ def test_input_the_stream_does_not_follow_goes_the_whole_document_way(tmp_path, 
     with pytest.raises(Fallback):
         import_kineto_to(p, str(tmp_path / "o.jsonl"), detect=True)
     # the command still answers exactly as the whole-document path does
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     try:
         whole_document(p, str(tmp_path / "old.jsonl"))

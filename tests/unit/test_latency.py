@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.traces.format import Event, TraceHeader, write_trace
 from gpcheck.traces.names import PriorityNames, short_kernel_name
 from gpcheck.traces.observe import ObserveOptions, observe_events
@@ -104,8 +104,8 @@ def test_timeslice_periods_per_stream() -> None:
 
 
 def test_python_api_and_reproduction_command() -> None:
-    from gpcheck.checker.reproduce import check_command
-    from gpcheck.checker.trace_api import check_trace
+    from gpcheck.checker.api.reproduce import check_command
+    from gpcheck.checker.api.trace_api import check_trace
 
     r = check_trace((HEADER, events()), max_blocking_ns=500, max_delay_ns=5000)
     st = {p.name: p.status for p in r.results}

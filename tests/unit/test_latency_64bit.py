@@ -1,5 +1,5 @@
-"""Issue 38: latencies are exact at any size (NOTE(latency-64-bit) in checker/fast_latency.py,
-NOTE(json-bigint) in checker/report.py). Before, two steps of cost 2^62 came out `proved, max 0`
+"""Issue 38: latencies are exact at any size (NOTE(latency-64-bit) in checker/engines/latency/fast_latency.py,
+NOTE(json-bigint) in checker/report/render.py). Before, two steps of cost 2^62 came out `proved, max 0`
 (or an internal AssertionError) on the compiled core, whose kernels add in int64; a cost past 64
 bits ended in an OverflowError there and in a TypeError with `--json` on the Python core."""
 
@@ -10,8 +10,10 @@ import random
 
 import pytest
 
-from gpcheck.checker import Verdict, api, fast_latency, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.api import explicit_run as api
+from gpcheck.checker.engines.latency import fast_latency
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_source
 from tests.quality.latency_diff import big_cost_spec, compare
 from tests.recheck import write_spec

@@ -1,4 +1,4 @@
-"""Action costs and latency properties (NOTE(latency) in spec/ir.py, checker/latency.py):
+"""Action costs and latency properties (NOTE(latency) in spec/ir.py, checker/engines/latency/latency.py):
 the language, exact numbers on purpose-written specs, the counterexamples, the Z3 engines'
 honest `unknown`, and agreement with an independent brute-force computation (the reference
 interpreter of tests/reference, value iteration instead of graph algorithms) on random specs."""
@@ -11,7 +11,7 @@ import random
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.cost import compile_costs
 from gpcheck.spec import load_source
@@ -278,7 +278,7 @@ def test_latencies_agree_with_a_brute_force_on_random_specs(seed):
 
 
 def test_every_violated_latency_witness_replays_through_the_witness_check():
-    from gpcheck.checker.witness import check_witness
+    from gpcheck.checker.engines.smt.witness import check_witness
 
     for src in (COUNTER, "var x: 0..2 = 0\naction inc cost 1 { require x < 2\n x = x + 1 }\nallow deadlock\n"
                 "latency l: from x == 1 to x == 2\n"):

@@ -3,7 +3,7 @@ writes property tests: this file is the plugin's worked example (README, "Python
 
 Every model declares `expect PROPERTY: VERDICT`; each expectation becomes one test, checked by
 the explicit engine at the model's default constants (one search per model is shared by its
-expectations, NOTE(testing-cache) in checker/testing.py). The marked tests show what-if runs
+expectations, NOTE(testing-cache) in checker/api/testing.py). The marked tests show what-if runs
 over other constants with `@pytest.mark.gpcheck_consts`."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from gpcheck.checker.pytest_plugin import Gpcheck, autoloaded
-from gpcheck.checker.testing import assert_holds, assert_verdict
+from gpcheck.checker.cli.pytest_plugin import Gpcheck, autoloaded
+from gpcheck.checker.api.testing import assert_holds, assert_verdict
 from gpcheck.spec import bundled_models, load_spec
 
 # A user's suite needs nothing: installing gpcheck registers the plugin. This line only serves
 # runs of this repository's tests without installing it.
-pytest_plugins = [] if autoloaded() else ["gpcheck.checker.pytest_plugin"]
+pytest_plugins = [] if autoloaded() else ["gpcheck.checker.cli.pytest_plugin"]
 
 MAX_STATES = 1_000_000  # a model grown past this is no longer a fast unit test: it fails, unknown
 

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # What the API pulls in; none of it is needed to load the plugin or print the version.
-HEAVY = ("gpcheck.checker.api", "gpcheck.checker.testing", "gpcheck.spec.load", "gpcheck.spec.parser",
+HEAVY = ("gpcheck.checker.api.model_api", "gpcheck.checker.api.testing", "gpcheck.spec.load", "gpcheck.spec.parser",
          "gpcheck.gpmodel", "lark", "z3", "numba", "distributed", "rich")
 
 LOADED = f"sorted(m for m in {HEAVY!r} if m in sys.modules)"  # an expression, in the child
@@ -28,7 +28,7 @@ def _python(code: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProc
 
 
 def test_loading_the_pytest_plugin_imports_none_of_the_api():
-    r = _python(f"import sys, gpcheck.checker.pytest_plugin\nprint({LOADED})")
+    r = _python(f"import sys, gpcheck.checker.cli.pytest_plugin\nprint({LOADED})")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
 
@@ -45,7 +45,7 @@ def test_a_pytest_session_with_the_plugin_imports_none_of_the_api(tmp_path):
         "    assert gpcheck_const == {} and callable(gpcheck.assert_holds)\n")
     code = "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))"
     r = subprocess.run(
-        [sys.executable, "-c", code, "-p", "gpcheck.checker.pytest_plugin", "-p", "no:cacheprovider",
+        [sys.executable, "-c", code, "-p", "gpcheck.checker.cli.pytest_plugin", "-p", "no:cacheprovider",
          "-p", "no:xdist", "-p", "no:hypothesispytest", "-q", "test_plain.py"],
         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
         capture_output=True, text=True, timeout=300)
@@ -57,7 +57,7 @@ def test_version_imports_none_of_the_api():
     # entry() leaves through os._exit after the atexit handlers: the list is printed by one
     r = _python(f"import atexit, sys\natexit.register(lambda: print({LOADED}))\n"
                 "sys.argv = ['gpcheck', '--version']\n"
-                "from gpcheck.checker.cli import entry\n"
+                "from gpcheck.checker.cli.command import entry\n"
                 "entry()\n")
     assert r.returncode == 0, r.stderr
     version, modules = r.stdout.strip().splitlines()

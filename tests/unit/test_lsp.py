@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gpcheck.checker.lsp import Server, diagnostics, uri_to_path
+from gpcheck.checker.cli.lsp import Server, diagnostics, uri_to_path
 
 ROOT = Path(__file__).resolve().parents[2]
 URI = "file:///tmp/some%20dir/x.gpspec"
@@ -143,7 +143,7 @@ def test_malformed_messages_over_stdio():
 
 
 def test_an_unchanged_document_is_not_checked_again(monkeypatch):
-    import gpcheck.checker.lsp as lsp
+    import gpcheck.checker.cli.lsp as lsp
 
     calls = []
     real = lsp.check

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from gpcheck.checker.claims import Outcome, check_claims, kernel_offset
-from gpcheck.checker.claims_rule import Code, Evidence, Measure, Row, derive, settle
-from gpcheck.checker.verdict import Verdict
-from gpcheck.checker.cli import main
+from gpcheck.checker.regression.claims import Outcome, check_claims, kernel_offset
+from gpcheck.checker.regression.claims_rule import Code, Evidence, Measure, Row, derive, settle
+from gpcheck.checker.core.verdict import Verdict
+from gpcheck.checker.cli.command import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -128,7 +128,7 @@ def test_claims_rule_derives_each_outcome() -> None:
 
 def test_claims_command_prints_the_rule_and_each_checks_standing(capsys: pytest.CaptureFixture[str],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import gpcheck.checker.commands.claims as cmd
+    import gpcheck.checker.cli.commands.claims as cmd
     r = Row("4.1.6", "AMD", "monitoring", "kernel space + MMIO", Outcome.REFUTED, "why",
             [Evidence("kfd_sched", "hp_detected", (), "holds", Verdict.VIOLATED, role="claim")],
             code=[Code("kfd_priv.h:L478-487", "disagrees")])
@@ -174,7 +174,7 @@ def test_explain_the_issue_16_findings(capsys: pytest.CaptureFixture[str], argv:
 def test_models_keeps_the_comment_blocks_alignment(capsys) -> None:
     """Issue 33: `gpcheck models M` printed the model's comment block with every line's own
     indentation stripped, so its aligned columns of code citations collapsed."""
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     assert main(["models", "cwsr"]) == 0
     out = capsys.readouterr().out
@@ -186,8 +186,8 @@ def test_models_keeps_the_comment_blocks_alignment(capsys) -> None:
 def test_claims_command_renders_the_rows(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The default run's check of `gpcheck verify-claims` (the whole table, above, is `slow`):
     the command over table 4.1 alone, its rows' live evidence, the text and the JSON."""
-    import gpcheck.checker.commands.claims as command
-    from gpcheck.checker.claims import Context, table_41
+    import gpcheck.checker.cli.commands.claims as command
+    from gpcheck.checker.regression.claims import Context, table_41
 
     rows = table_41(Context())  # the evidence, checked once for both renderings
     monkeypatch.setattr(command, "check_claims", lambda engine="explicit": rows)
@@ -206,8 +206,8 @@ def test_claims_rows_show_the_assumptions_their_evidence_rests_on(capsys: pytest
     """Issue 30: each row says which model assumptions its live checks carry (a proof's: those it
     used; a violation's: those in force), in the text and the JSON; a row whose checks rest on
     none says `none`."""
-    import gpcheck.checker.commands.claims as cmd
-    from gpcheck.checker.claims import Context
+    import gpcheck.checker.cli.commands.claims as cmd
+    from gpcheck.checker.regression.claims import Context
 
     ctx = Context()
     loss = ctx.check("cwsr", "no_loss", "proved", role="claim", Q=1)

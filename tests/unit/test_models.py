@@ -2,7 +2,7 @@
 at least one non-default setting of every parameter, each with the verdict it is known to have.
 
 Verdicts are established by the explicit engine: a complete exploration without a constraint
-is a proof for that instance (NOTE(honest-verdicts) in checker/verdict.py)."""
+is a proof for that instance (NOTE(honest-verdicts) in checker/core/verdict.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Mapping
 import pytest
 
 from gpcheck.checker import Report, Result, Verdict, verify
-from gpcheck.checker.library import SHARED, expectation_met, render_matrix, verify_library
+from gpcheck.checker.regression.library import SHARED, expectation_met, render_matrix, verify_library
 from gpcheck.spec import load_spec
 
 MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
@@ -438,7 +438,7 @@ def test_cwsr_rptr_moves_only_on_the_hqd_and_a_failed_queue_reset_escalates() ->
     """Only the CP moves rptr, from the queue's HQD (kfd_mqd_manager_v9.c L258-259): `retire` is never
     enabled while a queue is Unmapped, though such states with a finished dispatch are reachable; and a
     per-queue reset that fails resets the GPU (kfd_device_queue_manager.c L2327-2333)."""
-    from gpcheck.checker import explicit
+    from gpcheck.checker.engines.explicit import explicit
     from gpcheck.gpmodel import compile_model
 
     cm = compile_model(load_spec("cwsr", {"N": 1, "L": 1}))

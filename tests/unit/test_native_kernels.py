@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.explicit import Limits, select_properties
+from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
 from gpcheck.gpmodel import compile_model, jit_fingerprint, jit_kernels, jit_latency, jit_parallel, native
 from gpcheck.gpmodel.kernel_source import kernel_source
 from gpcheck.spec import bundled_models, load_source, load_spec
@@ -39,7 +39,7 @@ def test_kernel_source_is_what_inspect_gives():
 
 
 def _search(model, mode: str, cache: Path, monkeypatch):
-    from gpcheck.checker import fast_explicit
+    from gpcheck.checker.engines.explicit import fast_explicit
 
     monkeypatch.setenv("GPCHECK_NATIVE", mode)
     cache.mkdir(parents=True, exist_ok=True)

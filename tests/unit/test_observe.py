@@ -191,7 +191,7 @@ def test_bad_input():
 
 
 def test_check_command(tmp_path, capsys):
-    from gpcheck.checker.commands.observe_cmd import run_observation_check
+    from gpcheck.checker.cli.commands.observe_cmd import run_observation_check
 
     good = str(tmp_path / "good.jsonl")
     # `source.missing: []`: the trace states its source recorded everything (NOTE(source-missing))

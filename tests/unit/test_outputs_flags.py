@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main
-from gpcheck.checker.commands.flags import memory_size, seconds
-from gpcheck.checker.outputs import OutputPlan
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.cli.commands.flags import memory_size, seconds
+from gpcheck.checker.cli.outputs import OutputPlan
 from gpcheck.spec import load_source
 from gpcheck.spec.errors import SpecError, UsageError
 

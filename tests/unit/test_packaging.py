@@ -73,7 +73,7 @@ def test_licence_typing_marker_and_metadata():
 
 
 def test_docs_are_package_data_and_every_topic_exists():
-    from gpcheck.checker.manual import TOPICS, docs_dir
+    from gpcheck.checker.cli.manual import TOPICS, docs_dir
 
     root = docs_dir()
     assert root is not None and root.resolve() == (ROOT / "docs").resolve()
@@ -150,7 +150,7 @@ def test_textmate_grammar_scopes_a_model(examples):
 
 @pytest.mark.parametrize("topic", ["tutorial", "language", "trace-format", "editors"])
 def test_docs_command_prints_each_topic(topic, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     assert main(["docs", topic]) == 0
     assert capsys.readouterr().out.startswith("# ")

@@ -1,4 +1,4 @@
-"""The fixed-size Houdini's bulk evaluation (checker/param/finite.py `_GroupTable`) agrees
+"""The fixed-size Houdini's bulk evaluation (checker/engines/param/finite.py `_GroupTable`) agrees
 with one `_Group.holds` call per candidate and state, on first- and second-round templates
 (three-counter atoms included)."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpcheck.checker.param.encode import ParamEncoder
-from gpcheck.checker.param.extract import extract
-from gpcheck.checker.param.finite import _instance
-from gpcheck.checker.param.prove import Candidate, mine
-from gpcheck.checker.smt.mining import Atom, sample_states
-from gpcheck.checker.smt.session import Deadline
+from gpcheck.checker.engines.param.encode import ParamEncoder
+from gpcheck.checker.engines.param.extract import extract
+from gpcheck.checker.engines.param.finite import _instance
+from gpcheck.checker.engines.param.prove import Candidate, mine
+from gpcheck.checker.engines.smt.mining import Atom, sample_states
+from gpcheck.checker.engines.smt.session import Deadline
 from gpcheck.spec import load_spec
 
 
@@ -65,7 +65,7 @@ def test_core_says_whether_the_property_is_not_inductive_or_out_of_steps(example
     """`FixedSize.core` tells "not inductive relative to these candidates" apart from "Z3 ran
     out of its step budget" (both used to read "no proof at N=..."), and finds a core when
     there is one."""
-    from gpcheck.checker.param.finite import FixedSize
+    from gpcheck.checker.engines.param.finite import FixedSize
 
     load, pm, enc, samples = _ring(examples)
     cands = mine(enc, samples)

@@ -1,4 +1,4 @@
-"""checker/param/instantiate.py: instantiation only weakens a hypothesis (its unsat answers
+"""checker/engines/param/instantiate.py: instantiation only weakens a hypothesis (its unsat answers
 are proofs), puts a term only at binders of the same index range, and skolemizing a goal
 keeps it satisfiable exactly when it was."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import z3
 
-from gpcheck.checker.param.encode import ParamEncoder
-from gpcheck.checker.param.extract import extract
-from gpcheck.checker.param.instantiate import Instantiator, clear_interrupt, skolemize
+from gpcheck.checker.engines.param.encode import ParamEncoder
+from gpcheck.checker.engines.param.extract import extract
+from gpcheck.checker.engines.param.instantiate import Instantiator, clear_interrupt, skolemize
 from gpcheck.spec import load_source
 
 SRC = """model two_ranges
@@ -82,8 +82,8 @@ def test_consecution_asks_mbqi_once_more_where_e_matching_gives_up():
     """`Consecution(retry_steps=)`: a check E-matching leaves `unknown` (incomplete
     quantifiers) is asked again with MBQI, and its `unsat` (with the core) counts; without
     it the answer stays `unknown`."""
-    from gpcheck.checker.param.induct import Consecution
-    from gpcheck.checker.smt.session import Deadline
+    from gpcheck.checker.engines.param.induct import Consecution
+    from gpcheck.checker.engines.smt.session import Deadline
 
     enc, s, t, _ = _setup()
     x = z3.Int("x")

@@ -4,11 +4,11 @@ certificate. The states only propose; Z3 decides; the printed invariants re-chec
 from __future__ import annotations
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.smt import pdr
-from gpcheck.checker.smt.encode import Encoder
-from gpcheck.checker.smt.lemmas import _Checker, _successors, houdini
-from gpcheck.checker.smt.mining import Atom
-from gpcheck.checker.smt.session import Deadline
+from gpcheck.checker.engines.smt import pdr
+from gpcheck.checker.engines.smt.encode import Encoder
+from gpcheck.checker.engines.smt.lemmas import _Checker, _successors, houdini
+from gpcheck.checker.engines.smt.mining import Atom
+from gpcheck.checker.engines.smt.session import Deadline
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_source
 
@@ -47,7 +47,7 @@ def test_pdr_lemma_invariant_rechecks_in_the_explicit_engine(examples):
 
 
 def test_certificate_proves_and_refutes_with_a_replayed_counterexample(monkeypatch):
-    from gpcheck.checker.smt.lemmas import LemmaProver
+    from gpcheck.checker.engines.smt.lemmas import LemmaProver
 
     monkeypatch.setattr(LemmaProver, "usable", property(lambda self: False))  # the reachable set decides
     report = verify("reef_rewind", engine="pdr", properties=["no_loss", "ring_kept"], timeout=120)
@@ -73,7 +73,7 @@ def test_atom_table_agrees_with_atom_holds():
 
     import numpy as np
 
-    from gpcheck.checker.smt.mining import AtomTable
+    from gpcheck.checker.engines.smt.mining import AtomTable
 
     rng = random.Random(7)
     atoms = []
@@ -95,8 +95,8 @@ def test_atom_table_agrees_with_atom_holds():
 def test_houdini_exploring_from_counterexamples_keeps_the_same_fixpoint():
     """Dropping candidates along the states a counterexample to induction leads to (and its
     mutants that satisfy every candidate) is exact: the same largest inductive subset."""
-    from gpcheck.checker.smt import lemmas as lem
-    from gpcheck.checker.smt.mining import mine_atoms, sample_states
+    from gpcheck.checker.engines.smt import lemmas as lem
+    from gpcheck.checker.engines.smt.mining import mine_atoms, sample_states
     from gpcheck.spec import load_spec
 
     model = load_spec("blp")
@@ -125,8 +125,8 @@ def test_pdr_reports_each_propertys_own_and_shared_seconds():
 def test_the_certificate_holds_only_for_a_closed_set():
     """Consecution is checked one action path at a time: a set missing one reachable state (or
     the initial one) is not inductive; the whole reachable set is, under any slot order."""
-    from gpcheck.checker.smt.mining import sample_states
-    from gpcheck.checker.smt.reachset import ReachCertificate
+    from gpcheck.checker.engines.smt.mining import sample_states
+    from gpcheck.checker.engines.smt.reachset import ReachCertificate
 
     model = load_source(COUNTER, "c.gpspec")
     system = pdr._System(Encoder(model))
@@ -145,7 +145,7 @@ def test_slot_order_makes_a_smaller_diagram_of_the_same_set():
 
     import z3
 
-    from gpcheck.checker.smt.reachset import slot_order, state_set_formula
+    from gpcheck.checker.engines.smt.reachset import slot_order, state_set_formula
 
     src = "model m\nvar x1: 0..3 = 0\nvar x2: 0..3 = 0\nvar y1: 0..3 = 0\nvar y2: 0..3 = 0\nallow deadlock\n"
     enc = Encoder(load_source(src, "m.gpspec"))
@@ -167,9 +167,9 @@ def test_a_houdini_that_cannot_finish_in_its_steps_is_not_started():
     """NOTE(hopeless-houdini): candidates x action paths x the fewest steps per cell over the
     budget: no Z3 step is spent and no lemma is kept (as when Houdini runs out); with steps
     enough, the same candidates give lemmas."""
-    from gpcheck.checker.smt.lemmas import HOUDINI_MIN_STEPS_PER_CELL, LemmaProver
-    from gpcheck.checker.smt.mining import sample_states
-    from gpcheck.checker.smt.session import steps_used
+    from gpcheck.checker.engines.smt.lemmas import HOUDINI_MIN_STEPS_PER_CELL, LemmaProver
+    from gpcheck.checker.engines.smt.mining import sample_states
+    from gpcheck.checker.engines.smt.session import steps_used
 
     model = load_source(COUNTER, "c.gpspec")
     system = pdr._System(Encoder(model))

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from gpcheck.checker.api import verify
+from gpcheck.checker.api.model_api import verify
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import bundled_models, load_spec
@@ -128,7 +128,7 @@ def test_reconstructed_behaviour_export(tmp_path) -> None:
     internal steps appear (flagged), at the time of the event they precede, and slots the trace
     never observed get tracks."""
     from gpcheck.traces.perfetto import export_trace
-    from gpcheck.traces.replay import Replayer, memory_source
+    from gpcheck.checker.engines.replay.search import Replayer, memory_source
 
     if not (EXAMPLES / "ring.gpspec").exists():
         pytest.skip("no examples")
@@ -192,7 +192,7 @@ def test_observation_trace_export_shows_the_kernels(tmp_path) -> None:
 def test_real_trace_export_keeps_kernel_names(tmp_path) -> None:
     """The Kineto recording of traces/corpus/real, replayed and exported: its kernels' names are in
     the file (grep finds them), one slice per kernel, with correlation ids."""
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
     from gpcheck.traces.format import read_trace
 
     trace = ROOT / "traces" / "corpus" / "real" / "kineto_priority.jsonl.gz"

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.format import Event, TraceHeader, read_trace, write_trace
 from gpcheck.traces.importers import import_trace

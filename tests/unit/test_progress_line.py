@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gpcheck.checker import progress
-from gpcheck.checker.commands.common import write_out
+from gpcheck.checker.core import progress
+from gpcheck.checker.cli.commands.common import write_out
 
 
 class _Tape(io.StringIO):
@@ -42,7 +42,7 @@ def test_the_report_erases_the_progress_line_first(monkeypatch: pytest.MonkeyPat
 
 
 def test_explicit_phases_are_named() -> None:
-    from gpcheck.checker.api import verify
+    from gpcheck.checker.api.model_api import verify
 
     seen: list[str] = []
     original = progress.note

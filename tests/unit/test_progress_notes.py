@@ -1,4 +1,4 @@
-"""What the engines tell the progress meter (checker/progress.py), without waiting for its
+"""What the engines tell the progress meter (checker/core/progress.py), without waiting for its
 clock: test_good_citizen.py's progress-line test runs real commands into their --timeout and is
 `slow`; this one records the engines' notes and formats them as the meter does."""
 
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpcheck.checker import progress, verify
+from gpcheck.checker.core import progress
+from gpcheck.checker import verify
 
 COUNTER = """model counter
 const N = 6

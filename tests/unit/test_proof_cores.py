@@ -1,4 +1,4 @@
-"""Proof cores (NOTE(proof-core) in checker/smt/proofcore.py): every SMT proof names the
+"""Proof cores (NOTE(proof-core) in checker/engines/smt/proofcore.py): every SMT proof names the
 declared assumptions its inductive argument used, and none when it used none, on each path:
 kind's k-induction (k = 1 relative to the auxiliary invariants, and k > 1 without them), pdr's
 relative induction, its reachable-set certificate and Spacer."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import verify
-from gpcheck.checker.assumptions import CORE_HOW
-from gpcheck.checker.smt import kind, pdr
-from gpcheck.checker.smt.encode import bv_encoder
-from gpcheck.checker.smt.props import safety_properties
-from gpcheck.checker.smt.session import Deadline
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.api.assumptions import CORE_HOW
+from gpcheck.checker.engines.smt import kind, pdr
+from gpcheck.checker.engines.smt.encode import bv_encoder
+from gpcheck.checker.engines.smt.props import safety_properties
+from gpcheck.checker.engines.smt.session import Deadline
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.spec import load_source
 
 # held-back style: a save that is a copy only by assumption; `in_bounds` and `saved_ok` follow
@@ -129,7 +129,7 @@ allow deadlock
 def test_a_run_without_an_assumption_that_never_blocks_is_skipped(monkeypatch):
     """NOTE(assumption-use): the model without `polled` has the same state graph, so its run is
     skipped (the same results); with FIRST=1 the assumption blocks steps and the run happens."""
-    from gpcheck.checker import api
+    from gpcheck.checker.api import model_api as api
 
     calls = []
     real = api.run_explicit

@@ -1,5 +1,5 @@
-"""The gpcheck pytest plugin (checker/pytest_plugin.py) and the assertions it reports
-(checker/testing.py), run in inner pytest sessions with `pytester`.
+"""The gpcheck pytest plugin (checker/cli/pytest_plugin.py) and the assertions it reports
+(checker/api/testing.py), run in inner pytest sessions with `pytester`.
 
 Each inner session checks a four-state counter model written beside its test file, so the runs
 take milliseconds; the bundled models are exercised in test_library_with_plugin.py."""
@@ -13,10 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main as gpcheck_main
-from gpcheck.checker.pytest_plugin import autoloaded, const_combinations, const_id
-from gpcheck.checker.reproduce import check_command, replay_command, verify_command
-from gpcheck.checker.testing import GpcheckAssertionError, assert_holds, assert_verdict, assert_violated, safe_name
+from gpcheck.checker.cli.command import main as gpcheck_main
+from gpcheck.checker.cli.pytest_plugin import autoloaded, const_combinations, const_id
+from gpcheck.checker.api.reproduce import check_command, replay_command, verify_command
+from gpcheck.checker.api.testing import (
+    GpcheckAssertionError,
+    assert_holds,
+    assert_verdict,
+    assert_violated,
+    safe_name,
+)
 from gpcheck.spec import load_spec
 from gpcheck.spec.errors import UsageError
 from gpcheck.traces.format import Event, TraceHeader, write_trace
@@ -48,7 +54,7 @@ allow deadlock
 # Installed (`pip install -e .`, as CI does): the inner sessions load the plugin through its entry
 # point, which is what users get. Run from a bare checkout: load it by module name instead.
 PLUGIN_ARGS: list[str] = [] if autoloaded() else [
-    "-p", "gpcheck.checker.pytest_plugin", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    "-p", "gpcheck.checker.cli.pytest_plugin", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
 
 
 @pytest.fixture
@@ -87,7 +93,7 @@ def reproduce(command: str) -> tuple[int, str]:
 
 def test_entry_point_is_declared() -> None:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert meta["project"]["entry-points"]["pytest11"] == {"gpcheck": "gpcheck.checker.pytest_plugin"}
+    assert meta["project"]["entry-points"]["pytest11"] == {"gpcheck": "gpcheck.checker.cli.pytest_plugin"}
 
 
 @pytest.mark.skipif(not autoloaded(), reason="gpcheck is not installed (pip install -e .), or plugin autoload is off")
@@ -104,7 +110,7 @@ def test_installed_plugin_loads_without_flags(pytester: pytest.Pytester) -> None
 
 def test_failing_assert_holds_shows_counterexample_and_command(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
-        from gpcheck.checker.testing import assert_holds
+        from gpcheck.checker.api.testing import assert_holds
 
         def test_bounded():
             assert_holds("counter.gpspec", "bounded")
@@ -130,7 +136,7 @@ def test_failing_assert_holds_shows_counterexample_and_command(pytester: pytest.
         "  gpcheck verify counter.gpspec --property bounded --engine explicit",
     ])
     # The message stands alone: no traceback through gpcheck's own code.
-    assert "checker/testing.py" not in text and "Traceback" not in text
+    assert "checker/api/testing.py" not in text and "Traceback" not in text
     # The short summary carries the headline.
     result.stdout.fnmatch_lines(["FAILED test_model.py::test_bounded - gpcheck: expected bounded*"])
 
@@ -151,7 +157,7 @@ def test_reproduction_command_reproduces(pytester: pytest.Pytester, counter: Pat
 
 def test_const_override_and_engine_appear_in_the_command(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
-        from gpcheck.checker.testing import assert_violated
+        from gpcheck.checker.api.testing import assert_violated
 
         def test_bounded_small():
             assert_violated("counter.gpspec", "bounded", consts={"N": 2})
@@ -169,7 +175,7 @@ def test_const_override_and_engine_appear_in_the_command(pytester: pytest.Pytest
 
 def test_passing_assertions_stay_quiet(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
-        from gpcheck.checker.testing import assert_holds, assert_verdict, assert_violated
+        from gpcheck.checker.api.testing import assert_holds, assert_verdict, assert_violated
 
         def test_holds():
             r = assert_holds("counter.gpspec", "bounded", consts={"N": 2}, proved=True)
@@ -191,7 +197,7 @@ def test_passing_assertions_stay_quiet(pytester: pytest.Pytester, counter: Path)
 
 def test_unknown_verdict_fails_with_its_reason(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
-        from gpcheck.checker.testing import assert_holds
+        from gpcheck.checker.api.testing import assert_holds
 
         def test_limited():
             assert_holds("counter.gpspec", "nonneg", max_states=2)
@@ -225,7 +231,7 @@ def test_loaded_model_pins_every_constant(counter: Path, pytester: pytest.Pytest
 
 
 def test_z3_engine_is_named_in_the_command(counter: Path, pytester: pytest.Pytester) -> None:
-    pytest.importorskip("gpcheck.checker.engines", reason="the Z3 engines (checker/engines.py) are not in this checkout")
+    pytest.importorskip("gpcheck.checker.api.smt_dispatch", reason="the Z3 engines (checker/api/smt_dispatch.py) are not in this checkout")
     r = assert_holds("counter.gpspec", "bounded", engine="pdr", consts={"N": 2}, proved=True)
     assert r.engine == "pdr"
     with pytest.raises(GpcheckAssertionError) as info:
@@ -240,7 +246,7 @@ def test_z3_engine_is_named_in_the_command(counter: Path, pytester: pytest.Pytes
 def test_marker_parametrizes_over_the_cartesian_product(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
         import pytest
-        from gpcheck.checker.testing import assert_holds
+        from gpcheck.checker.api.testing import assert_holds
 
         @pytest.mark.gpcheck_consts(N=[2, 3], LIMIT=[2, 3])
         def test_bounded(gpcheck_const):
@@ -317,7 +323,7 @@ def test_const_combinations() -> None:
 def test_itf_option_writes_each_failing_counterexample(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
         import pytest
-        from gpcheck.checker.testing import assert_holds
+        from gpcheck.checker.api.testing import assert_holds
 
         @pytest.mark.gpcheck_consts(LIMIT=[1, 3])
         def test_bounded(gpcheck):
@@ -339,7 +345,7 @@ def test_itf_option_writes_each_failing_counterexample(pytester: pytest.Pytester
 
 def test_without_the_option_nothing_is_written(pytester: pytest.Pytester, counter: Path) -> None:
     pytester.makepyfile(test_model="""
-        from gpcheck.checker.testing import assert_holds
+        from gpcheck.checker.api.testing import assert_holds
 
         def test_bounded():
             assert_holds("counter.gpspec", "bounded")
@@ -363,7 +369,7 @@ def test_assert_conforms(pytester: pytest.Pytester, counter: Path) -> None:
     _counter_trace(pytester.path / "skips.jsonl", [1, 3])
     _counter_trace(pytester.path / "overflows.jsonl", [1, 2, 3])
     pytester.makepyfile(test_traces="""
-        from gpcheck.checker.testing import assert_conforms
+        from gpcheck.checker.api.testing import assert_conforms
 
         def test_ok():
             report = assert_conforms("ok.jsonl", "counter.gpspec")
@@ -399,7 +405,7 @@ def test_assert_conforms(pytester: pytest.Pytester, counter: Path) -> None:
 
 
 def test_assert_conforms_in_memory(counter: Path, pytester: pytest.Pytester) -> None:
-    from gpcheck.checker.testing import assert_conforms
+    from gpcheck.checker.api.testing import assert_conforms
 
     header = TraceHeader(model="counter", constants={}, init={"x": 0})
     report = assert_conforms((header, [Event("inc", {}, {"x": 1})]), "counter.gpspec")
@@ -427,7 +433,7 @@ def test_assert_observations(pytester: pytest.Pytester) -> None:
     write_trace(str(pytester.path / "clean.jsonl"), header, clean)
     write_trace(str(pytester.path / "twice.jsonl"), header, twice)
     pytester.makepyfile(test_gpcheck_observations="""
-        from gpcheck.checker.testing import assert_observations
+        from gpcheck.checker.api.testing import assert_observations
 
         def test_clean():
             report = assert_observations("clean.jsonl")

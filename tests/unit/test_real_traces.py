@@ -116,7 +116,7 @@ def test_cupti_probe_trace():
 
 @pytest.mark.parametrize("name", ["priority_high_vs_low", "kineto_priority", "cupti_probe_records"])
 def test_imported_traces_replay_against_nvidia_streams(name, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     assert main(["replay", path(name), "--max-hidden", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -124,7 +124,7 @@ def test_imported_traces_replay_against_nvidia_streams(name, capsys):
 
 
 def test_a_trace_with_a_lost_completion_does_not_replay(tmp_path, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     header, events = read_trace(path("priority_equal"))
     first_end = next(i for i, e in enumerate(events) if e.action == "end" and e.args["stream"] == 1)

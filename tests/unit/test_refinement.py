@@ -1,5 +1,5 @@
 """Refinement (issue 32 item 2): `refines M with { var := expr, ... }` (spec/refines.py,
-checker/refinement.py, NOTE(refinement))."""
+checker/engines/explicit/refinement.py, NOTE(refinement))."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import load_spec
 from gpcheck.spec.errors import SpecError
 

@@ -1,10 +1,10 @@
-"""NOTE(exact-sign) in checker/param/refs.py: a circuit's relation comes out with one sign
+"""NOTE(exact-sign) in checker/engines/param/refs.py: a circuit's relation comes out with one sign
 whatever floating-point noise the null vector carries (the BLAS build decides that noise)."""
 
 import numpy as np
 import pytest
 
-from gpcheck.checker.param.refs import _relation
+from gpcheck.checker.engines.param.refs import _relation
 
 
 @pytest.mark.parametrize("noise", [-1e-13, 0.0, 1e-13])

@@ -1,4 +1,4 @@
-"""traces/replay.py: simulate → replay round trips over many seeds for every example spec and
+"""checker/engines/replay/search.py: simulate → replay round trips over many seeds for every example spec and
 bundled model, exact divergence diagnosis (line, require, state mismatch), hidden internal
 steps, unobserved values and property verdicts on the reconstructed behaviour."""
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.gpmodel import CompiledModel, compile_model
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import bundled_models, load_source, load_spec
 from gpcheck.spec.errors import TraceError
 from gpcheck.traces.emit import events_of, header_for
 from gpcheck.traces.format import Event, TraceHeader
-from gpcheck.traces.replay import ReplayOptions, Replayer, memory_source
+from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer, memory_source
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
@@ -190,9 +190,9 @@ def test_hidden_steps_are_bounded_by_max_hidden() -> None:
 def test_candidate_limit_makes_replay_undecided(monkeypatch) -> None:
     """Without the Z3 fallback module (NOTE(replay-z3)) the candidate limit leaves the trace
     undecided; with it, see tests/unit/test_replay_z3.py."""
-    from gpcheck.traces import replay as rp
+    from gpcheck.checker.engines.replay import search as rp
 
-    monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "gpcheck.checker.smt._no_such_module")
+    monkeypatch.setattr(rp, "SYMBOLIC_MODULE", "gpcheck.checker.engines.smt._no_such_module")
     cm = compile_model(load_source(ANY, "any.gpspec"))
     rep = _replay(cm, TraceHeader(), [Event("tick", {})], max_candidates=1)
     assert rep.conforms is None and rep.exit_code == 3 and "Z3 fallback" in (rep.reason or "")
@@ -254,7 +254,7 @@ def test_symbolic_fallback_hook(monkeypatch) -> None:
     import sys
     import types
 
-    from gpcheck.traces import replay as rp
+    from gpcheck.checker.engines.replay import search as rp
 
     cm = compile_model(load_source(ANY, "any.gpspec"))
     seen = []

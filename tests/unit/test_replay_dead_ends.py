@@ -1,5 +1,5 @@
 """NOTE(lazy-dead-ends): the lazy hidden-step search does not expand a state from which no
-internal steps can enable the logged event, as Z3 proves (checker/smt/deadend.py); this is what
+internal steps can enable the logged event, as Z3 proves (checker/engines/smt/deadend.py); this is what
 keeps replay linear on recorders' traces, and it never changes an answer."""
 
 from __future__ import annotations
@@ -12,12 +12,18 @@ sys.path.insert(0, str(ROOT / "tests" / "bench"))
 
 from bench_replay_real import make_synthetic  # noqa: E402
 
-from gpcheck.checker.smt.deadend import DeadEnds, assigned_vars  # noqa: E402
+from gpcheck.checker.engines.smt.deadend import DeadEnds, assigned_vars  # noqa: E402
 from gpcheck.gpmodel import compile_model  # noqa: E402
 from gpcheck.spec import load_source, load_spec  # noqa: E402
 from gpcheck.traces.format import Event, TraceHeader, read_trace  # noqa: E402
-from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
-from gpcheck.traces.hidden import _conjuncts, _substitute  # noqa: E402
+from gpcheck.checker.engines.replay.search import (
+    UNBOUNDED,
+    ReplayOptions,
+    Replayer,
+    file_source,
+    memory_source,
+)  # noqa: E402
+from gpcheck.checker.engines.replay.hidden import _conjuncts, _substitute  # noqa: E402
 from gpcheck.spec import ir  # noqa: E402
 
 STREAMS = {"S": 2, "P": 6, "Q": 40, "SLOTS": 2}

@@ -1,4 +1,4 @@
-"""The lazy hidden-step search (NOTE(lazy-replay), traces/hidden.py) gives the exhaustive search's
+"""The lazy hidden-step search (NOTE(lazy-replay), checker/engines/replay/hidden.py) gives the exhaustive search's
 verdict, divergence line and property verdicts: on every corpus trace where the exhaustive search
 (any number of hidden steps) finishes, and on a fast slice of randomly thinned simulated traces
 (the long run is tests/quality/lazy_agreement.py). And it is what makes realistic traces replay."""
@@ -20,7 +20,13 @@ from lazy_agreement import run, summary  # noqa: E402
 from gpcheck.gpmodel import compile_model  # noqa: E402
 from gpcheck.spec import load_source, load_spec  # noqa: E402
 from gpcheck.traces.format import Event, TraceHeader, read_trace  # noqa: E402
-from gpcheck.traces.replay import UNBOUNDED, ReplayOptions, Replayer, file_source, memory_source  # noqa: E402
+from gpcheck.checker.engines.replay.search import (
+    UNBOUNDED,
+    ReplayOptions,
+    Replayer,
+    file_source,
+    memory_source,
+)  # noqa: E402
 from gpcheck.traces.sources import open_source, peek  # noqa: E402
 
 CORPUS = ROOT / "traces" / "corpus" / "sim"

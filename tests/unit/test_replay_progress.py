@@ -9,7 +9,7 @@ from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_source
 from gpcheck.traces.format import Event, TraceHeader
 from gpcheck.traces.progress import ReplayProgress, count_events
-from gpcheck.traces.replay import ReplayOptions, Replayer, memory_source
+from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer, memory_source
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""checker/smt/tracefill.py: the Z3 fallback of replay past the candidate limit (NOTE(replay-z3)).
+"""checker/engines/smt/tracefill.py: the Z3 fallback of replay past the candidate limit (NOTE(replay-z3)).
 
 Each trace here is also replayed explicitly (the default limit is far above what these small
 models need), and the symbolic verdict must agree with it: conforms, or the same diverging
@@ -11,13 +11,13 @@ from typing import Any
 import orjson
 import pytest
 
-from gpcheck.checker.cli import main
-from gpcheck.checker.smt import tracefill
-from gpcheck.checker.smt.tracefill import FillResult, Witness, fill_trace
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.engines.smt import tracefill
+from gpcheck.checker.engines.smt.tracefill import FillResult, Witness, fill_trace
 from gpcheck.gpmodel import CompiledModel, compile_model
 from gpcheck.spec import load_source
 from gpcheck.traces.format import Event, TraceHeader, write_trace
-from gpcheck.traces.replay import ReplayOptions, Replayer, SymbolicRequest, memory_source
+from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer, SymbolicRequest, memory_source
 
 STOCK = """model stock "Unobserved stock levels and hidden refills: the Z3 fallback fills them in"
 var stock: [0..2] -> 0..3 = any

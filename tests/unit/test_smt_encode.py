@@ -11,11 +11,11 @@ import z3
 
 from gpcheck.gpmodel import ModelError, compile_model
 from gpcheck.spec import load_source
-from gpcheck.checker.smt.bounds import bv_width, max_magnitude
-from gpcheck.checker.smt.encode import Encoder, bv_encoder, step_paths
-from gpcheck.checker.smt.render import render_invariant
-from gpcheck.checker.smt.session import Deadline, Sat, Session, Unknown, Unsat
-from gpcheck.checker.smt.terms import const_int, scalar_lit
+from gpcheck.checker.engines.smt.bounds import bv_width, max_magnitude
+from gpcheck.checker.engines.smt.encode import Encoder, bv_encoder, step_paths
+from gpcheck.checker.engines.smt.render import render_invariant
+from gpcheck.checker.engines.smt.session import Deadline, Sat, Session, Unknown, Unsat
+from gpcheck.checker.engines.smt.terms import const_int, scalar_lit
 
 
 def model(src: str):

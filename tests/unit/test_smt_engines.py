@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.witness import check_witness
+from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_source, load_spec
 

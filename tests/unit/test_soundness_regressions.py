@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from gpcheck.checker import Verdict, load, verify
-from gpcheck.checker.cli import main
-from gpcheck.checker.witness import check_witness
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import ir, load_source
 
@@ -178,10 +178,10 @@ def test_the_failing_instance_is_read_only_when_an_action_fails():
     # it is made to
     import z3
 
-    from gpcheck.checker.smt.bmc import Unroller
-    from gpcheck.checker.smt.encode import bv_encoder
-    from gpcheck.checker.smt.props import ERROR_TAG, SafetyProp
-    from gpcheck.checker.smt.session import Deadline, Sat
+    from gpcheck.checker.engines.smt.bmc import Unroller
+    from gpcheck.checker.engines.smt.encode import bv_encoder
+    from gpcheck.checker.engines.smt.props import ERROR_TAG, SafetyProp
+    from gpcheck.checker.engines.smt.session import Deadline, Sat
 
     m = model(INVARIANT_ERROR)
     enc = bv_encoder(m)
@@ -244,7 +244,7 @@ invariant p: x < 3 or a[x] == 0
 # found by the in-process differential run (tests/quality/differential.py --cli): after a command
 # stopped at its --timeout, the next one in the same process got a canceled first Z3 check, and
 # BMC's bit-vector solver then answered unsat to every question: inv0, false in an initial
-# state, "held" ("every behaviour ends within 0 steps"). NOTE(stale-interrupt) in checker/smt/session.py
+# state, "held" ("every behaviour ends within 0 steps"). NOTE(stale-interrupt) in checker/engines/smt/session.py
 STALE_INTERRUPT = '''
 const N = 1
 const Z = 0
@@ -272,8 +272,8 @@ constraint c0: (o != o)
 def test_a_stopped_command_leaves_no_z3_interrupt_behind():
     import z3
 
-    import gpcheck.checker.smt.session  # noqa: F401 - loaded by any command that ran a Z3 engine
-    from gpcheck.checker import budget
+    import gpcheck.checker.engines.smt.session  # noqa: F401 - loaded by any command that ran a Z3 engine
+    from gpcheck.checker.core import budget
 
     m = model(STALE_INTERRUPT)
     with budget.activate():
@@ -285,7 +285,7 @@ def test_a_stopped_command_leaves_no_z3_interrupt_behind():
 
 # NOTE(stale-interrupt): once the budget has stopped, the watchdog interrupts Z3 every tick, and a
 # canceled check may answer wrongly (unsat), so no answer of a check made after the stop is
-# trusted. --for-all's solvers (checker/param/) and a few others took Z3's answers as they came.
+# trusted. --for-all's solvers (checker/engines/param/) and a few others took Z3's answers as they came.
 # The budget here is stopped without its watchdog: Z3 is never interrupted, so every check
 # answers truly, and the engines must still refuse the answers.
 NEVER_TWO = """model never_two
@@ -300,7 +300,7 @@ invariant no_two: all k in 0..N-1: w[k] != 2
 @pytest.fixture
 def stopped_budget(monkeypatch: pytest.MonkeyPatch) -> str:
     """The command's budget, stopped (as by SIGINT) but with no watchdog to interrupt Z3."""
-    from gpcheck.checker import budget
+    from gpcheck.checker.core import budget
 
     monkeypatch.setattr(budget, "_state", budget._State())
     why = "interrupted (test)"
@@ -310,7 +310,7 @@ def stopped_budget(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_for_all_proves_without_a_stop(tmp_path):
     """The control of the next test: the same call proves it when nothing stopped."""
-    from gpcheck.checker.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     path = tmp_path / "m.gpspec"
     path.write_text(NEVER_TWO)
@@ -318,7 +318,7 @@ def test_for_all_proves_without_a_stop(tmp_path):
 
 
 def test_for_all_proves_nothing_once_the_budget_stopped(tmp_path, stopped_budget):
-    from gpcheck.checker.param import verify_for_all
+    from gpcheck.checker.api.for_all import verify_for_all
 
     path = tmp_path / "m.gpspec"
     path.write_text(NEVER_TWO)
@@ -330,8 +330,8 @@ def test_no_solver_answer_is_trusted_once_the_budget_stopped(stopped_budget):
     """Each helper that reads a Z3 answer directly, on a question whose true answer is unsat."""
     import z3
 
-    from gpcheck.checker.param.prove import _unsat
-    from gpcheck.checker.smt.session import Deadline, trusted
+    from gpcheck.checker.engines.param.prove import _unsat
+    from gpcheck.checker.engines.smt.session import Deadline, trusted
 
     assert trusted(z3.Solver().check(z3.BoolVal(False))) == z3.unknown
     assert _unsat(Deadline(None), z3.BoolVal(False)) is False
@@ -344,8 +344,8 @@ def test_no_solver_answer_is_trusted_once_the_budget_stopped(stopped_budget):
 def test_pdr_walks_terms_thousands_deep():
     import z3
 
-    from gpcheck.checker.smt.encode import Encoder
-    from gpcheck.checker.smt.pdr import _System
+    from gpcheck.checker.engines.smt.encode import Encoder
+    from gpcheck.checker.engines.smt.pdr import _System
 
     system = _System(Encoder(model("var x: 0..3 = 0\nvar y: 0..3 = 0\naction a { x = y }\n")))
     x, y = system.s
@@ -356,8 +356,8 @@ def test_pdr_walks_terms_thousands_deep():
 
 
 def test_the_reach_set_certificate_of_a_state_with_thousands_of_slots():
-    from gpcheck.checker.smt.encode import Encoder
-    from gpcheck.checker.smt.reachset import state_set_formula
+    from gpcheck.checker.engines.smt.encode import Encoder
+    from gpcheck.checker.engines.smt.reachset import state_set_formula
 
     m = model("var a: [0..1499] -> 0..1 = 0\nvar t: 0..3 = 0\naction tick { require t < 3\n t = t + 1 }\n"
               "allow deadlock\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import SpecError, load_source
 
 HEAD = "model m\n"

@@ -20,9 +20,9 @@ import pytest
 import z3
 
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
-from gpcheck.checker.smt import session
-from gpcheck.checker.smt.session import Deadline, Session, Unknown
+from gpcheck.checker.api.for_all import verify_for_all
+from gpcheck.checker.engines.smt import session
+from gpcheck.checker.engines.smt.session import Deadline, Session, Unknown
 
 ROOT = Path(__file__).resolve().parents[2]
 

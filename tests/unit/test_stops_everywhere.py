@@ -1,5 +1,5 @@
 """Stops honoured in every phase (issue 11 / issue 20): the Python API's `timeout` bounds the Z3
-engines' work outside Z3 too (encoding, lemma mining: NOTE(time-limit) in checker/budget.py),
+engines' work outside Z3 too (encoding, lemma mining: NOTE(time-limit) in checker/core/budget.py),
 and the liveness pass, the SCCs included, ends with a partial report when the budget stops.
 
 Where a stop must land inside one phase, the tests make it land there deterministically: the
@@ -16,7 +16,8 @@ from typing import Callable
 
 import pytest
 
-from gpcheck.checker import Verdict, budget, verify
+from gpcheck.checker import Verdict, verify
+from gpcheck.checker.core import budget
 from gpcheck.spec import load_source
 
 # `total` sums a large array: its encoding is one long loop (the fold); `small` needs no fold
@@ -171,7 +172,7 @@ def test_a_stop_in_the_liveness_pass_gives_a_partial_report(monkeypatch, fresh_b
 
 def test_liveness_verdicts_found_before_the_stop_stand(monkeypatch, fresh_budget) -> None:
     """The stop comes in the second property's SCC pass: the first one's verdict stands."""
-    from gpcheck.checker import liveness
+    from gpcheck.checker.engines.explicit import liveness
 
     model = load_source(CHAIN, "chain.gpspec")
     passes: list[int] = []
@@ -196,9 +197,9 @@ def test_the_compiled_liveness_passes_in_small_pieces_give_the_same_verdicts(mon
     """The compiled core's graph kernels run in pieces, the budget checked between them (one
     pass over millions of states took tens of seconds with no poll): pieces of a few states
     and SCC steps, so that every kernel stops and resumes many times, change nothing."""
-    from gpcheck.checker import fast_explicit
-    from gpcheck.checker.api import run_explicit
-    from gpcheck.checker.explicit import Limits, select_properties
+    from gpcheck.checker.engines.explicit import fast_explicit
+    from gpcheck.checker.api.model_api import run_explicit
+    from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
     from gpcheck.spec import load_spec
 
     models = [load_source(CHAIN.replace("6000", "60"), "chain.gpspec"),

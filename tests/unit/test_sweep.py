@@ -18,10 +18,17 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
-from gpcheck.checker.cli import main
-from gpcheck.checker.cluster import open_cluster
-from gpcheck.checker.corpus import TraceRun, corpus_exit_code, expand_traces, OBSERVATION_SUFFIXES
-from gpcheck.checker.sweep import Instance, combinations, combined_exit_code, failed_run, parse_values, run_sweep
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.distributed.cluster import open_cluster
+from gpcheck.checker.distributed.corpus import TraceRun, corpus_exit_code, expand_traces, OBSERVATION_SUFFIXES
+from gpcheck.checker.distributed.sweep import (
+    Instance,
+    combinations,
+    combined_exit_code,
+    failed_run,
+    parse_values,
+    run_sweep,
+)
 from gpcheck.spec.errors import ConstantError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from gpcheck.checker import verify
-from gpcheck.checker.api import _symmetry_choice, run_explicit
-from gpcheck.checker.cli import main
-from gpcheck.checker.explicit import Limits, search, select_properties
-from gpcheck.checker.verdict import Verdict
-from gpcheck.checker.witness import check_witness
+from gpcheck.checker.api.model_api import _symmetry_choice, run_explicit
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.engines.explicit.explicit import Limits, search, select_properties
+from gpcheck.checker.core.verdict import Verdict
+from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.symmetry import Symmetry
 from gpcheck.spec import SpecError, load_source, load_spec
@@ -352,7 +352,8 @@ def test_auto_gives_a_small_group_to_the_compiled_core_on_a_large_model(monkeypa
     """--symmetry auto, --core auto: past the Python core's switch points, a reduction by fewer
     than AUTO_SYMMETRY_GROUP permutations gives way to the compiled core (unreduced); a larger
     group keeps the reduced search. (The compiled search is stubbed: no numba compile here.)"""
-    from gpcheck.checker import api, fast_explicit
+    from gpcheck.checker.api import explicit_run as api
+    from gpcheck.checker.engines.explicit import fast_explicit
     from gpcheck.gpmodel import jit
 
     monkeypatch.setattr(api, "AUTO_PYTHON_STATES", 20)

@@ -1,4 +1,4 @@
-"""The zone engine (checker/timed/) on the issue's acceptance examples: overlapping durations,
+"""The zone engine (checker/engines/timed/) on the issue's acceptance examples: overlapping durations,
 a drain racing a timeout, a 1 s slice in microseconds; time stamps in the reports; engines that
 do not know time say so."""
 
@@ -10,9 +10,9 @@ import time
 import pytest
 
 from gpcheck.checker import verify
-from gpcheck.checker.cli import main
-from gpcheck.checker.timed import dbm
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.cli.command import main
+from gpcheck.checker.engines.timed import dbm
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.spec import load_source
 
 SAVES = """model saves

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.spec import SpecError, ir, load_source
 
 HEAD = "model t\nconst N = 4\nvar a: 0..3 = 0\n"

@@ -1,4 +1,4 @@
-"""Liveness in the timed semantics (checker/timed/liveness.py): deadlines make "eventually" hold
+"""Liveness in the timed semantics (checker/engines/timed/liveness.py): deadlines make "eventually" hold
 where fairness alone would be needed; time-divergent behaviours that avoid the goal are violations
 with a lasso whose loop takes time; Zeno loops are no witness; untimed fair actions keep weak
 fairness."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from gpcheck.checker import verify
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.spec import load_source
 
 BASE = """model m
@@ -77,7 +77,7 @@ latency preempt: from req to saved[0] and saved[1] within 5
 
 
 def test_simulate_and_replay_refuse_a_timed_spec_with_the_reason(tmp_path, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     spec = tmp_path / "saves.gpspec"
     spec.write_text(SAVES)
@@ -92,7 +92,7 @@ def test_simulate_and_replay_refuse_a_timed_spec_with_the_reason(tmp_path, capsy
 
 
 def test_sweep_decides_a_timed_spec_in_the_timed_semantics(tmp_path, capsys):
-    from gpcheck.checker.cli import main
+    from gpcheck.checker.cli.command import main
 
     spec = tmp_path / "saves.gpspec"
     spec.write_text(SAVES)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpcheck.checker import verify
-from gpcheck.checker.verdict import Verdict
+from gpcheck.checker.core.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 BLP = str(ROOT / "docs" / "timed" / "blp_timed.gpspec")

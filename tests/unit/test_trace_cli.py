@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 from gpcheck.traces.format import read_trace
 from gpcheck.traces.perfetto import validate_chrome_trace
 

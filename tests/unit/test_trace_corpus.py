@@ -12,7 +12,7 @@ import pytest
 
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_spec
-from gpcheck.traces.replay import ReplayOptions, Replayer
+from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer
 from gpcheck.traces.sources import open_source, peek
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,16 +10,16 @@ import types
 
 import pytest
 
-import gpcheck.checker.param.prove as prove
-import gpcheck.checker.smt.lemmas as lemmas
-import gpcheck.checker.smt.session as session
+import gpcheck.checker.engines.param.prove as prove
+import gpcheck.checker.engines.smt.lemmas as lemmas
+import gpcheck.checker.engines.smt.session as session
 from gpcheck.checker import Verdict, verify
-from gpcheck.checker.param import verify_for_all
+from gpcheck.checker.api.for_all import verify_for_all
 
 
 @pytest.fixture
 def clock(monkeypatch):
-    """The deadlines' clock (checker/smt/session.py), with `run_out()` to jump it an hour on."""
+    """The deadlines' clock (checker/engines/smt/session.py), with `run_out()` to jump it an hour on."""
     state = {"offset": 0.0}
     fake = types.SimpleNamespace(monotonic=lambda: time.monotonic() + state["offset"])
     monkeypatch.setattr(session, "time", fake)

@@ -13,7 +13,7 @@ import pathlib
 import sqlite3
 from typing import Any, Iterator, Sequence
 
-from gpcheck.checker import budget
+from gpcheck.checker.core import budget
 from gpcheck.spec.errors import TraceError
 
 MAGIC = b"SQLite format 3\x00"

@@ -1,0 +1,179 @@
+"""Liveness in the timed semantics (NOTE(timed) in spec/ir.py; docs/timed.md).
+
+A liveness property is violated iff some *time-divergent*, weakly fair behaviour stays in not-Q
+forever (after a P-state for `leads_to`, from the start for `eventually`, anywhere for `always
+eventually`), exactly as checker/engines/explicit/liveness.py decides it for untimed specs, with time divergence
+in place of stuttering: a behaviour may stay in a state only while time passes there, and time
+cannot pass beyond an enabled instance's deadline.
+
+Time divergence is Tripakis's construction, as for an unbounded latency (checker/engines/timed/latency.py):
+one more clock `tick`, and a `tick` edge (tick >= T, reset tick) from every symbolic state, T
+one above the largest constant; a behaviour is time-divergent iff it takes infinitely many ticks.
+The graph is the zone graph with that clock and *no inclusion* (zones compared by equality), so
+that a cycle of it is a real one. An accepting component is a strongly connected component of the
+not-Q subgraph that contains a tick edge and is fair in checker/engines/explicit/liveness.py's sense (every fair
+instance enabled in all its states is taken inside it). The witness is a lasso whose loop takes
+a tick (at least one time unit passes on it) and discharges every fairness obligation; its
+discrete steps carry their time stamps (checker/engines/timed/timeline.py)."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from gpcheck.spec import ir
+from gpcheck.gpmodel import CompiledModel, State, truth
+from gpcheck.checker.core import budget
+from gpcheck.checker.engines.explicit.explicit import Limits
+from gpcheck.checker.engines.explicit.liveness import _fair_cycle, _fair_scc, _path_within, _bfs_prefix, sccs
+from gpcheck.checker.engines.timed.zones import Node, ZoneGraph
+
+TICK_EDGE = -1  # the label of a tick edge (no instance has it)
+# The exact zone graph (no inclusion) can be far larger than the safety search's; past this many
+# zones (unless --max-states says otherwise) liveness is `unknown`, saying so, rather than slow.
+DEFAULT_MAX_ZONES = 50_000
+
+
+class TooLarge(Exception):
+    """The exact zone graph passed --max-states."""
+
+
+@dataclass
+class TimedGraph:
+    """The exact zone graph with tick edges, in checker/engines/explicit/liveness.py's GraphLike shape."""
+
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[list[tuple[int, int]]] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    initial: list[int] = field(default_factory=list)
+    enabled: list[set[int]] = field(default_factory=list)
+
+
+def build(cm: CompiledModel, limits: Limits = Limits()) -> TimedGraph:
+    """Every symbolic state of the exact zone graph with the tick clock, and its edges."""
+    g = ZoneGraph(cm, extra=1)
+    kmax = 1
+    for a in cm.model.actions:
+        for e in (a.time.lower, a.time.upper) if a.time is not None else ():
+            if isinstance(e, ir.Lit):
+                kmax = max(kmax, e.value)
+    unit = 1 if kmax <= 8 else kmax + 1
+    m = [unit]
+    out = TimedGraph()
+    index: dict[tuple[State, tuple, tuple[int, ...]], int] = {}  # type: ignore[type-arg]
+    work: deque[int] = deque()
+
+    def get(node: Node) -> int:
+        key = (node.s, node.bounds, node.zone)
+        j = index.get(key)
+        if j is None:
+            j = index[key] = len(out.nodes)
+            out.nodes.append(node)
+            out.edges.append([])
+            out.parent.append(node.parent)
+            out.enabled.append(set())
+            work.append(j)
+            if j & 0xFF == 0:
+                budget.check()
+            cap = limits.max_states if limits.max_states is not None else DEFAULT_MAX_ZONES
+            if j > cap:
+                raise TooLarge(f"the exact zone graph that liveness needs passed {cap:,} zones (--max-states "
+                               f"raises the limit)")
+        return j
+
+    for s in cm.initial_states():
+        node = g.initial(s, (0,), m)
+        if node is not None:
+            out.initial.append(get(node))
+    while work:
+        i = work.popleft()
+        node = out.nodes[i]
+        steps = g.enabled(node.s)
+        out.enabled[i] = {iid for iid, _ in steps}
+        z = g.tick(node, 0, m, unit)
+        if z is not None:
+            out.edges[i].append((TICK_EDGE, get(Node(node.s, node.bounds, z, i, None))))
+        for iid, t in steps:
+            nxt = g.post(node, iid, t, extra_m=m)
+            if nxt is not None:
+                out.edges[i].append((iid, get(Node(t, nxt[0], nxt[1], i, iid))))
+    return out
+
+
+def check(cm: CompiledModel, tg: TimedGraph, prop: ir.Liveness) -> tuple[list[State], list[int | None], int] | None:
+    """A time-divergent fair lasso violating `prop` as discrete (states, instances, loop index),
+    or None when there is none."""
+    q = cm.predicate(prop.q)
+    n = len(tg.nodes)
+    notq = [not truth(q, tg.nodes[i].s) for i in range(n)]
+    fair = {iid for iid, inst in enumerate(cm.instances) if inst.action.fair}
+    accepting: dict[int, frozenset[int]] = {}
+    for members in sccs(tg, notq.__getitem__, [i for i in range(n) if notq[i]]):
+        comp = set(members)
+        ticks = [(u, j) for u in comp for iid, j in tg.edges[u] if iid == TICK_EDGE and j in comp]
+        if ticks and _fair_scc(comp, tg, tg.enabled, fair):  # type: ignore[arg-type]
+            frozen = frozenset(comp)
+            for i in comp:
+                accepting[i] = frozen
+    if not accepting:
+        return None
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for i in range(n):
+        if notq[i]:
+            for _, j in tg.edges[i]:
+                if notq[j]:
+                    preds[j].append(i)
+    can_reach = set(accepting)
+    work = deque(accepting)
+    while work:
+        j = work.popleft()
+        for i in preds[j]:
+            if i not in can_reach:
+                can_reach.add(i)
+                work.append(i)
+    if prop.kind is ir.LivenessKind.EVENTUALLY:
+        starts = [i for i in tg.initial if i in can_reach]
+    elif prop.kind is ir.LivenessKind.ALWAYS_EVENTUALLY:
+        starts = sorted(can_reach)
+    else:
+        assert prop.p is not None
+        p = cm.predicate(prop.p)
+        starts = [i for i in sorted(can_reach) if truth(p, tg.nodes[i].s)]
+    if not starts:
+        return None
+    return _lasso(tg, min(starts), accepting, notq, fair)
+
+
+def _lasso(tg: TimedGraph, start: int, accepting: dict[int, frozenset[int]], notq: Sequence[bool],
+           fair: set[int]) -> tuple[list[State], list[int | None], int]:
+    """BFS prefix, a path inside not-Q to an accepting node, then a cycle through a tick edge
+    that discharges every fairness obligation; tick edges dropped (they keep the state)."""
+    prefix = _bfs_prefix(tg, start)
+    path = _path_within(tg, start, lambda i: i in accepting, lambda j: bool(notq[j]))
+    assert path is not None
+    anchor = path[-1][1]
+    comp = accepting[anchor]
+    inside = comp.__contains__
+    u, v = next((u, j) for u in sorted(comp) for iid, j in tg.edges[u] if iid == TICK_EDGE and j in comp)
+    to_tick = _path_within(tg, anchor, lambda i: i == u, inside)
+    back = _path_within(tg, v, lambda i: i == anchor, inside)
+    assert to_tick is not None and back is not None
+    cycle: list[tuple[int | None, int]] = to_tick[1:] + [(TICK_EDGE, v)] + back[1:]
+    cycle += _fair_cycle(tg, anchor, comp, tg.enabled, fair)  # type: ignore[arg-type]
+    walk = prefix + path[1:]
+    loop_node = len(walk) - 1
+    walk += cycle[:-1] if cycle and cycle[-1][1] == anchor else cycle
+    states: list[State] = []
+    iids: list[int | None] = []
+    loop = 0
+    for pos, (iid, k) in enumerate(walk):
+        if pos == 0 or iid != TICK_EDGE:
+            states.append(tg.nodes[k].s)
+            iids.append(None if pos == 0 else iid)
+        if pos == loop_node:
+            loop = len(states) - 1
+    while len(states) - 1 > loop and states[-1] == states[loop]:
+        states.pop()  # its step back to the loop state is the lasso's return
+        iids.pop()
+    return states, iids, loop
