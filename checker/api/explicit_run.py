@@ -11,6 +11,7 @@ from dataclasses import replace
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model, jit
+from gpcheck.checker.api import assumptions
 from gpcheck.checker.core import budget
 from gpcheck.checker.engines.explicit import explicit, liveness
 from gpcheck.checker.core import progress as meter
