@@ -222,10 +222,19 @@ def test_random_symmetric_specs_agree_with_the_reference(seed):
     assert not problems, text + "\n" + "\n".join(problems)
 
 
+# The default run keeps one cwsr instance with both symmetric types (queues and waves) and a fault
+# switch on (violations, their witnesses replayed), and nvidia_streams with groups of two and
+# three; the other cwsr instances (30 to 70 s of CPU each: the same reduction at other sizes and
+# switches) are slow.
+_SLOW_CWSR = pytest.mark.slow  # fast: the cwsr instance with Q=2 and PREEMPT_TIMEOUT=2 below, and nvidia_streams
+
+
 @pytest.mark.parametrize("name,consts", [
-    ("cwsr", OLD), ("cwsr", {**OLD, "W": 3}), ("cwsr", {**OLD, "Q": 2, "N": 1}),
-    ("cwsr", {**OLD, "W": 3, "PREEMPT_TIMEOUT": 1}),
-    ("cwsr", {**OLD, "Q": 2, "N": 1, "PREEMPT_TIMEOUT": 2}), ("cwsr", {**OLD, "L": 1, "MAXP": 0, "W": 3}),
+    pytest.param("cwsr", OLD, marks=_SLOW_CWSR), pytest.param("cwsr", {**OLD, "W": 3}, marks=_SLOW_CWSR),
+    pytest.param("cwsr", {**OLD, "Q": 2, "N": 1}, marks=_SLOW_CWSR),
+    pytest.param("cwsr", {**OLD, "W": 3, "PREEMPT_TIMEOUT": 1}, marks=_SLOW_CWSR),
+    ("cwsr", {**OLD, "Q": 2, "N": 1, "PREEMPT_TIMEOUT": 2}),
+    pytest.param("cwsr", {**OLD, "L": 1, "MAXP": 0, "W": 3}, marks=_SLOW_CWSR),
     ("nvidia_streams", {}), ("nvidia_streams", {"S": 3, "Q": 1, "P": 3}),
 ])
 def test_bundled_symmetric_models_reduced_equals_unreduced(name, consts):
