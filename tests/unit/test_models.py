@@ -320,20 +320,8 @@ def test_xsched_latencies_by_level() -> None:
 # ------------------------------------------------------------------ the library run
 
 
-@pytest.mark.slow  # every model again, as the library runs it; fast: test_verify_library_meets_the_expectations_of_two_models, and each model's expectations in test_every_expectation_holds_at_defaults
 def test_verify_library_meets_every_expectation() -> None:
-    _library_meets_expectations(list(MINE))
-
-
-def test_verify_library_meets_the_expectations_of_two_models() -> None:
-    """The default run's library check: the runner, its matrix and its JSON on two models (one
-    with violations, one proved under assumptions; about 10 s of CPU); every model's own
-    expectations are checked by test_every_expectation_holds_at_defaults."""
-    _library_meets_expectations(["reef_rewind", "cwsr"])
-
-
-def _library_meets_expectations(models: list[str]) -> None:
-    rep = verify_library(models=models)
+    rep = verify_library(models=list(MINE))
     assert rep.ok and rep.exit_code == 0, [(c.model, c.property, c.text()) for c in rep.surprises]
     text = render_matrix(rep)
     assert "all expectations met" in text and "reef_rewind" in text and "violated (26)" in text
