@@ -154,3 +154,34 @@ def pytest_configure(config: pytest.Config) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+# ---------------------------------------------------------------------------------------------
+# Warm caches shared by the cache-fault tests
+
+@pytest.fixture(scope="session")
+def fault_caches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, tuple[object, ...]]:
+    """The warm gpcheck caches of tests/quality/fault_inject.py's two small models (`cache` of
+    SPEC, `other` of OTHER) and SPEC's reference result: (folder with the two specs, cache, other,
+    reference). Made once per run, by whichever xdist worker asks first (the others wait on a
+    lock), instead of two cold compilations of each model per test file. A test that damages a
+    cache copies it first (`fault_inject.copy_caches`); nothing may write into these."""
+    import fcntl
+    import json
+
+    sys.path.insert(0, str(ROOT / "tests" / "quality"))
+    import fault_inject as F
+
+    # an xdist run: the run's folder, above each worker's own; one process: its own folder
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fault-caches"
+    shared.mkdir(exist_ok=True)
+    done = shared / "reference.json"
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            cache, other, reference = F.prepare_caches(shared)
+            done.write_text(json.dumps(reference))
+    rc, (states, rows) = json.loads(done.read_text())
+    return shared, shared / "cache", shared / "other", (rc, (states, [tuple(r) for r in rows]))
+

@@ -32,6 +32,7 @@ import json
 import os
 import pickle
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -207,6 +208,18 @@ def prepare_caches(work: Path) -> tuple[Path, Path, tuple[int, Any]]:
     rc2, doc2, err2 = verify(work / "fault_u.gpspec", other)
     assert doc2 is not None, err2
     return cache, other, reference
+
+
+def copy_caches(shared: Path, cache: Path, other: Path, reference: tuple[int, Any], work: Path
+                ) -> tuple[Path, Path, tuple[int, Any]]:
+    """A private copy in `work` of caches made by prepare_caches(shared) (tests/conftest.py's
+    `fault_caches`, made once per test run): the two specs and SPEC's cache, file times kept so
+    the copy is as warm as the original; OTHER's cache stays where it is (faults only read it).
+    Returns what prepare_caches(work) would."""
+    for name in ("fault_t.gpspec", "fault_u.gpspec"):
+        shutil.copy2(shared / name, work / name)
+    shutil.copytree(cache, work / "cache", symlinks=True)
+    return work / "cache", other, reference
 
 
 # ------------------------------------------------------------------------------ the cluster

@@ -17,8 +17,8 @@ import fault_inject as F  # noqa: E402
 pytest.importorskip("numba")
 
 
-def test_cache_faults_piled_up_between_runs(tmp_path):
-    cache, other, reference = F.prepare_caches(tmp_path)
+def test_cache_faults_piled_up_between_runs(tmp_path, fault_caches):
+    cache, other, reference = F.copy_caches(*fault_caches, tmp_path)  # warm, made once per run
     rng = random.Random(36)
     for _ in range(5):
         kind = rng.choice([k for k in F.CACHE_FAULTS if k != "none"])

@@ -65,7 +65,7 @@ def test_examples_reachable_counts_agree(examples, name, consts):
     assert not problems, _report(problems)
 
 
-@RANDOM
+@settings(RANDOM, max_examples=8)  # the default run; 20 specs in the slow test below
 @given(text=spec_text())
 def test_random_specs_steps_and_bmc_agree(text):
     m = load_source(text, "rnd.gpspec")
@@ -75,7 +75,14 @@ def test_random_specs_steps_and_bmc_agree(text):
     assert not problems, _report(problems, text)
 
 
-@settings(RANDOM, max_examples=10)
+@pytest.mark.slow  # 20 specs; fast: test_random_specs_steps_and_bmc_agree (the same generator, 8 specs)
+@settings(RANDOM, max_examples=20)
+@given(text=spec_text())
+def test_random_specs_steps_and_bmc_agree_on_20_specs(text):
+    test_random_specs_steps_and_bmc_agree.hypothesis.inner_test(text)
+
+
+@settings(RANDOM, max_examples=5)  # the default run; 10 specs in the slow test below
 @given(text=spec_text())
 def test_random_specs_kind_and_pdr_agree(text):
     m = load_source(text, "rnd.gpspec")
@@ -83,12 +90,26 @@ def test_random_specs_kind_and_pdr_agree(text):
     assert not problems, _report(problems, text)
 
 
-@settings(RANDOM, max_examples=15)
+@pytest.mark.slow  # 10 specs; fast: test_random_specs_kind_and_pdr_agree (the same generator, 5 specs)
+@settings(RANDOM, max_examples=10)
+@given(text=spec_text())
+def test_random_specs_kind_and_pdr_agree_on_10_specs(text):
+    test_random_specs_kind_and_pdr_agree.hypothesis.inner_test(text)
+
+
+@settings(RANDOM, max_examples=8)  # the default run; 15 specs in the slow test below
 @given(text=spec_text(tiny=True))
 def test_random_tiny_specs_reachable_counts_agree(text):
     m = load_source(text, "rnd.gpspec")
     problems = check_reachable_counts(m, compile_model(m), k=3)
     assert not problems, _report(problems, text)
+
+
+@pytest.mark.slow  # 15 specs; fast: test_random_tiny_specs_reachable_counts_agree (the same generator, 8 specs)
+@settings(RANDOM, max_examples=15)
+@given(text=spec_text(tiny=True))
+def test_random_tiny_specs_reachable_counts_agree_on_15_specs(text):
+    test_random_tiny_specs_reachable_counts_agree.hypothesis.inner_test(text)
 
 
 @pytest.mark.parametrize(("name", "consts"), EXAMPLES, ids=IDS)
@@ -98,9 +119,16 @@ def test_examples_lasso_bmc_agrees_on_liveness(examples, name, consts):
     assert not problems, _report(problems)
 
 
-@settings(RANDOM, max_examples=40)
+@settings(RANDOM, max_examples=15)  # the default run; 40 specs in the slow test below
 @given(text=spec_text())
 def test_random_specs_lasso_bmc_agrees_on_liveness(text):
     m = load_source(text, "rnd.gpspec")
     problems = check_liveness(m, compile_model(m))
     assert not problems, _report(problems, text)
+
+
+@pytest.mark.slow  # 40 specs; fast: test_random_specs_lasso_bmc_agrees_on_liveness (the same generator, 15 specs)
+@settings(RANDOM, max_examples=40)
+@given(text=spec_text())
+def test_random_specs_lasso_bmc_agrees_on_liveness_on_40_specs(text):
+    test_random_specs_lasso_bmc_agrees_on_liveness.hypothesis.inner_test(text)

@@ -134,10 +134,11 @@ def test_planted_grammar_tables_never_run_and_change_nothing(plant, grammar_cach
 
 # ----------------------------------------------------------------------- numba's files, kept kernels
 @pytest.fixture(scope="module")
-def warm(tmp_path_factory):
-    """A warm cache of a small model (the compiled core), one of another, and the reference."""
+def warm(tmp_path_factory, fault_caches):
+    """A warm cache of a small model (the compiled core), one of another, and the reference
+    (a copy of tests/conftest.py's `fault_caches`, made once per run)."""
     work = tmp_path_factory.mktemp("faults")
-    cache, other, reference = F.prepare_caches(work)
+    cache, other, reference = F.copy_caches(*fault_caches, work)
     assert reference[1] is not None
     return work, cache, other, reference
 
