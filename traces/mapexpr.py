@@ -43,7 +43,7 @@ _CMPS: dict[type, Callable[[Any, Any], bool]] = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
-FUNCTIONS = ("index", "first_seen", "int", "len", "has", "min", "max")
+FUNCTIONS = ("index", "first_seen", "count", "int", "len", "has", "min", "max")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class EvalState:
 
     def __init__(self) -> None:
         self.seen: dict[Any, int] = {}
+        self.counts: dict[Any, int] = {}  # `count`: times each value was passed so far
 
 
 def parse_expr(text: str) -> Expr:
@@ -235,6 +236,10 @@ class _Eval:
             if key not in self.state.seen:
                 self.state.seen[key] = len(self.state.seen)
             return self.state.seen[key]
+        if name == "count":
+            key = repr(v)
+            self.state.counts[key] = self.state.counts.get(key, 0) + 1
+            return self.state.counts[key]
         if name == "int":
             if isinstance(v, bool):
                 return int(v)
