@@ -67,7 +67,7 @@ class Expr:
 class EvalState:
     """What persists between evaluations over one trace: `first_seen`'s table of values in the
     order they were first passed to it (so `first_seen(meta.pid)` numbers processes 0, 1, ... in
-    the order the mapping meets them)."""
+    the order the mapping meets them), and `count`'s occurrences per value (`counted` reads them)."""
 
     def __init__(self) -> None:
         self.seen: dict[Any, int] = {}
