@@ -43,7 +43,7 @@ _CMPS: dict[type, Callable[[Any, Any], bool]] = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
-FUNCTIONS = ("index", "first_seen", "int", "len", "has", "min", "max")
+FUNCTIONS = ("index", "first_seen", "count", "counted", "int", "len", "has", "min", "max")
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,11 @@ class Expr:
 class EvalState:
     """What persists between evaluations over one trace: `first_seen`'s table of values in the
     order they were first passed to it (so `first_seen(meta.pid)` numbers processes 0, 1, ... in
-    the order the mapping meets them)."""
+    the order the mapping meets them), and `count`'s occurrences per value (`counted` reads them)."""
 
     def __init__(self) -> None:
         self.seen: dict[Any, int] = {}
+        self.counts: dict[Any, int] = {}  # `count`: times each value was passed so far
 
 
 def parse_expr(text: str) -> Expr:
@@ -235,6 +236,12 @@ class _Eval:
             if key not in self.state.seen:
                 self.state.seen[key] = len(self.state.seen)
             return self.state.seen[key]
+        if name == "count":  # the n-th time this value is passed (1, 2, ...)
+            key = repr(v)
+            self.state.counts[key] = self.state.counts.get(key, 0) + 1
+            return self.state.counts[key]
+        if name == "counted":  # how many times count() has had this value so far
+            return self.state.counts.get(repr(v), 0)
         if name == "int":
             if isinstance(v, bool):
                 return int(v)

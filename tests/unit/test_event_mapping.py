@@ -212,7 +212,8 @@ def test_without_map_replay_is_unchanged(capsys: pytest.CaptureFixture[str]) -> 
 
 def _xsched_recording(seed: int) -> list[str]:
     """A behaviour of xsched written in the vocabulary xsched.map.toml reads: launch/start/end
-    of BE kernels be:kK on stream 0 and the RT request's host events."""
+    of BE kernels be:kK on stream 0, the RT kernel's start on stream 1 and the scheduler's host
+    events."""
     import random
 
     from gpcheck.gpmodel import compile_model
@@ -220,7 +221,7 @@ def _xsched_recording(seed: int) -> list[str]:
 
     cm = compile_model(load_spec(str(MODELS / "xsched.gpspec")))
     header = {"gpcheck_trace": 1, "model": None, "constants": {},
-              "source": {"format": "test", "params": {"n": 3, "threshold": 2}}}
+              "source": {"format": "test", "params": {"level": 3, "n": 3, "window": 2, "rt_arrivals_ns": [0]}}}
     out = [json.dumps(header)]
     prev = None
     for i, (iid, st) in enumerate(simulate(cm, 200, random.Random(seed))):
@@ -234,7 +235,11 @@ def _xsched_recording(seed: int) -> list[str]:
                 ev = {"action": "start", "args": {"stream": 0}, "meta": {"kernel": f"be:k{d['head']}"}}
             elif name == "block_end" and d["head"] == prev["head"] + 1:
                 ev = {"action": "end", "args": {"stream": 0}, "meta": {"kernel": f"be:k{prev['head']}"}}
-            elif name in ("rt_arrive", "rt_start", "rt_done"):
+            elif name == "rt_arrive":  # the recorder's scheduler logs its suspend
+                ev = {"action": "suspend", "args": {}}
+            elif name == "rt_start":  # the RT command's kernel starts on its own stream
+                ev = {"action": "start", "args": {"stream": 1}, "meta": {"kernel": "rt:0"}}
+            elif name == "rt_done":
                 ev = {"action": name, "args": {}}
             if ev is not None:
                 ev["t"] = 1000 * i
