@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpcheck.checker.cli import main
+from gpcheck.checker.cli.command import main
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "traces" / "corpus" / "real"
