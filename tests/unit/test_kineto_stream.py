@@ -278,3 +278,18 @@ def test_edge_cases_same_bytes_or_same_error(tmp_path, case):
         return
     import_kineto_to(p, str(tmp_path / "new.jsonl"), detect=True)
     assert open(tmp_path / "new.jsonl", "rb").read() == open(tmp_path / "old.jsonl", "rb").read()
+
+
+def test_a_damaged_gzip_stream_is_an_input_error_not_an_internal_one(tmp_path, capsys):
+    # zlib.error is no OSError: the stream took it for a bug (found by the hostile-input slice)
+    p = tmp_path / "t.json"
+    with open(p, "w") as f:
+        kineto_synth.write(f, 1500, seed=5)
+    data = bytearray(gzip.compress(p.read_bytes()))
+    data[100] ^= 0xFF  # zlib: "invalid distance too far back"
+    gz = tmp_path / "bad.json.gz"
+    gz.write_bytes(bytes(data))
+    rc, out, err = cli(["import", str(gz), "--out", str(tmp_path / "o.jsonl"), "--format", "kineto"], capsys)
+    assert rc == 2, err
+    assert "internal error" not in err and str(gz) in err
+    assert not (tmp_path / "o.jsonl").exists()

@@ -24,6 +24,7 @@ exactly as it always did.
 from __future__ import annotations
 
 import gzip
+import zlib
 import hashlib
 import json
 import re
@@ -80,7 +81,7 @@ class TraceEventStream:
             return False
         try:
             chunk = self._src.read(CHUNK)
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:  # zlib.error: a damaged gzip stream
             raise NotStreamable(f"unreadable input: {e}") from None
         if not chunk:
             self._eof = True
