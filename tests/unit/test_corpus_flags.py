@@ -50,6 +50,9 @@ REPLAY_CASES: dict[str, tuple[list[str], bool]] = {
     "--model": (["--model", str(ROOT / "spec" / "models" / "blp.gpspec")], True),
     "--const": (["--const", "N=2"], True),
     "--max-hidden": (["--max-hidden", "0"], True),
+    # the simulated traces hold model actions, not the recorded events the mapping maps: each row is
+    # the single run's located input error
+    "--map": (["--map", str(ROOT / "spec" / "models" / "blp.map.toml")], True),
     "--max-candidates": (["--max-candidates", "1"], True),
     "--engine": (["--engine", "exhaustive"], True),
     "--format": (["--format", "gpcheck"], False),
