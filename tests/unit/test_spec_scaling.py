@@ -39,7 +39,7 @@ def test_chained_products_take_linear_memory() -> None:
         def chain(n: int) -> str:
             return "model chain\nconst C1 = 1\nconst C2 = 1\n" + "".join(
                 f"const C{i} = C{i - 1} {step.format(prev=i - 2)}\n" for i in range(3, n + 1)) + TAIL
-        small, large = _peak(chain(500)), _peak(chain(2000))
+        small, large = _peak(chain(250)), _peak(chain(1000))
         assert large < 6 * small, (step, small, large)
 
 
