@@ -294,12 +294,13 @@ transition owner_kept: st[own] == Busy implies own' == own
 
 def test_liveness_is_refused_under_reduction_and_checked_by_auto():
     model = load_spec("cwsr", {**OLD, "W": 3})
-    on = verify(model, symmetry="on")
+    # which search each setting makes (the runs that attribute assumptions would repeat them: off)
+    on = verify(model, symmetry="on", assumption_use=False)
     r = on.result("no_starvation")
     assert r.verdict is Verdict.UNKNOWN and "not checked under symmetry reduction" in r.reason
-    auto = verify(model)  # liveness asked for: auto searches unreduced, and checks it
+    auto = verify(model, assumption_use=False)  # liveness asked for: auto searches unreduced, and checks it
     assert auto.symmetry is None and auto.result("no_starvation").verdict is Verdict.PROVED
-    safety = verify(model, properties=["no_loss"])  # safety only: auto reduces
+    safety = verify(model, properties=["no_loss"], assumption_use=False)  # safety only: auto reduces
     assert safety.symmetry is not None and safety.states < auto.states  # type: ignore[operator]
 
 
@@ -400,9 +401,9 @@ def test_latencies_are_not_computed_under_symmetry_reduction():
     model = load_spec("cwsr", {})
     lat = [p.name for p in model.latencies]
     assert lat
-    on = verify(model, properties=lat, symmetry="on", core="python")
+    on = verify(model, properties=lat, symmetry="on", core="python", assumption_use=False)
     assert on.symmetry is not None
     assert all(r.verdict is Verdict.UNKNOWN and "symmetry" in (r.reason or "") for r in on.results if r.kind == "latency")
-    auto = verify(model, properties=lat, symmetry="auto", core="python")
+    auto = verify(model, properties=lat, symmetry="auto", core="python", assumption_use=False)
     assert auto.symmetry is None
     assert {r.property: r.verdict for r in auto.results if r.kind == "latency"} == {n: Verdict.PROVED for n in lat}
