@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, State, truth
@@ -101,32 +101,39 @@ def check(cm: CompiledModel, g: Graph, prop: ir.Liveness) -> Lasso | None:
     if not accepting:
         return None
 
-    # ¬q states from which an accepting node is reachable inside ¬q.
+    starts = lasso_starts(prop, cm, accepting, sub.predecessors, g.initial, g.states.__getitem__)
+    if not starts:
+        return None
+    start = min(starts)  # states are in BFS order: the nearest start
+    return lasso_from(g, start, accepting, notq, enabled, fair)
+
+
+def lasso_starts(prop: ir.Liveness, cm: CompiledModel, accepting: Iterable[int],
+                 preds: Callable[[int], Iterable[int]], initial: Iterable[int],
+                 state: Callable[[int], State]) -> list[int]:
+    """Where a lasso violating `prop` may start, in node order: the not-q nodes from which an
+    accepting node is reachable inside not-q (backwards through `preds`, the not-q predecessors),
+    the initial ones for `eventually`, those satisfying p for `p leads_to q`. Shared by this
+    module and the zone graph's liveness (checker/engines/timed/liveness.py)."""
     can_reach = set(accepting)
-    work = deque(accepting)
+    work = deque(can_reach)
     steps = 0
     while work:
         steps += 1
         if not steps & 0xFFF:
             budget.check()
         j = work.popleft()
-        for i in sub.predecessors(j):
+        for i in preds(j):
             if i not in can_reach:
                 can_reach.add(i)
                 work.append(i)
-
     if prop.kind is ir.LivenessKind.EVENTUALLY:
-        starts = [i for i in g.initial if i in can_reach]
-    elif prop.kind is ir.LivenessKind.ALWAYS_EVENTUALLY:
-        starts = sorted(can_reach)
-    else:
-        assert prop.p is not None
-        p = cm.predicate(prop.p)
-        starts = [i for i in sorted(can_reach) if truth(p, g.states[i])]
-    if not starts:
-        return None
-    start = min(starts)  # states are in BFS order: the nearest start
-    return lasso_from(g, start, accepting, notq, enabled, fair)
+        return [i for i in initial if i in can_reach]
+    if prop.kind is ir.LivenessKind.ALWAYS_EVENTUALLY:
+        return sorted(can_reach)
+    assert prop.p is not None
+    p = cm.predicate(prop.p)
+    return [i for i in sorted(can_reach) if truth(p, state(i))]
 
 
 class AcceptingMap(Protocol):

@@ -26,7 +26,7 @@ from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, State, truth
 from gpcheck.checker.core import budget
 from gpcheck.checker.engines.explicit.explicit import Limits
-from gpcheck.checker.engines.explicit.liveness import _fair_cycle, _fair_scc, _path_within, _bfs_prefix, sccs
+from gpcheck.checker.engines.explicit.liveness import _fair_cycle, _fair_scc, _path_within, _bfs_prefix, lasso_starts, sccs
 from gpcheck.checker.engines.timed.zones import Node, ZoneGraph
 
 TICK_EDGE = -1  # the label of a tick edge (no instance has it)
@@ -124,22 +124,7 @@ def check(cm: CompiledModel, tg: TimedGraph, prop: ir.Liveness) -> tuple[list[St
             for _, j in tg.edges[i]:
                 if notq[j]:
                     preds[j].append(i)
-    can_reach = set(accepting)
-    work = deque(accepting)
-    while work:
-        j = work.popleft()
-        for i in preds[j]:
-            if i not in can_reach:
-                can_reach.add(i)
-                work.append(i)
-    if prop.kind is ir.LivenessKind.EVENTUALLY:
-        starts = [i for i in tg.initial if i in can_reach]
-    elif prop.kind is ir.LivenessKind.ALWAYS_EVENTUALLY:
-        starts = sorted(can_reach)
-    else:
-        assert prop.p is not None
-        p = cm.predicate(prop.p)
-        starts = [i for i in sorted(can_reach) if truth(p, tg.nodes[i].s)]
+    starts = lasso_starts(prop, cm, accepting, preds.__getitem__, tg.initial, lambda i: tg.nodes[i].s)
     if not starts:
         return None
     return _lasso(tg, min(starts), accepting, notq, fair)
