@@ -26,7 +26,7 @@ from gpcheck.checker.core.verdict import Result, Verdict
 
 PROVED_NOTE = "proved for every timing (untimed abstraction)"
 BOUNDED_NOTE = "holds for every timing up to the bound (untimed abstraction)"
-TIMED_NOTE = "a behaviour of the timed spec: each step's time stamp from checker/engines/timed/path.py"
+TIMED_NOTE = "confirmed with a timing (checker/engines/timed/path.py)"
 SAFETY_KINDS = ("invariant", "transition", "deadlock", "range")
 
 
