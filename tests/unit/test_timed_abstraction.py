@@ -106,3 +106,10 @@ def test_a_confirmed_counterexample_carries_time_into_itf_and_perfetto(tmp_path,
     assert [m["time"] for m in metas] == [0, 2]
     events = json.loads(perf.read_text())["traceEvents"]
     assert any(e.get("name", "").startswith("watchdog") and e.get("dur") == 2.0 for e in events)
+
+
+def test_bmc_bound_carries_over_as_a_bound():
+    from gpcheck.checker.api.timed_abstraction import BOUNDED_NOTE
+
+    r = verify(load_source(_watch(2)), engine="bmc", depth=4, properties=["bounded"]).result("bounded")
+    assert r.verdict is Verdict.HOLDS_TO_BOUND and r.bound == 4 and r.detail["time"] == BOUNDED_NOTE
