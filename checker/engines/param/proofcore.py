@@ -67,7 +67,9 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
                     under(on)
                     return _property(relaxed, used[name], props[name], deadline)
 
-                cores[name] = _core(names, holds)
+                relaxed.facts = base  # every literal free: the unsat cores say which ones the argument needs
+                first = _unsat_cores(relaxed, lits, used[name], props[name], deadline)
+                cores[name] = _core(names, holds, first)
         return cores[name]
 
     for name in out:
@@ -108,17 +110,65 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
             out[name].detail["assumption_core"] = [n for n in names if n in core]
 
 
-def _core(names: list[str], proves: Callable[[frozenset[str]], bool | None]) -> frozenset[str] | None:
-    """Every assumption in force, then each dropped in turn where the argument survives without
-    it; None when it does not re-check with them all."""
-    on = frozenset(names)
-    if proves(on) is not True:
+def _core(names: list[str], proves: Callable[[frozenset[str]], bool | None],
+          first: frozenset[str] | None = None) -> frozenset[str] | None:
+    """Every assumption in force (or those of `first`, a set the argument is known to hold
+    with), then each dropped in turn where the argument survives without it; None when it does
+    not re-check with them all."""
+    on = frozenset(names) if first is None else first
+    if first is None and proves(on) is not True:
         return None
     for a in names:
+        if a not in on:
+            continue
         budget.poll()  # NOTE(time-limit)
         if proves(on - {a}) is True:
             on = on - {a}
     return on
+
+
+def _unsat_cores(enc: ParamEncoder, lits: Mapping[str, z3.BoolRef], lemmas: list[Candidate],
+                 prop: ir.Invariant | ir.TransitionProperty, deadline: Deadline) -> frozenset[str] | None:
+    """The assumptions in the unsat cores of the proof's initiation and consecution (the lemmas
+    and the property together, each assumption's literal a hypothesis, `enc.facts` leaving
+    every literal free): the argument holds in the model with those alone. None without an
+    answer (the caller then re-checks with every assumption in force)."""
+    from gpcheck.checker.engines.param.prove import MBQI, MBQI_RETRY_STEPS, _shared_skolems
+    from gpcheck.checker.engines.param.induct import Consecution
+
+    capped = deadline.limited(CORE_STEPS)
+    names = list(lits)
+    s, t = enc.state("qcs."), enc.state("qct.")
+    inv = prop if isinstance(prop, ir.Invariant) else None
+    # initiation: every lemma and the property hold in every initial state
+    bad0 = [c.formula(enc, s, [z3.Int(f"qsk{k}_{n}") for n in c.view.names]) for k, c in enumerate(lemmas)]
+    if inv is not None:
+        bad0.append(z3.Not(enc.holds(inv.expr, s)))
+    used: set[str] = set()
+    if bad0:
+        sol = z3.Solver()
+        sol.set("core.minimize", True)
+        capped.apply(sol)  # NOTE(step-limits)
+        sol.add(*enc.facts, enc.init(s), z3.Or(*bad0))
+        r = capped.trusted(sol.check(*lits.values()))  # NOTE(stale-interrupt)
+        if r != z3.unsat:
+            return None
+        ids = {c.get_id() for c in sol.unsat_core()}
+        used |= {n for n in names if lits[n].get_id() in ids}
+    # consecution: a step from a state where they all hold keeps them (one action at a time)
+    goal = [c.formula(enc, t, _shared_skolems(c.view)) for c in lemmas]
+    if inv is not None:
+        fixed, goal = [enc.holds(inv.expr, s)], goal + [z3.Not(enc.holds(inv.expr, t))]
+    else:
+        fixed, goal = [], goal + [z3.Not(enc.holds(prop.expr, s, t))]
+    hyps = [c.formula(enc, s) for c in lemmas] + [lits[n] for n in names]
+    cons = Consecution(enc, s, t, hyps, z3.Or(*goal), fixed=fixed, mbqi=MBQI, tag="qcore",
+                       retry_steps=MBQI_RETRY_STEPS)
+    ans = cons.check(range(len(hyps)), capped)
+    if ans.verdict != "unsat":
+        return None
+    used |= {names[k - len(lemmas)] for k in ans.core if k >= len(lemmas)}
+    return frozenset(used)
 
 
 def _houdini(enc: ParamEncoder, lemmas: list[Candidate], deadline: Deadline) -> list[Candidate] | None:
