@@ -213,6 +213,21 @@ def test_cwsr_exactly_once_rests_on_the_copy_save_assumption():
     assert res["ring_kept"].assumptions == ()
 
 
+def test_nvidia_tsg_exactly_once_rests_on_its_copy_save():
+    """nvidia_tsg's CILP save is a copy by assumption (`switch(lose)`, `require assume copy_save`):
+    no_reexecution and no_loss name it, and without it a switch that loses the resident blocks'
+    progress breaks no_loss (the assumption is what the proof rests on, not decoration)."""
+    from gpcheck.checker.api.assumptions import without
+    from gpcheck.spec import load_spec
+
+    rep = verify("nvidia_tsg", properties=["no_reexecution", "no_loss", "ring_kept"], core="python")
+    res = _results(rep)
+    assert res["no_reexecution"].assumptions == ("copy_save",) and res["no_loss"].assumptions == ("copy_save",)
+    assert res["ring_kept"].assumptions == ()
+    loose = verify(without(load_spec("nvidia_tsg"), "copy_save"), properties=["no_loss"], core="python")
+    assert loose.result("no_loss").verdict is Verdict.VIOLATED
+
+
 @pytest.mark.long
 def test_the_compiled_core_honours_the_assumptions_as_guards():
     """The compiled explicit core reads the assumptions' guards from the IR like any guard: the

@@ -48,11 +48,16 @@ from gpcheck.checker.engines.param.execute import _Exec
 
 
 class ParamEncoder:
-    def __init__(self, pm: ParamModel, counters: bool = False) -> None:
+    def __init__(self, pm: ParamModel, counters: bool = False,
+                 relax: "dict[str, z3.BoolRef] | None" = None) -> None:
         """With `counters`, the arrays over the model's symbolic index range are encoded by
-        counters per row value (checker/engines/param/counters.py), not as SMT arrays."""
+        counters per row value (checker/engines/param/counters.py), not as SMT arrays. `relax`
+        (NOTE(assumptions)): an indicator literal per model assumption; each guard and
+        initial-state filter of that assumption then holds only where its literal is true
+        (a proof core, checker/engines/param/proofcore.py)."""
         from gpcheck.checker.engines.param.counter_plan import CounterPlan, settle
 
+        self.relax = dict(relax or {})
         self.pm = pm
         self.model = pm.model
         self.ghosts: dict[int, Ghost] = {}
@@ -190,7 +195,10 @@ class ParamEncoder:
             f_init = z3.simplify(_as_int(z3.substitute(g.body, (z3.Select(g.arr, g.binder), init))))
             conds.append(s.ghosts[k] == (0 if z3.is_int_value(f_init) and f_init.as_long() == 0 else n * f_init))
         # NOTE(assumptions): an initial state outside a state assumption does not exist
-        conds += [self.holds(e, s) for e in self.model.initial_assumptions]
+        for a in self.model.assumptions:
+            if a.kind == "state" and a.expr is not None:
+                h = self.holds(a.expr, s)
+                conds.append(z3.Implies(self.relax[a.name], h) if a.name in self.relax else h)
         return z3.And(*conds)
 
     def _init_value(self, var: ir.Var) -> z3.ExprRef:

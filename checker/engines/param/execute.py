@@ -79,6 +79,8 @@ class _Exec:
             case ir.Require(cond=c):
                 v, err = self.eval(c)
                 self.fail_if(guard, err)
+                if st.assumption is not None and st.assumption in self.enc.relax:  # NOTE(assumptions)
+                    v = z3.Or(z3.Not(self.enc.relax[st.assumption]), v)
                 self.alive = z3.And(self.alive, z3.Implies(guard, v))  # type: ignore[arg-type]
             case ir.Let(sym=sym, value=e):
                 v, err = self.eval(e)

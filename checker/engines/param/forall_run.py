@@ -193,6 +193,7 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
                 if got is not None:
                     out[DEADLOCK] = got
             _settle_errors(model, names, out)
+            _cores(enc, support, out, deadline)
         except Unsupported as e:
             proofs = {n: _unknown(n, model, names, f"outside the parameterised fragment: {e}") for n in todo + [RANGE]}
             # no proof can come, but the second round's larger instances may still refute
@@ -208,6 +209,22 @@ def _verify(run: _Run, load: "callable", names: Sequence[str], fixed: Mapping[st
         sizes = [p for k, p in enumerate(sizes) if p not in sizes[:k]]
         out.update({n: found.get(n) or _unknown(n, model, names, not_decided(model, n, names, sizes))
                     for n in left})
+
+
+def _cores(enc: ParamEncoder, support: _Support, out: dict[str, Result], deadline: Deadline) -> None:
+    """NOTE(for-all-core): the assumptions each proof used, from its inductive argument
+    (checker/engines/param/proofcore.py); none where the model declares none or nothing is
+    `proved` (under a `constraint`, nothing is). A relaxed encoding outside the fragment
+    leaves the proofs without cores (the API then runs the proof again without each one)."""
+    from gpcheck.checker.engines.param.proofcore import assumption_cores
+
+    if not enc.model.assumptions or enc.model.constraints or deadline.expired:
+        return
+    lemmas = support.lemmas + [c for u in support.used.values() for c in u]  # what prove_deadlock was given
+    try:
+        assumption_cores(enc, support.used, support.range_lemmas, lemmas, out, deadline)
+    except Unsupported:
+        return
 
 
 def _with_range(names: Sequence[str]) -> list[str]:

@@ -165,6 +165,7 @@ class _Support:
     lemmas: list[Candidate] = field(default_factory=list)
     used: dict[str, list[Candidate]] = field(default_factory=dict)
     negated: bool = False  # the error checks' own candidates (errors.error_candidates) were tried
+    range_lemmas: list[Candidate] | None = None  # the lemmas `range`'s proof used (checker/engines/param/proofcore.py)
 
 
 def _prove_range(enc: ParamEncoder, support: "_Support", fixed: "_Sub | None", point: dict[str, int],
@@ -229,6 +230,7 @@ def _prove_range(enc: ParamEncoder, support: "_Support", fixed: "_Sub | None", p
         return None, note
     if deadline.out_of_time:  # NOTE(wall-clock-cut)
         return None, "timeout: the time limit ran out before the modelling errors were excluded"
+    support.range_lemmas = lemmas + [c for c in ex.lemmas if all(c is not d for d in lemmas)]  # all it rested on
     used_text = (f"{len(ex.lemmas)} lemmas" + (f" and the proved invariants {', '.join(ex.invariants)}"
                                                if ex.invariants else ""))
     return Result(RANGE, RANGE, Verdict.PROVED, ENGINE,
