@@ -10,16 +10,17 @@ from gpcheck.checker import verify
 from gpcheck.checker.engines.timed import latency
 from gpcheck.spec import load_source
 
-# a 1,000-unit slice renewed for ever once the other side is reset; a 100,000 constant elsewhere
-# (the shape of nvidia_preempt under WFI: the default unit, one above 100,000, is the slow one)
+# a 20-unit slice renewed for ever once the other side is reset; a 200 constant elsewhere (the
+# shape of nvidia_preempt under WFI, whose 1,024 us slice beside a 100 ms timeout made the default
+# unit, one above every constant, the slow one)
 SPEC = """model renew
 var cur: 0..1 = 0
 var dead: bool = false
 var pending: bool = false
-action slice time 1000 { cur = if dead then 1 else 1 - cur }
+action slice time 20 { cur = if dead then 1 else 1 - cur }
 action arrive { require not pending  pending = true }
 action serve { require pending and cur == 0  pending = false }
-action reset time 100000 { require pending and not dead  dead = true }
+action reset time 200 { require pending and not dead  dead = true }
 allow deadlock
 latency own_slice: from cur == 1 to cur == 0
 latency wait: from pending to not pending
@@ -47,7 +48,7 @@ def test_every_budget_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(latency._Measure, "_divergent", spy)
     big = _answers(10**9, monkeypatch)
-    assert tried and set(tried) == {100001}  # the default unit finishes at once with room
+    assert tried and set(tried) == {201}  # the default unit finishes at once with room
     tried.clear()
     small = _answers(3, monkeypatch)  # every unit over budget at first: rounds, other units
     assert len(set(tried)) > 1
