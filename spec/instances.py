@@ -19,9 +19,12 @@ state: a variable `x: T` becomes `NAME.x: [INDEX] -> T`, an action `a(p...)` bec
 `NAME.a(NAME.self: INDEX, p...)` (so fairness stays per element, as each element's instance of the
 action is an instance of the lifted one), and an invariant, transition property, constraint,
 terminal predicate or assumption P becomes `all NAME.self in INDEX: P` (a cover: `any`). The
-using model writes `NAME[i].x` (read as `NAME.x[i]`) and `call NAME[i].act(...)`. A liveness or
-latency property of the module has no such reading (per-element "eventually" is not one
-property), so an array of a module that declares one is a located error: use named instances.
+using model writes `NAME[i].x` (read as `NAME.x[i]`) and `call NAME[i].act(...)`.
+NOTE(instance-properties): a liveness or latency property of the module is not one property of
+the array ("every element eventually" is not "eventually every element"), so it is stated once per
+element, as named instances would: `NAME[v].prop` for each value v of INDEX, its expressions
+reading element v (`S.Each` on the declaration; the type checker expands it once INDEX's values
+are known, constants and `--const` included).
 When INDEX is a `symmetric` type of the using model, the elements are interchangeable and the
 symmetry reduction applies, checked like any other use of a symmetric type (NOTE(symmetry)).
 """
@@ -129,16 +132,13 @@ def qualify_decl(d: S.Decl, q: Qualify, diags: Diagnostics, use_span: Span) -> S
         case S.AllowDeadlock():
             return d
         case S.LivenessDecl(name=n) | S.LatencyDecl(name=n):
-            if lift:
-                diags.error(d.span, f"'{n}' is a liveness or latency property, which an array of instances cannot "
-                                    "state per element: instantiate the module by name (use M as NAME(...)) "
-                                    "once per element", (use_span, "instantiated here"))
-                return None
+            # NOTE(instance-properties): lifted, one property per element (the type checker expands it)
+            each = S.Each(q.inst, q.self_name, q.index) if lift and q.index is not None else None
             if isinstance(d, S.LivenessDecl):
                 return replace(d, name=q.names[n], p=None if d.p is None else r.expr(d.p, frozenset()),
-                               q=r.expr(d.q, frozenset()))
+                               q=r.expr(d.q, frozenset()), each=each)
             return replace(d, name=q.names[n], p=r.expr(d.p, frozenset()), q=r.expr(d.q, frozenset()),
-                           within=None if d.within is None else r.expr(d.within, frozenset()))
+                           within=None if d.within is None else r.expr(d.within, frozenset()), each=each)
     raise AssertionError(d)
 
 

@@ -6,7 +6,8 @@ NOTE(refinement): as in TLA+, the mapping gives every variable of the abstract m
 expression over the concrete (this) model's state; the concrete model refines M when the image
 of every initial state is an initial state of M and the image of every step is a step of M or a
 stutter (the image does not change). Only this safety part is checked (M's fairness is not: a
-concrete behaviour may stop where M's fairness would go on); checker/engines/explicit/refinement.py does it.
+concrete behaviour may stop where M's fairness would go on); checker/engines/explicit/refinement.py does it,
+and checker/engines/smt/refine.py by induction (`--engine kind` / `pdr`, NOTE(refinement-induction)).
 
 Here the declaration is resolved into a `Refinement` the engines can run: M is loaded like a
 `use`d module (a bundled model's name or a quoted path) with its constants bound by the

@@ -278,12 +278,24 @@ class TransitionDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class Each:
+    """NOTE(instance-properties): a property of an array of instances, stated once per element:
+    `element` (the name `NAME.self` its expressions use) ranges over `index`, and the element's
+    property is named `NAME[v].prop` (`instance` is NAME)."""
+
+    instance: str
+    element: str
+    index: "TypeExpr"
+
+
+@dataclass(frozen=True, slots=True)
 class LivenessDecl:
     name: str
     kind: LivenessKind
     p: Expr | None
     q: Expr
     span: Span = _span()
+    each: "Each | None" = None  # NOTE(instance-properties) in spec/instances.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +388,7 @@ class LatencyDecl:
     q: Expr
     within: Expr | None = None
     span: Span = _span()
+    each: "Each | None" = None  # NOTE(instance-properties) in spec/instances.py
 
 
 @dataclass(frozen=True, slots=True)

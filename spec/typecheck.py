@@ -64,6 +64,7 @@ class _Checker:
         self.decl_spans: dict[str, Span] = {}
         self.ids = itertools.count()
         self.scope = _Scope()
+        self.fixed: dict[str, ir.Lit] = {}  # NOTE(instance-properties): names read as one value
         self.primed_ok = False
         self.priming = False
         # Names whose declaration had an error: their uses fail silently (no cascades).
@@ -136,6 +137,8 @@ class _Checker:
                         self.primed_ok = False
                         if x is not None:
                             transitions.append(ir.TransitionProperty(name, x, sp))
+                case S.LivenessDecl(each=S.Each()) | S.LatencyDecl(each=S.Each()):
+                    self._each_element(decl, prop_names, liveness, latencies)  # NOTE(instance-properties)
                 case S.LivenessDecl(name=name, kind=kind, p=p, q=q, span=sp):
                     if self._prop_name(name, sp, prop_names):
                         xp = self._bool_expr(p) if p is not None else None
@@ -704,6 +707,41 @@ class _Checker:
             return None
         return x
 
+    def _each_element(self, decl: S.LivenessDecl | S.LatencyDecl, prop_names: dict[str, Span],
+                      liveness: list[ir.Liveness], latencies: list[ir.Latency]) -> None:
+        """NOTE(instance-properties) in spec/instances.py: an array of instances' liveness or latency
+        property, once per element v of its index, named `NAME[v].prop`, `NAME.self` read as v."""
+        each = decl.each
+        assert each is not None
+        t = self._type(each.index)
+        if t is None:
+            return
+        prop = decl.name[len(each.instance) + 1:]
+        if isinstance(t, ir.IntType) and t.symmetric:
+            self.d.error(decl.span, f"'{prop}' is a liveness or latency property of the array of instances "
+                                    f"'{each.instance}', stated once per element, which names each value of the "
+                                    f"symmetric type {t.symmetric} and so tells them apart: index the array by a "
+                                    "plain range or enum, or drop the property")
+            return
+        for v in ir.domain_values(t):  # type: ignore[arg-type]
+            name = f"{each.instance}[{ir.format_scalar(t, v)}].{prop}"  # type: ignore[arg-type]
+            if not self._prop_name(name, decl.span, prop_names):
+                continue
+            self.scope = _Scope()
+            self.fixed[each.element] = ir.Lit(v, INT if isinstance(t, ir.IntType) else t, decl.span)
+            try:
+                if isinstance(decl, S.LivenessDecl):
+                    xp = self._bool_expr(decl.p) if decl.p is not None else None
+                    xq = self._bool_expr(decl.q)
+                    if xq is not None and (decl.p is None or xp is not None):
+                        liveness.append(ir.Liveness(name, decl.kind, xp, xq, decl.span))
+                else:
+                    lat = self._latency(replace(decl, name=name))
+                    if lat is not None:
+                        latencies.append(lat)
+            finally:
+                del self.fixed[each.element]
+
     def _latency(self, decl: S.LatencyDecl) -> ir.Latency | None:
         """`latency NAME: from P to Q [within B]`: P and Q state predicates (no primes), B a
         constant integer expression >= 0 (NOTE(latency))."""
@@ -941,6 +979,8 @@ class _Checker:
         raise AssertionError(e)
 
     def _name(self, n: str, sp: Span) -> ir.Expr:
+        if n in self.fixed:  # NOTE(instance-properties): the element a per-element property reads
+            return replace(self.fixed[n], span=sp)
         sym = self.scope.lookup(n)
         if sym is not None:
             return ir.LocalRef(sym, sp)

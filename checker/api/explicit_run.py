@@ -121,6 +121,10 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
             meter.note(engine=ENGINE, phase="latency (shortest and longest paths)")
         lat = _latencies(cm, res, graph, wanted)
     results = explicit.safety_results(cm, res, wanted) + live + lat
+    if res.symmetry is not None and not isinstance(res.symmetry, Symmetry):  # NOTE(instance-symmetry)
+        from gpcheck.checker.engines.explicit.unpermute import instance_images
+
+        results = instance_images(cm, res.symmetry, results)  # type: ignore[arg-type]
     if collision is not None:
         results = [_not_proved(r, collision, res.depth) for r in results]
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
@@ -137,8 +141,9 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     if collision is not None:
         report.fingerprint = {"bits": 64, "collision_probability": collision}
     if res.symmetry is not None:
-        report.symmetry = {"reduced": True, "types": {t.symmetric: t.size() for t in res.symmetry.types},
-                           "group": res.symmetry.group_size}
+        types = res.symmetry.describe() if not isinstance(res.symmetry, Symmetry) else \
+            {t.symmetric: t.size() for t in res.symmetry.types}  # NOTE(instance-symmetry): the instance groups
+        report.symmetry = {"reduced": True, "types": types, "group": res.symmetry.group_size}
         if not res.symmetry.exact:  # gpmodel/symmetry.py MAX_CANDIDATES: some orbit may count twice
             report.symmetry["one_per_orbit"] = False
     return report
@@ -161,16 +166,25 @@ def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
     (or None), and warnings for the report. `compiled_options`: --workers or --fingerprint
     were asked for, which only the compiled core has; `auto` then gives way to them as it does
     to `--core compiled`."""
-    if setting == "off" or not model.symmetric:
+    if setting == "on" and not model.symmetric:  # NOTE(instance-symmetry): identical named instances
+        from gpcheck.gpmodel.instance_symmetry import find
+
+        isym, why_not = find(model)
+        notes = [f"no symmetry reduction over {w}" for w in why_not]
+        if isym is None:
+            return None, None, notes
+        sym = isym  # type: ignore[assignment]
+    elif setting == "off" or not model.symmetric:
         return None, None, []
-    sym = Symmetry(model)
+    else:
+        sym = Symmetry(model)
     if not sym.active:
         return None, None, []
     # latency properties (NOTE(latency)) ask what liveness asks (fair cycles, the full graph)
     live = [p.name for p in model.liveness if p.name in wanted] + [p.name for p in model.latencies if p.name in wanted]
     if setting == "auto" and (live or core == "compiled" or compiled_options):
         return None, None, []
-    notes = []
+    notes = [] if isinstance(sym, Symmetry) else notes
     if core == "compiled" or compiled_options:
         notes.append("symmetry reduction runs on the Python core: the compiled core does not canonicalise states")
     why = None

@@ -30,6 +30,7 @@ from gpcheck.checker.api.explicit_run import (
 
 ENGINES = ("explicit", "bmc", "kind", "pdr", "auto")
 CORES = ("auto", "python", "compiled")  # how the explicit engine runs (see run_explicit)
+INDUCTION_ENGINES = ("kind", "pdr")  # NOTE(refinement-induction): these check `refines` by induction
 SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (see run_explicit)
 RERUN_STATES_FACTOR = 50  # NOTE(assumption-use): the explicit runs without one assumption, at most this
 RERUN_STATES_MIN = 500_000  # many times the states of the run with every assumption, and at least these
@@ -125,7 +126,11 @@ def verify(
         named = set(properties)
         report.results = [replace(r, detail={k: v for k, v in r.detail.items() if k != "not_checked"})
                           if r.property in named and r.detail.get("not_checked") else r for r in report.results]
-    if refines:
+    if refines and engine in INDUCTION_ENGINES:  # NOTE(refinement-induction)
+        from gpcheck.checker.engines.smt import refine
+
+        report.results.append(refine.run(model, depth=depth, timeout=timeout))
+    elif refines:
         from gpcheck.checker.engines.explicit import refinement
 
         report.results.append(refinement.run(model, explicit.Limits(max_states, timeout)))

@@ -11,8 +11,8 @@ The verdict is `proved` when the search covered every reachable state (a finite 
 check is exhaustive), the explicit engine's usual `holds_to_bound` / `unknown` otherwise, and
 `violated` with the concrete behaviour up to the first step (in BFS order: a shortest one) that
 has no matching step of M; `detail` then holds the abstract state before and after that step.
-No induction is attempted (a Z3 check of the mapping on arbitrary states would need the
-concrete model's inductive invariant); the result names its engine: explicit.
+The Z3 check by induction, relative to the concrete model's proved invariants, is the second
+engine (checker/engines/smt/refine.py, NOTE(refinement-induction)); this result names its engine: explicit.
 """
 
 from __future__ import annotations
@@ -85,13 +85,7 @@ def check(cm: CompiledModel, limits: explicit.Limits = explicit.Limits()) -> Res
         iids: list[int | None] = [None] * len(path)
         if iid is not None:
             iids[-1] = iid
-        cx = Counterexample(explicit.make_steps(cm, path, iids))
-        detail: dict[str, Any] = {"abstract_model": ref.abstract.name, "step": len(path) - 1}
-        if before is not None:
-            detail["abstract_before"] = am.layout.decode(before)
-        if after is not None:
-            detail["abstract_after"] = am.layout.decode(after)
-        return Result(PROPERTY, KIND, Verdict.VIOLATED, explicit.ENGINE, reason=why, counterexample=cx, detail=detail)
+        return _violation(cm, am, path, iids, why, before, after)
 
     for s, parent in res.parent.items():
         try:
@@ -126,6 +120,53 @@ def check(cm: CompiledModel, limits: explicit.Limits = explicit.Limits()) -> Res
     return out
 
 
+def _violation(cm: CompiledModel, am: CompiledModel, path: list[State], iids: list[int | None], why: str,
+               before: State | None, after: State | None) -> Result:
+    """The `violated` result of a concrete behaviour `path` whose last step (or state) fails."""
+    ref = cm.model.refinement
+    assert isinstance(ref, Refinement)
+    cx = Counterexample(explicit.make_steps(cm, path, iids))
+    detail: dict[str, Any] = {"abstract_model": ref.abstract.name, "step": len(path) - 1}
+    if before is not None:
+        detail["abstract_before"] = am.layout.decode(before)
+    if after is not None:
+        detail["abstract_after"] = am.layout.decode(after)
+    return Result(PROPERTY, KIND, Verdict.VIOLATED, explicit.ENGINE, reason=why, counterexample=cx, detail=detail)
+
+
+def confirm(cm: CompiledModel, path: list[State], iids: list[int]) -> Result | None:
+    """The `violated` result of a behaviour of `cm` (states `path`, `iids[k]` taking path[k] to
+    path[k + 1]) when its last state or step breaks the refinement, as `check` reports it;
+    None when it does not. Another engine's counterexample (checker/engines/smt/refine.py) is
+    judged here, by the compiled models, before it is reported."""
+    ref = cm.model.refinement
+    assert isinstance(ref, Refinement)
+    am = compile_model(ref.abstract)
+    alpha = Mapping(cm, ref)
+    full: list[int | None] = [None, *iids]
+    s = path[-1]
+    try:
+        b = alpha.image(s)
+    except _NoImage as e:
+        return _violation(cm, am, path, full, str(e), None, None)
+    if len(path) == 1:
+        if b in set(am.initial_states()):
+            return None
+        return _violation(cm, am, path, full, f"the initial state maps to {_show(am, b)}, which is not an initial "
+                                               f"state of {ref.abstract.name}", None, b)
+    try:
+        a = alpha.image(path[-2])
+    except _NoImage:
+        return None  # the state before fails first: not this path's last step
+    succ = {t for _, t in am.enabled_steps(a)}
+    if b == a or b in succ:
+        return None
+    inst = cm.instances[iids[-1]]
+    return _violation(cm, am, path, full,
+                      f"the step {inst.action.name}{_args(inst.arg_dict())} maps {_show(am, a)} to {_show(am, b)}: "
+                      f"no step of {ref.abstract.name} does that, and it is not a stutter", a, b)
+
+
 def _args(args: dict[str, Any]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")" if args else ""
 
@@ -136,4 +177,4 @@ def _show(am: CompiledModel, a: State) -> str:
     return show_state(am.layout.decode(a))
 
 
-__all__ = ["run", "check", "Mapping", "PROPERTY", "KIND"]
+__all__ = ["run", "check", "confirm", "Mapping", "PROPERTY", "KIND"]

@@ -11,11 +11,15 @@ is found the same way, among the instances with the same outcome."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gpcheck.gpmodel import CompiledModel, ModelError, State
 from gpcheck.gpmodel.symmetry import Symmetry
 from gpcheck.checker.core.verdict import Counterexample
+
+if TYPE_CHECKING:
+    from gpcheck.checker.core.verdict import Result, Step
+    from gpcheck.gpmodel.instance_symmetry import InstanceSymmetry
 
 
 def concrete_path(cm: CompiledModel, sym: Symmetry, chain: list[State], last: tuple[int, State] | None,
@@ -63,3 +67,61 @@ def concrete_fault(cm: CompiledModel, cex: Counterexample, err: ModelError) -> M
             if e.site.kind == err.site.kind and e.site.span == err.site.span:
                 return e
     raise AssertionError("symmetry: the concrete state does not fail as its canonical state does")
+
+
+def instance_images(cm: CompiledModel, sym: "InstanceSymmetry", results: list["Result"]) -> list["Result"]:
+    """NOTE(instance-symmetry) in gpmodel/instance_symmetry.py: the copies of one instance
+    property (`a.p`, `b.p`, ...) are violated together, since a reduced search checks them on one
+    state of each orbit; each gets a behaviour that violates it: a copy's counterexample (whose
+    last step, found through the orbits, may violate any copy) with the copy it violates
+    exchanged for this one, replayed step by step first."""
+    from dataclasses import replace
+
+    from gpcheck.checker.core.verdict import Step, Verdict
+    from gpcheck.gpmodel import truth
+    from gpcheck.gpmodel.instance_symmetry import renamed
+
+    by_name = {r.property: r for r in results}
+    preds = {inv.name: (lambda st, fn=fn: truth(fn, st[-1])) for inv, fn in cm.invariants}
+    preds.update({tp.name: (lambda st, fn=fn: len(st) > 1 and truth(fn, st[-2], st[-1])) for tp, fn in cm.transitions})
+    out = []
+    for r in results:
+        inst = r.property.split(".", 1)[0] if "." in r.property else None
+        group = next((g for g in sym.groups if inst in g), None)
+        if group is None or r.property not in preds:
+            out.append(r)
+            continue
+        copies = {i: renamed(r.property, inst, i) for i in group}  # type: ignore[arg-type]
+        found = None
+        for src in (by_name.get(c) for c in copies.values()):
+            if src is None or src.verdict is not Verdict.VIOLATED or src.counterexample is None:
+                continue
+            states = [cm.layout.encode(st.state) for st in src.counterexample.steps]
+            hit = next((i for i, c in copies.items() if c in preds and not preds[c](states)), None)
+            if hit is None:
+                continue
+            moved = [sym.swap_state(hit, inst, x) for x in states] if hit != inst else states  # type: ignore[arg-type]
+            steps = [Step(None if st.action is None else sym.swap_action(hit, inst, st.action), st.args,  # type: ignore[arg-type]
+                          cm.layout.decode(x)) for st, x in zip(src.counterexample.steps, moved)]
+            if not preds[r.property](moved) and _replays(cm, moved, steps):
+                found = replace(src, property=r.property, kind=r.kind, counterexample=Counterexample(tuple(steps)))
+                break
+        if found is None and r.verdict is Verdict.VIOLATED:  # never a behaviour that violates another copy
+            found = replace(r, verdict=Verdict.UNKNOWN, counterexample=None,
+                            reason="violated up to symmetry, but no renamed counterexample replayed: run with "
+                                   "--symmetry off for one")
+        out.append(found if found is not None else r)
+    return out
+def _replays(cm: CompiledModel, states: list[State], steps: list["Step"]) -> bool:
+    if states[0] not in set(cm.initial_states()):
+        return False
+    for k in range(1, len(states)):
+        iid = cm.find_instance(steps[k].action, steps[k].args)
+        if iid is None:
+            return False
+        try:
+            if cm.step(iid, states[k - 1]) != states[k]:
+                return False
+        except ModelError:
+            return False
+    return True

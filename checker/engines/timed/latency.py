@@ -56,6 +56,13 @@ class _Unknown(Exception):
     pass
 
 
+class _OverBudget(Exception):
+    """NOTE(tick-units): a divergence search with one tick unit passed its node budget."""
+
+
+UNIT_BUDGET = 5_000  # NOTE(tick-units): the first round's nodes per tick unit
+
+
 def latency_results(cm: CompiledModel, res: SafetySearch, props: Sequence[ir.Latency], limits: Limits) -> list[Result]:
     """One Result per latency property, after the safety search `res` (which must have completed)."""
     out = []
@@ -93,10 +100,12 @@ class _Measure:
         self.P = lambda s: self._memo(self._p, pf, s, "from")
         self.Q = lambda s: self._memo(self._q, qf, s, "to")
         self.kmax = 1
+        self.bounds: set[int] = set()  # the literal time bounds (NOTE(tick-units))
         for a in cm.model.actions:
             for e in (a.time.lower, a.time.upper) if a.time is not None else ():
                 if isinstance(e, ir.Lit):
                     self.kmax = max(self.kmax, e.value)
+                    self.bounds.add(e.value)
 
     def _memo(self, cache: dict[State, bool], fn: Callable[[State], bool], s: State, which: str) -> bool:
         v = cache.get(s)
@@ -177,25 +186,59 @@ class _Measure:
 
     def divergent(self) -> tuple[list[State], list[int | None], int] | None:
         """A time-divergent behaviour that avoids Q forever after a start, as a discrete lasso
-        (states, instances, loop index), or None (module docstring)."""
+        (states, instances, loop index), or None (module docstring).
+
+        NOTE(tick-units): any tick unit >= 1 decides it exactly, but the number of exact zones
+        depends on it: a unit far above the measuring part's own cycle counts that cycle's
+        repetitions in zones (nvidia_preempt's 1,024 us slice under a 200,001 us unit: more than
+        10^5 zones, minutes; under 1,025: seconds), one far below a long slice counts the slice in
+        ticks. So each candidate unit (one above every constant first, as before, then one above
+        each constant bound, ascending) runs with a node budget, the budget growing fourfold
+        after a round in which none finished: the first to finish answers. Deterministic (node
+        counts, no clock)."""
+        consts = sorted({c for c in self.bounds if c >= 1} | {self.kmax})
+        default = 1 if self.kmax <= 8 else self.kmax + 1  # one above every constant: few zones for long slices
+        units = [default] + [c + 1 for c in consts if c + 1 != default and c > 8]
+        allowance = UNIT_BUDGET
+        while True:
+            for unit in units:
+                try:
+                    return self._divergent(unit, allowance)
+                except _OverBudget:
+                    continue
+            allowance *= 4
+
+    def _divergent(self, unit: int, allowance: int) -> tuple[list[State], list[int | None], int] | None:
         g = self.g
+        self._unit = unit
         # a tick needs `unit` time units: any unit >= 1 decides divergence; one above every constant
         # keeps the number of exact zones small (a tick of 1 would count a 10^6 slice in 10^6 zones)
-        unit = 1 if self.kmax <= 8 else self.kmax + 1
+        unit = self._unit
         m_meas, m_idle = [-1, unit], [-1, -1]
         nodes: list[Node] = []
         index: dict[tuple[State, tuple, int, tuple[int, ...]], int] = {}  # type: ignore[type-arg]
         succ: dict[int, list[tuple[int, int | None]]] = {}  # measuring node -> (measuring node, instance; None: tick)
         work: deque[int] = deque()
+        idle = Passed()
 
         def get(node: Node) -> int:
             key = (node.s, node.bounds, node.mode, node.zone)
             j = index.get(key)
             if j is None:
+                # NOTE(idle-inclusion): outside a measurement zones are compared by inclusion: the
+                # cycle sought lies in the measuring part, and every run from an included zone is
+                # a run from the including one, so the measuring part reached from it holds a tick
+                # cycle whenever the included one's does (the exact zones, no inclusion, are needed
+                # only inside it). The idle part of nvidia_preempt's WFI switch (0..200,000 us) had
+                # millions of exact zones.
+                if node.mode == IDLE and not idle.add(node.s, node.bounds, IDLE, node.zone, len(nodes)):
+                    return -1
                 j = index[key] = len(nodes)
                 nodes.append(node)
                 work.append(j)
                 self._limit(len(nodes))
+                if len(nodes) > allowance:
+                    raise _OverBudget
             return j
 
         for s in self.cm.initial_states():
