@@ -23,7 +23,7 @@ from gpcheck.spec.errors import UsageError
 
 pytest.importorskip("numba")
 
-from tests.unit.test_fast_explicit import SMALL  # noqa: E402  (the corner-case specs)
+from tests.unit.test_fast_explicit import SMALL, bundled_params  # noqa: E402  (the corner-case specs)
 
 # modelling errors in actions, predicates evaluated on new states and on edges, deadlocks,
 # constraints, transition properties, liveness: each must come out of the parallel merge as
@@ -42,6 +42,13 @@ def _models() -> list[tuple[str, ir.Model]]:
     out = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in {**SMALL, **EXTRA}.items()]
     out += [(name, load_spec(name)) for name in bundled_models()]
     return out
+
+
+def _fingerprinted() -> list[object]:
+    """The small specs, and the bundled models with test_fast_explicit's tiers (COMPILED_SAMPLE in
+    the default run: each other bundled model is a cold compilation of about 15 s of CPU)."""
+    small = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in {**SMALL, **EXTRA}.items()]
+    return small + bundled_params()
 
 
 def _chunked() -> list[object]:  # pytest.param(name, model, chunk size)
@@ -91,7 +98,7 @@ def test_two_workers_stop_at_the_same_state_limit(examples, monkeypatch):
         assert a == b and f"state limit {limit}" in b["results"][1]["reason"]
 
 
-@pytest.mark.parametrize("name,model", _models(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize("name,model", _fingerprinted(), ids=lambda x: x if isinstance(x, str) else "")
 def test_fingerprints_give_the_exact_search_with_holding_verdicts_bounded(name, model):
     wanted = select_properties(model, None)
     exact = run_explicit(model, wanted, Limits(), core="compiled")

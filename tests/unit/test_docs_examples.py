@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,11 +53,59 @@ def test_reserved_words_are_the_grammars() -> None:
     assert reserved | contextual == keywords, (keywords - reserved - contextual, (reserved | contextual) - keywords)
 
 
-def test_site_builds_without_warnings(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-                        str(ROOT / "docs"), str(tmp_path / "html")], capture_output=True, text=True, timeout=900)
+def _build_site(tmp_path: Path, *options: str) -> Path:
+    """Build a copy of docs/ (the model pages are generated into the copy, not the checkout) with
+    warnings as errors; the HTML folder."""
+    src = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("_build", "__pycache__"))
+    (tmp_path / "spec").mkdir()  # docs/grammar.md includes ../spec/grammar.lark
+    shutil.copyfile(ROOT / "spec" / "grammar.lark", tmp_path / "spec" / "grammar.lark")
+    for page in (src / "models").glob("*.md"):  # the checkout's generated pages, if any: made again
+        if page.name != "index.md":
+            page.unlink()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", *options,
+                        str(src), str(tmp_path / "html")], capture_output=True, text=True, timeout=900, env=env)
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-5000:]
     assert (tmp_path / "html" / "models" / "cwsr.html").is_file()
+    return tmp_path / "html"
+
+
+def test_site_builds_without_warnings(tmp_path: Path) -> None:
+    """Every page, the model pages without their verdicts (checking all 21 bundled models took
+    about 20 s of the build's 30 s of CPU): the verdict columns are test_a_model_page_shows_each_verdict's
+    and the slow tier's full build's."""
+    html = _build_site(tmp_path, "-D", "gpcheck_model_results=0")
+    page = (tmp_path / "docs" / "models" / "cwsr.md").read_text(encoding="utf-8")
+    assert "## Properties" in page and "Checked by the explicit engine" not in page
+
+
+@pytest.mark.slow  # every bundled model checked for its page (about 30 s of CPU); fast: the two tests above and below
+def test_site_builds_without_warnings_with_every_models_verdicts(tmp_path: Path) -> None:
+    _build_site(tmp_path)
+    page = (tmp_path / "docs" / "models" / "cwsr.md").read_text(encoding="utf-8")
+    assert "Checked by the explicit engine at the default constants" in page
+
+
+def test_a_model_page_shows_each_verdict() -> None:
+    """The model page's verdict columns (what the site build without `gpcheck_model_results=0`
+    shows), on one small bundled model: each property's verdict is its expectation's."""
+    from gpcheck.checker import Verdict
+    from gpcheck.checker.cli.commands.model_page import model_page
+    from gpcheck.checker.regression.library import expectation_met
+    from gpcheck.spec import load_spec
+
+    model = load_spec("kfd_monitor")
+    page = model_page(model)
+    assert "Checked by the explicit engine at the default constants" in page
+    rows = {line.split("|")[1].strip(" `"): [c.strip() for c in line.split("|")[2:-1]]
+            for line in page.splitlines() if line.startswith("| `")}
+    assert {e.property for e in model.expectations} <= set(rows)
+    for e in model.expectations:
+        kind, expected, verdict = rows[e.property][:3]
+        assert expected == e.verdict, (e.property, rows[e.property])
+        assert expectation_met(e.verdict, Verdict(verdict.split()[0])), (e.property, rows[e.property])
+    assert "[" in rows["rt_preempt_latency"][2] and "steps)" in rows["no_starvation"][2]
 
 
 def test_an_empty_detail_column_is_never_squeezed(capsys: pytest.CaptureFixture[str]) -> None:

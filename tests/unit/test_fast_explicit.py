@@ -49,10 +49,24 @@ FALLIBLE = {
 }
 
 
-def _models() -> list[tuple[str, ir.Model]]:
-    out = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in SMALL.items()]
-    out += [(name, load_spec(name)) for name in bundled_models()]
-    return out
+# The bundled models the default run compiles (numba) to compare with the Python core: a cold
+# compilation takes about 15 s of CPU per model, and a fresh checkout's first run has a cold cache.
+# cwsr (arrays of structs, latencies, covers, liveness), kfd_sched (a composed model: `use cwsr`)
+# and nvidia_streams (47,401 states: the tables grow). Every other bundled model: `slow` (here and
+# in test_compiled_options.py); the small specs above cover each corner of the semantics in the
+# default run.
+COMPILED_SAMPLE = ("cwsr", "kfd_sched", "nvidia_streams")
+
+
+def bundled_params() -> list[object]:
+    """pytest.param(name, model) for every bundled model, `slow` outside COMPILED_SAMPLE."""
+    return [pytest.param(name, load_spec(name), marks=() if name in COMPILED_SAMPLE else pytest.mark.slow)
+            for name in bundled_models()]
+
+
+def _models() -> list[object]:
+    out: list[object] = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in SMALL.items()]
+    return out + bundled_params()
 
 
 def _examples(examples) -> list[tuple[str, ir.Model]]:

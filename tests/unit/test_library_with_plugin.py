@@ -21,6 +21,11 @@ from gpcheck.spec import bundled_models, load_spec
 pytest_plugins = [] if autoloaded() else ["gpcheck.checker.cli.pytest_plugin"]
 
 MAX_STATES = 1_000_000  # a model grown past this is no longer a fast unit test: it fails, unknown
+# `slow`: finding which assumptions each of cwsr's proofs used takes 9 s of CPU (one search per
+# declared assumption). Fast: the same assertions on every other model here, cwsr's expectations
+# in tests/unit/test_models.py::test_every_expectation_holds_at_defaults, and the README's plugin
+# example (assert_holds on cwsr), which tests/unit/test_docs_examples.py runs.
+SLOW_MODELS = {"cwsr"}
 
 
 def _expectations() -> list[Any]:
@@ -32,6 +37,8 @@ def _expectations() -> list[Any]:
             if e.verdict == "proved" and model.constraints:
                 marks.append(pytest.mark.skip(reason=f"{name} explores inside a constraint: only pdr or "
                                                      f"k-induction can prove {e.property}"))
+            if name in SLOW_MODELS:
+                marks.append(pytest.mark.slow)
             cases.append(pytest.param(name, e.property, e.verdict, id=f"{name}-{e.property}", marks=marks))
     return cases
 
