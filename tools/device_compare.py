@@ -4,8 +4,8 @@ bundled model and example: state counts, depth, actions fired, and every safety 
 
     python tools/device_compare.py [--device cuda|host] [--cpu compiled|python] [SPEC[:K=V,...] ...]
 
-With no SPEC: every bundled model (spec/models) and example (/work/shared/spec-examples or
-docs' examples) at its default constants. Properties the device does not check (transition
+With no SPEC: every bundled model (spec/models) and example (/work/shared/spec-examples, or
+examples/ beside tools/ on a machine without it) at its default constants. Properties the device does not check (transition
 properties, liveness, latency) are left out of both runs and named in the line."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _specs(args: list[str]) -> list[tuple[str, dict[str, int]]]:
             out.append((path, {k: int(v) for k, v in kv.items()}))
         return out
     found = sorted((ROOT / "spec" / "models").glob("*.gpspec"))
-    for extra in (Path("/work/shared/spec-examples"), ROOT / "docs" / "examples"):
+    for extra in (Path("/work/shared/spec-examples"), ROOT / "examples"):
         if extra.is_dir():
             found += sorted(extra.glob("*.gpspec"))
     return [(str(p), {}) for p in found]
