@@ -39,6 +39,7 @@ typedef unsigned long long u64;
 #define CAS64(p, c, v) ((i64)atomicCAS((u64*)(p), (u64)(c), (u64)(v)))
 #define MIN64(p, v) atomicMin((i64*)(p), (i64)(v))
 #define LOAD64(p) (*(volatile i64*)(p))
+#define MULHI(a, b) __umul64hi((a), (b))
 #else
 #define DEV static
 #define KERNEL void
@@ -46,6 +47,7 @@ typedef unsigned long long u64;
 static i64 CAS64(i64* p, i64 c, i64 v) { i64 o = *p; if (o == c) *p = v; return o; }
 static void MIN64(i64* p, i64 v) { if (v < *p) *p = v; }
 #define LOAD64(p) (*(p))
+#define MULHI(a, b) ((u64)(((unsigned __int128)(a) * (b)) >> 64))
 #endif
 
 DEV i64 _fdiv(i64 a, i64 b) { i64 q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; return q; }
@@ -102,15 +104,15 @@ KERNEL expand(const i64* keys, const unsigned char* flags, i64 lo, i64 count, i6
     }
 }
 
-KERNEL insert(const i64* keys, i64* table, i64 mask, const i64* cand, const i64* cand_iid, i64 count,
+KERNEL insert(const i64* keys, i64* table, i64 size, const i64* cand, const i64* cand_iid, i64 count,
               i64* res, i64* pos, i64* minc, i64* events) {
     THREADS(t, count) {
         res[t] = 0;  /* not an owner (an unused row, or a state found before) */
         if (cand_iid[t] >= 0) {
             const i64* row = cand + t * W;
-            i64 p = (i64)(hash_row(row) & (u64)mask);
+            i64 p = (i64)MULHI(hash_row(row), (u64)size);
             for (i64 probes = 0;; probes++) {
-                if (probes > mask) { events[EV_FULL] = 1; res[t] = 0; break; }
+                if (probes >= size) { events[EV_FULL] = 1; res[t] = 0; break; }
                 i64 e = LOAD64(&table[p]);
                 if (e == 0) {
                     e = CAS64(&table[p], 0, -(t + 1));
@@ -124,7 +126,7 @@ KERNEL insert(const i64* keys, i64* table, i64 mask, const i64* cand, const i64*
                     if (e < 0) MIN64(&minc[-e - 1], t);
                     break;
                 }
-                p = (p + 1) & mask;
+                p = p + 1 == size ? 0 : p + 1;
             }
         }
     }
@@ -160,10 +162,10 @@ KERNEL finalize(i64* keys, int* parent, unsigned char* flags, i64* table, const 
     }
 }
 
-KERNEL rehash(const i64* keys, i64 n, i64* table, i64 mask) {
+KERNEL rehash(const i64* keys, i64 n, i64* table, i64 size) {
     THREADS(t, n) {
-        i64 p = (i64)(hash_row(keys + t * W) & (u64)mask);
-        while (CAS64(&table[p], 0, t + 1) != 0) p = (p + 1) & mask;
+        i64 p = (i64)MULHI(hash_row(keys + t * W), (u64)size);
+        while (CAS64(&table[p], 0, t + 1) != 0) p = p + 1 == size ? 0 : p + 1;
     }
 }
 """

@@ -2,7 +2,7 @@
 16 threads, in one process on one machine: states per second and peak device memory.
 
     python tests/bench/bench_gpu_search.py [--cases rewind16,cwsr] [--cwsr Q=2,N=3,W=2]
-                                           [--threads 1,16] [--cpu-timeout 120] [--repeat 1]
+                                           [--threads 1,16] [--cpu-timeout 120] [--no-cpu]
 
 Every side checks the same properties: the safety ones the device checks (invariants, deadlock,
 range; transition properties, liveness and latency are left out of all sides). Each side is
@@ -16,6 +16,8 @@ Cases:
             (29,904,391 states; bench_compiled.py's case)
   cwsr      spec/models/cwsr.gpspec at --cwsr (default Q=2 N=3 W=2)
   rewind12  the same as rewind16 at N=12 CAP=2 (2,774,248 states): a quick check
+  NAME:K=V,...  a bundled model (or `rewind`, widened as above) at these constants, e.g.
+            `--cases reef_rewind:Q=2,N=4` (separate cases with `;`)
 Needs CuPy and a GPU for the device rows, numba for the CPU rows."""
 
 from __future__ import annotations
@@ -38,10 +40,15 @@ CASES = {
 def _model(case: str, cwsr: dict[str, int]):  # type: ignore[no-untyped-def]
     from gpcheck.spec import load_source, load_spec
 
-    if case == "cwsr":
-        return load_spec(str(ROOT / "spec" / "models" / "cwsr.gpspec"), cwsr)
-    _, consts = CASES[case]
-    return load_source(EXAMPLE.read_text().replace(*WIDE), str(EXAMPLE), consts)
+    name, _, given = case.partition(":")
+    consts = {k: int(v) for k, v in (p.split("=") for p in given.split(",") if p)}
+    if name in CASES:
+        name, consts = CASES[name]
+    elif name == "cwsr" and not given:
+        consts = cwsr
+    if name == "rewind":
+        return load_source(EXAMPLE.read_text().replace(*WIDE), str(EXAMPLE), consts)
+    return load_spec(str(ROOT / "spec" / "models" / f"{name}.gpspec"), consts)
 
 
 def main() -> int:
@@ -62,11 +69,11 @@ def main() -> int:
     props = cupy.cuda.runtime.getDeviceProperties(0)
     print(f"device: {props['name'].decode()}, {props['totalGlobalMem'] / 2**30:.1f} GiB; CuPy {cupy.__version__}")
     failed = False
-    for case in a.cases.split(","):
+    for case in a.cases.split(";" if ":" in a.cases else ","):
         m = _model(case, cwsr)
         cm = compile_model(m)
         wanted = select_properties(m, None) - {p.name for p in (*m.transitions, *m.liveness, *m.latencies)}
-        label = case + ("" if case != "cwsr" else " " + " ".join(f"{k}={v}" for k, v in cwsr.items()))
+        label = case + ("" if case != "cwsr" else ":" + a.cwsr)
         t0 = time.perf_counter()
         device_search.search(cm, wanted, Limits(max_states=1000), device="cuda")  # nvcc, once
         compile_s = time.perf_counter() - t0

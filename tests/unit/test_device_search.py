@@ -94,7 +94,7 @@ def test_a_full_device_is_unknown_device_memory():
     m = load_spec(str(MODELS / "kfd_sched.gpspec"), {})
     cm, wanted = _safety(m)
     wanted -= {"hp_detected"}  # violated early: every other property holds in the full graph
-    res, g = device_search.search(cm, wanted, device="host", max_bytes=100_000, chunk_rows=64)
+    res, g = device_search.search(cm, wanted, device="host", max_bytes=50_000, chunk_rows=64)
     assert not res.complete and "device memory" in (res.stop_reason or "")
     results = explicit.safety_results(cm, res, wanted)
     assert results and all(r.verdict is Verdict.UNKNOWN and "device memory" in r.reason for r in results)

@@ -47,6 +47,7 @@ CHUNK_ROWS = 1 << 23  # candidate rows of one chunk (states x instances), bounds
 HOST_CHUNK_ROWS = 1 << 14  # the host build's (tests, small models)
 START_STATES = 1 << 20  # the per-state arrays' first capacity; doubled (on the device) as needed
 BLOCK = 256
+TABLE_LOAD = 0.7  # the visited set's table is at most this full (linear probing)
 
 
 class DeviceUnavailable(Exception):
@@ -106,6 +107,10 @@ class HostBackend:
         return 0
 
     @staticmethod
+    def release() -> None:
+        """Nothing cached to give back (numpy)."""
+
+    @staticmethod
     def free_bytes() -> int:
         return 1 << 62
 
@@ -141,6 +146,11 @@ class CudaBackend:
 
     def peak_bytes(self) -> int:
         return self._peak
+
+    def release(self) -> None:
+        """Give CuPy's cached free blocks back to the device (after the arrays grew), so that
+        the next, larger allocation finds the memory and the peak counts what is in use."""
+        self.xp.get_default_memory_pool().free_all_blocks()
 
     def free_bytes(self) -> int:
         free, _ = self.xp.cuda.runtime.memGetInfo()
@@ -189,20 +199,26 @@ class DeviceGraph:
     start_states = START_STATES
 
     def grow(self, need: int, max_bytes: int | None, chunk_rows: int) -> None:
-        """Per-state arrays for at least `need` states and a table of at most half load (with a
-        chunk's candidates in it too); the table is rebuilt from the keys on the device."""
+        """Per-state arrays for at least `need` states and a table at most TABLE_LOAD full (with
+        a chunk's candidates in it too); the table is rebuilt from the keys on the device. The
+        arrays double, or take what `max_bytes` leaves when doubling does not fit."""
         if need <= self.cap:
             return
+        row_bytes = self.words * 8 + 4 + 1
+
+        def total(cap: int) -> int:
+            return cap * row_bytes + _table_size(cap, chunk_rows) * 8
+
         cap = max(self.start_states, self.cap)
         while cap < need:
             cap *= 2
-        size = 1
-        while size < 2 * cap + chunk_rows:
-            size *= 2
-        row_bytes = self.words * 8 + 4 + 1
-        total = cap * row_bytes + size * 8
-        if max_bytes is not None and total > max_bytes:
-            raise _OutOfMemory(f"{cap:,} states would need {total / 2**30:.2f} GiB (limit {max_bytes / 2**30:.2f} GiB)")
+        if max_bytes is not None and total(cap) > max_bytes:
+            most = int((max_bytes - _table_size(0, chunk_rows) * 8) / (row_bytes + 8 / TABLE_LOAD))
+            if most < need:
+                raise _OutOfMemory(f"{need:,} states would need {total(need) / 2**30:.2f} GiB "
+                                   f"(limit {max_bytes / 2**30:.2f} GiB)")
+            cap = most
+        size = _table_size(cap, chunk_rows)
         xp = self.be.xp
         try:
             keys = xp.zeros((cap, self.words), dtype=xp.int64)
@@ -215,12 +231,18 @@ class DeviceGraph:
             raise _OutOfMemory(f"{cap:,} states did not fit ({type(e).__name__})") from e
         self.keys, self.parent, self.flags = keys, parent, flags  # the old ones freed
         self.table = None  # type: ignore[assignment]
+        self.be.release()
         try:
             table = xp.zeros(size, dtype=xp.int64)
         except (MemoryError, _cuda_oom()) as e:
             raise _OutOfMemory(f"a table of {size:,} entries did not fit ({type(e).__name__})") from e
         self.table, self.cap = table, cap
-        self.be.launch("rehash", self.n, self.keys, self.n, self.table, size - 1)
+        self.be.launch("rehash", self.n, self.keys, self.n, self.table, size)
+
+
+def _table_size(cap: int, chunk_rows: int) -> int:
+    """Table entries for `cap` states and one chunk's candidates at most TABLE_LOAD full."""
+    return int((cap + chunk_rows) / TABLE_LOAD) + 1
 
 
 def _cuda_oom() -> type[BaseException]:
@@ -330,7 +352,7 @@ def _insert(be: HostBackend | CudaBackend, g: DeviceGraph, chunk: _Chunk, count:
     xp = be.xp
     chunk.minc[:count] = NO_EVENT
     chunk.first[:count] = 0
-    be.launch("insert", count, g.keys, g.table, g.table.shape[0] - 1, chunk.cand, chunk.iid, count,
+    be.launch("insert", count, g.keys, g.table, g.table.shape[0], chunk.cand, chunk.iid, count,
               chunk.res, chunk.pos, chunk.minc, events)
     be.launch("mark", count, chunk.res, chunk.minc, count, chunk.first)
     numbered = xp.cumsum(chunk.first[:count])
