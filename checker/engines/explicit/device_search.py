@@ -220,15 +220,28 @@ class DeviceGraph:
             cap = most
         size = _table_size(cap, chunk_rows)
         xp = self.be.xp
+        old = [a[:self.n] for a in (self.keys, self.parent, self.flags)]
+        held = self.cap * row_bytes + self.table.shape[0] * 8
+        if max_bytes is not None and self.n and held + total(cap) > max_bytes:
+            # old and new arrays together do not fit: through host memory (a few seconds per
+            # 10^9 states), so that the arrays can grow into nearly all of the device
+            old = [self.be.get(a).copy() for a in old]
+            self.keys = self.parent = self.flags = self.table = None  # type: ignore[assignment]
+            self.be.release()
         try:
             keys = xp.zeros((cap, self.words), dtype=xp.int64)
-            keys[:self.n] = self.keys[:self.n]
             parent = xp.zeros(cap, dtype=xp.int32)
-            parent[:self.n] = self.parent[:self.n]
             flags = xp.zeros(cap, dtype=xp.uint8)
-            flags[:self.n] = self.flags[:self.n]
+            for new, part in zip((keys, parent, flags), old):
+                new[:self.n] = xp.asarray(part)
         except (MemoryError, _cuda_oom()) as e:
+            keys = parent = flags = None
+            if self.keys is None:  # staged: the states found so far back where they were
+                self.be.release()
+                self.keys, self.parent, self.flags = (xp.asarray(part) for part in old)
+                self.cap = self.n
             raise _OutOfMemory(f"{cap:,} states did not fit ({type(e).__name__})") from e
+        del old
         self.keys, self.parent, self.flags = keys, parent, flags  # the old ones freed
         self.table = None  # type: ignore[assignment]
         self.be.release()
