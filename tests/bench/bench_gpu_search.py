@@ -81,6 +81,7 @@ def main() -> int:
         t0 = time.perf_counter()
         dres, g = device_search.search(cm, wanted, device="cuda")
         wall = time.perf_counter() - t0
+        device_n, device_complete = g.n, dres.complete
         dev_rate = g.n / g.seconds  # type: ignore[attr-defined]
         verdicts = {r.property: r.verdict.value for r in __import__(
             "gpcheck.checker.engines.explicit.explicit", fromlist=["x"]).safety_results(cm, dres, wanted)}
@@ -88,6 +89,7 @@ def main() -> int:
               f"search {g.seconds:.2f} s (wall {wall:.2f} s, nvcc {compile_s:.1f} s), "  # type: ignore[attr-defined]
               f"{dev_rate / 1e6:.1f} M states/s, peak device memory {g.peak_bytes / 2**30:.2f} GiB; "  # type: ignore[attr-defined]
               f"{dres.stop_reason or ''} verdicts {verdicts}", flush=True)
+        del dres, g  # the next search starts with the whole card
         cupy.get_default_memory_pool().free_all_blocks()
         if a.no_cpu:
             continue
@@ -100,8 +102,8 @@ def main() -> int:
             done = "complete" if cres.complete else f"stopped at {a.cpu_timeout:g} s"
             print(f"{label}: cpu {threads:2} thread(s) {cg.n:,} states ({done}), {secs:.2f} s, "
                   f"{rate / 1e6:.2f} M states/s; device/cpu = {dev_rate / rate:.1f}x", flush=True)
-            if cres.complete and dres.complete and cg.n != g.n:
-                print(f"{label}: STATE COUNTS DIFFER: device {g.n} cpu {cg.n}")
+            if cres.complete and device_complete and cg.n != device_n:
+                print(f"{label}: STATE COUNTS DIFFER: device {device_n} cpu {cg.n}")
                 failed = True
             del cres, cg
     return 1 if failed else 0
