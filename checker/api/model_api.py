@@ -59,6 +59,7 @@ def verify(
     fingerprint: bool = False,
     symmetry: str = "auto",
     assumption_use: bool = True,
+    device: str = "cpu",
 ) -> Report:
     """Check the properties of one model instance with one engine (or `auto`); `core` says how
     the explicit engine runs: `python`, `compiled` (numba) or `auto` (see run_explicit);
@@ -66,7 +67,9 @@ def verify(
     by the model's symmetric types: `on`, `off`, or `auto` (on when the model has one and no
     liveness property is checked; see run_explicit). `assumption_use`: say which model
     assumptions each proof used (NOTE(assumption-use): one more run per declared assumption); an
-    internal caller that only looks for violations (--for-all's small instances) leaves it out."""
+    internal caller that only looks for violations (--for-all's small instances) leaves it out.
+    `device`: `cpu`, or `cuda` for the explicit engine's safety search on a GPU
+    (checker/api/device_run.py)."""
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
     if core not in CORES:
@@ -76,6 +79,10 @@ def verify(
     _check_limits(max_states, timeout, depth)
     _check_compiled_options(core, workers, fingerprint)
     model = load(spec, consts)
+    if device != "cpu":
+        from gpcheck.checker.api.device_run import check_device_options
+
+        check_device_options(model, device, engine, core, workers, fingerprint, symmetry)
     # NOTE(refinement): `refines` is checked apart from the engines' properties (checker/engines/explicit/refinement.py)
     refines = model.refinement is not None and (properties is None or "refines" in set(properties))
     if model.refinement is not None and properties is not None:
@@ -101,6 +108,10 @@ def verify(
                 dropped = next(a.name for a in pl.model.assumptions if a.name not in {b.name for b in m.assumptions})
                 if assumptions.same_graph(getattr(report, "explored", None), cm, dropped):  # NOTE(assumption-use)
                     return _same_results(report, names)
+            if device != "cpu":
+                from gpcheck.checker.api.device_run import run_device
+
+                return run_device(m, names, Limits(cap, limit, meter), cm=cm, device=device)
             rep = run_explicit(m, names, Limits(cap, limit, meter), cm=cm, core=core, workers=workers,
                                fingerprint=fingerprint, symmetry=symmetry)
             return rep

@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--fingerprint", action="store_true",
                    help="compiled core: keep 64-bit fingerprints of states instead of the states (less memory); "
                         "holding properties are then holds_to_bound, with TLC's collision probability")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="explicit engine: cpu (default), or cuda: the safety search (invariants, deadlock, range) "
+                        "on an NVIDIA GPU through CuPy; other properties are then unknown (docs/device.md)")
     p.add_argument("--symmetry", choices=SYMMETRY, default="auto",
                    help="symmetry reduction of the explicit engine by the model's 'symmetric' types: on, off, "
                         "or auto (default: on when the model declares one and no liveness property is checked; "
@@ -76,6 +79,8 @@ def _workers(text: str) -> int | str:
 
 def run(args: argparse.Namespace) -> int:
     if args.spec is None:
+        if args.device != "cpu":
+            raise UsageError("--device cuda needs a SPEC or MODEL (the library runs on the CPU)")
         if args.itf or args.perfetto:
             raise UsageError("--itf and --perfetto need a SPEC or MODEL (the library writes no counterexamples)")
         return run_library_command(args)
@@ -100,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             report = verify(model, None, args.property, args.engine or "explicit",
                             args.max_states, args.timeout, args.depth, progress, core=args.core,
-                            workers=args.workers, fingerprint=args.fingerprint, symmetry=args.symmetry)
+                            workers=args.workers, fingerprint=args.fingerprint, symmetry=args.symmetry,
+                            device=args.device)
         finally:
             progress.close()
         judged = judge(model, report) if not args.ignore_expect else None
