@@ -181,6 +181,8 @@ def render_text(report: Report, width: int | None = None) -> str:
             detail = f"{r.detail['error']} at {r.detail.get('location', '?')}"
         if r.kind == "latency":
             detail = latency_text(r)
+        if r.detail.get("time") and r.verdict is not Verdict.UNKNOWN:  # NOTE(timed): how time was handled
+            detail = f"{detail}; {r.detail['time']}" if detail else r.detail["time"]
         if r.detail.get("k") is not None and r.verdict is Verdict.PROVED:
             detail = detail or f"k = {r.detail['k']}"
         n = r.detail.get("states", report.states if r.engine == "explicit" else None)
