@@ -84,8 +84,13 @@ invariant p1: x < 5
 
 @pytest.mark.slow
 def test_blp_no_skip_is_violated_under_kind():
-    # no_loss is not 31-inductive: its base case unrolls 30 steps before no_skip's (about 45 s)
-    m = load("blp")
+    # no_loss is not 31-inductive: its base case unrolls 30 steps before no_skip's (about 45 s).
+    # blp is timed; this is a regression of kind's unrolling, so it runs on blp's untimed abstraction
+    # (the timed spec's kind answer is that abstraction's, confirmed with a timing or unknown:
+    # tests of checker/api/timed_abstraction.py)
+    from gpcheck.checker.api.timed_abstraction import untimed
+
+    m = untimed(load("blp"))
     r = verify(m, engine="kind", properties=["no_loss", "no_skip"], depth=31, timeout=300).result("no_skip")
     want = verify(m, properties=["no_skip"]).result("no_skip")
     assert want.verdict is Verdict.VIOLATED
