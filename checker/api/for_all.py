@@ -1,6 +1,7 @@
 """`--for-all` as the API runs it: covers, vacuity probes and the assumptions each proof used
-(checker/api/assumptions.py) around the for-all prover of checker/engines/param/, and the zone
-engine's answer for a timed spec. The prover samples small instances with `model_api.verify`,
+(checker/api/assumptions.py) around the for-all prover of checker/engines/param/, which runs on the
+untimed abstraction of a timed spec (checker/api/timed_abstraction.py: its proofs hold for every
+timing, its violations are confirmed with one). The prover samples small instances with `model_api.verify`,
 passed in (`check_instance`), so that the engines never import the API."""
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from gpcheck.spec import ir
+from gpcheck.checker.api import timed_abstraction
 from gpcheck.checker.api.model_api import verify
+from gpcheck.gpmodel import CompiledModel, compile_model
 from gpcheck.checker.core.verdict import Report, Result, Verdict
 from gpcheck.checker.engines.param.where import locate
 
@@ -31,14 +34,7 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
     fixed = {k: v for k, v in (consts or {}).items() if k not in names}
     started = time.monotonic()
     timed = load_spec(spec, dict(consts or {}))
-    if timed.has_time:  # NOTE(timed): the for-all engine has no time: it says so, never checks untimed
-        from gpcheck.checker.api.model_api import run_timed_spec
-        from gpcheck.checker.engines.explicit.explicit import Limits
-
-        report = run_timed_spec(timed, select_properties(timed, properties), "for-all", Limits())
-        report.constants = {k: v for k, v in timed.const_values.items() if k not in names}
-        report.seconds = time.monotonic() - started
-        return report
+    abstract = timed.has_time  # NOTE(timed): the prover runs on the untimed abstraction (timed_abstraction.py)
     # covers, vacuity probes and the assumptions each proof used, as api.verify does
     # (checker/api/assumptions.py): the probes and covers are invariants of every instance loaded
     first = load_spec(spec, fixed)
@@ -51,6 +47,7 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
     def once(drop: str | None, props: Sequence[str] | None) -> tuple[ir.Model, list[Result]]:
         def load(c: Mapping[str, int]) -> ir.Model:
             m = assumptions.plan(load_spec(spec, c), wanted).model
+            m = timed_abstraction.untimed(m) if abstract else m
             return assumptions.without(m, drop) if drop is not None else m
         # a run without an assumption (NOTE(assumption-use)) gets at most as long as the run with
         # them all took, and what is left of the time limit: a --for-all proof is minutes, and a
@@ -70,6 +67,11 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
     results = assumptions.finish(first, pl, results, assumptions.used(pl.model, results, rerun))
     results = [replace(r, reason=locate(first, r.reason)) if r.verdict is Verdict.UNKNOWN and r.reason else r
                for r in results]
+    if abstract:
+        def instance(r: Result) -> CompiledModel:  # a violation's sampled instance, timed
+            return compile_model(load_spec(spec, {**fixed, **r.detail.get("instance", {})}))
+
+        results = timed_abstraction.lift(timed, results, "for-all", instance)
     report = Report(model.name, model.file, {k: v for k, v in model.const_values.items() if k not in names},
                     results)
     report.assumptions = [a.name for a in first.assumptions]

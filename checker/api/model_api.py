@@ -91,8 +91,8 @@ def verify(
         cap = max_states
         if rerun and cap is None and report is not None and report.states is not None:
             cap = max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
-        if m.has_time:  # NOTE(timed): only the zone engine knows time
-            return run_timed_spec(m, names, engine, Limits(cap, limit, meter))
+        if m.has_time:  # NOTE(timed): the zone engine, or an untimed engine on the untimed abstraction
+            return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core)
         if engine == "explicit":
             cm = None
             if rerun and report is not None and not fingerprint:
@@ -144,14 +144,24 @@ def _same_results(report: Report, names: set[str]) -> Report:
 TIMED_ENGINES = ("explicit", "auto")  # the engines that run the zone engine on a timed spec
 
 
-def run_timed_spec(model: ir.Model, wanted: set[str], engine: str, limits: Limits) -> Report:
+def run_timed_spec(model: ir.Model, wanted: set[str], engine: str, limits: Limits, depth: int | None = None,
+                   core: str = "auto") -> Report:
     """NOTE(timed): a timed spec goes to the zone engine (checker/engines/timed/) under `explicit` and
-    `auto`; any other engine does not know time and answers every property `unknown`, saying
-    why, rather than checking the untimed model."""
+    `auto`, after the explicit search of its untimed abstraction proved what it can
+    (checker/api/timed_explicit.py; `core` is that search's); bmc, kind and pdr check its untimed abstraction (checker/api/timed_abstraction.py): what
+    they prove there holds for every timing, a violation is confirmed with a timing or `unknown`,
+    liveness and latencies are `unknown`, saying why. Any other engine answers `unknown`."""
     if engine in TIMED_ENGINES:
-        from gpcheck.checker.engines.timed.engine import run_timed
+        from gpcheck.checker.api.timed_explicit import run_timed_explicit
 
-        return run_timed(model, wanted, limits)
+        return run_timed_explicit(model, wanted, limits, core=core)
+    if engine in ("bmc", "kind", "pdr"):
+        from gpcheck.checker.api import timed_abstraction
+        from gpcheck.checker.api.smt_dispatch import run_engine
+
+        results = run_engine(engine, timed_abstraction.untimed(model), sorted(wanted), depth=depth,
+                             timeout=limits.timeout, max_states=limits.max_states, progress=limits.progress)
+        return Report(model.name, model.file, model.const_values, timed_abstraction.lift(model, results, engine))
     why = (f"{engine} does not handle time: this spec is timed (`time`/`urgent`), and only the zone engine "
            f"(--engine explicit or auto) decides it; checking it untimed would ignore its deadlines")
     kinds = {p.name: k for k, ps in (("invariant", model.invariants), ("transition", model.transitions),

@@ -124,10 +124,14 @@ def test_time_stamps_in_text_and_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("engine", ["bmc", "kind", "pdr"])
-def test_engines_without_time_answer_unknown(engine):
+def test_engines_without_time_check_the_untimed_abstraction(engine):
+    """checker/api/timed_abstraction.py (tests/unit/test_timed_abstraction.py): never silently untimed."""
     r = verify(load_source(RACE), engine=engine)
-    assert r.results and all(x.verdict is Verdict.UNKNOWN and "does not handle time" in x.reason for x in r.results)
-    assert r.exit_code == 3
+    assert [s.time for s in r.result("no_reset").counterexample.steps] == [0, 0, 5]
+    assert r.result("deadlock").detail["time"] == "proved for every timing (untimed abstraction)"
+    lat = r.result("stop")
+    assert lat.verdict is Verdict.UNKNOWN and "does not handle time" in lat.reason
+    assert r.exit_code == 1
 
 
 def test_bad_bounds_at_run_time_are_a_range_violation():
