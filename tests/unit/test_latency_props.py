@@ -176,18 +176,18 @@ def test_bmc_bounds_latencies_over_an_unrolling():
 
 
 # The seeds' timeline in sequential costs (what spec/models/rt_latency.gpspec was before it was timed,
-# issue 29), with a 50 us detector period: the detector's phase is a state variable.
+# issue 29), with a 10 us detector period: the detector's phase is a state variable.
 SEQ_TIMELINE = """
 enum Phase { Arrived, Detected, Preempted, RtDone, Woken, Resumed }
-var phase: 0..49 = any
+var phase: 0..9 = any
 var at: Phase = Arrived
-fair action detect cost (if phase == 0 then 0 else 50 - phase) { require at == Arrived
+fair action detect cost (if phase == 0 then 0 else 10 - phase) { require at == Arrived
  at = Detected }
 fair action preempt cost 5 { require at == Detected
  at = Preempted }
-fair action execute cost 200 { require at == Preempted
+fair action execute cost 40 { require at == Preempted
  at = RtDone }
-fair action wake cost (50 - 205 % 50) % 50 { require at == RtDone
+fair action wake cost (10 - 45 % 10) % 10 { require at == RtDone
  at = Woken }
 fair action resume cost 5 { require at == Woken
  at = Resumed }
@@ -204,7 +204,7 @@ def test_bmc_and_explicit_agree_on_a_sequential_cost_timeline():
     for name in ("rt_preempt_latency", "rt_completion", "be_resume_delay"):
         e, b = exact.result(name), bounded.result(name)
         assert (e.detail["min"], e.detail["max"]) == (b.detail["min"], b.detail["max"]), name
-    assert exact.result("rt_completion").detail["max"] == 49 + 5 + 200
+    assert exact.result("rt_completion").detail["max"] == 9 + 5 + 40
 
 
 def test_bmc_says_unknown_on_the_timed_bundled_timeline():
