@@ -145,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
                 lines.append(f"  modelling error after step {w['steps']}: {w['error']}")
             if "violation" in w:
                 v = w["violation"]
+                again = "" if model.has_time else f": gpcheck replay {w['file']} --model {args.spec}"  # NOTE(timed)
                 lines.append(f"  {Violation(v['property'], v['kind'], v['step'], v['error']).text()} "
-                             f"(seed {v['seed']}); the trace ends there: "
-                             f"gpcheck replay {w['file']} --model {args.spec}")
+                             f"(seed {v['seed']}); the trace ends there{again}")
         bad = sum("violation" in w for w in written)
         if checked:
             lines.append(f"checked {len(checked)} properties ({', '.join(checked)}) on {len(written)} "
