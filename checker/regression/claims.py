@@ -446,8 +446,8 @@ def table_42(ctx: Context) -> list[Row]:
             f"the monitor resumes the LP queue only at its first wake-up that finds the HP queue idle: with the "
             f"seeds' constants (20 ms inference after a 5 us preemption at a wake-up) the BE delay is "
             f"{ms(amd['be_delay_best_us'])}..{ms(amd['be_delay_worst_us'])} (rt_latency.be_resume_delay); the "
-            f"seeds' ~20.01 ms only when the RT work ends exactly at a wake-up ({ms(amd_end['be_delay_best_us'])} "
-            f"with 19.995 ms of RT work). In the timed kfd_monitor the LP queue stays off the GPU at least one "
+            f"seeds' ~20.01 ms only when the RT work ends exactly at a wake-up that sees it ({ms(amd_end['be_delay_best_us'])} "
+            f"with 19.995 ms of RT work; {ms(amd_end['be_delay_worst_us'])} when that wake-up comes first). In the timed kfd_monitor the LP queue stays off the GPU at least one "
             f"monitor period, and without bound under strict priority.",
             [ev("rt_latency", "be_resume_delay", "proved", **SEEDS_AMD, **_BOUNDS),
              ev("rt_latency", "be_resume_delay", "proved", **dict(SEEDS_AMD, EXEC_US=19995), **_BOUNDS),

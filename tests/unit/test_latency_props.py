@@ -175,12 +175,44 @@ def test_bmc_bounds_latencies_over_an_unrolling():
     assert unb.verdict is Verdict.UNKNOWN and unb.detail["max"] == 2 * 2 + 3
 
 
-def test_bmc_and_explicit_agree_on_the_bundled_timeline():
-    exact = verify("rt_latency")
-    bounded = verify("rt_latency", engine="bmc", depth=6)
+# The seeds' timeline in sequential costs (what spec/models/rt_latency.gpspec was before it was timed,
+# issue 29), with a 10 us detector period: the detector's phase is a state variable.
+SEQ_TIMELINE = """
+enum Phase { Arrived, Detected, Preempted, RtDone, Woken, Resumed }
+var phase: 0..9 = any
+var at: Phase = Arrived
+fair action detect cost (if phase == 0 then 0 else 10 - phase) { require at == Arrived
+ at = Detected }
+fair action preempt cost 5 { require at == Detected
+ at = Preempted }
+fair action execute cost 40 { require at == Preempted
+ at = RtDone }
+fair action wake cost (10 - 45 % 10) % 10 { require at == RtDone
+ at = Woken }
+fair action resume cost 5 { require at == Woken
+ at = Resumed }
+latency rt_preempt_latency: from at == Arrived to at == Preempted
+latency rt_completion: from at == Arrived to at == RtDone
+latency be_resume_delay: from at == Detected to at == Resumed
+terminal: at == Resumed
+"""
+
+
+def test_bmc_and_explicit_agree_on_a_sequential_cost_timeline():
+    exact = run(SEQ_TIMELINE)
+    bounded = run(SEQ_TIMELINE, engine="bmc", depth=6)
     for name in ("rt_preempt_latency", "rt_completion", "be_resume_delay"):
         e, b = exact.result(name), bounded.result(name)
         assert (e.detail["min"], e.detail["max"]) == (b.detail["min"], b.detail["max"]), name
+    assert exact.result("rt_completion").detail["max"] == 9 + 5 + 40
+
+
+def test_bmc_says_unknown_on_the_timed_bundled_timeline():
+    # rt_latency is timed (issue 29): bmc has no clocks and says so, never an untimed answer
+    bounded = verify("rt_latency", engine="bmc", depth=6)
+    for name in ("rt_preempt_latency", "rt_completion", "be_resume_delay"):
+        r = bounded.result(name)
+        assert r.verdict is Verdict.UNKNOWN and "time" in (r.reason or ""), name
 
 
 def test_auto_takes_the_explicit_latency_when_the_search_completes_else_bmc():

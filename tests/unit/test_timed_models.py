@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpcheck.checker import verify
 from gpcheck.checker.core.verdict import Verdict
 
@@ -52,3 +54,47 @@ def test_cwsr_queues_save_in_parallel_and_the_save_grows_with_the_saved_waves():
     assert r.result("no_starvation").verdict is Verdict.PROVED  # liveness in the timed semantics
     two_waves = verify(CWSR, consts={**small, "Q": 1, "W": 2}, assumption_use=False, properties=["rt_preempt_latency"])
     assert _span(two_waves.result("rt_preempt_latency")) == (0, 10)  # two waves' contexts: 2 x SAVE_US
+
+
+KFD_MONITOR = str(ROOT / "docs" / "timed" / "kfd_monitor_timed.gpspec")
+
+
+def test_kfd_monitor_timed_keeps_the_policy_numbers_for_arrivals_at_any_instant():
+    """The monitor's policy on 1 ms quanta, timed (RT requests arrive mid-quantum too): one monitor
+    period for the preemption, starvation under strict priority, as the bundled model. At
+    TICK_US = 1 (the latencies in quanta): the zone engine's exact graph fragments with the quantum's
+    size in us (docs/timed.md, "Re-timed models"), so the test runs the small unit."""
+    r = verify(KFD_MONITOR, consts={"TICK_US": 1}, assumption_use=False,
+               properties=["rt_preempt_latency", "be_resume_delay", "no_starvation", "no_reexecution"])
+    assert _span(r.result("rt_preempt_latency")) == (0, 5)  # at most T_MON quanta
+    be = r.result("be_resume_delay")
+    assert be.verdict is Verdict.VIOLATED and _span(be) == (5, None) and be.counterexample.loop is not None
+    assert r.result("no_starvation").verdict is Verdict.VIOLATED
+    assert r.result("no_reexecution").verdict is Verdict.PROVED
+    ts = verify(KFD_MONITOR, consts={"TICK_US": 1, "TIMESLICE": 1}, assumption_use=False, properties=["be_resume_delay"])
+    assert _span(ts.result("be_resume_delay")) == (5, 5)
+
+
+KFD_SCHED = str(ROOT / "docs" / "timed" / "kfd_sched_timed.gpspec")
+
+
+def test_kfd_sched_timed_keeps_the_safety_findings():
+    """kfd_sched on the timed cwsr (urgent trap, parallel saves), at 1 us ticks (docs/timed.md, "The
+    AMD models": the zone engine's exact graph grows with the tick's size): the seeds' doorbell read
+    misses HP, the real rptr finds it and the HWS unmap disturbs HP, as in the bundled model."""
+    r = verify(KFD_SCHED, consts={"TICK_US": 1}, assumption_use=False, properties=["hp_detected", "bounded_inversion"])
+    assert r.result("hp_detected").verdict is Verdict.VIOLATED
+    assert r.result("bounded_inversion").verdict is Verdict.PROVED
+    r = verify(KFD_SCHED, consts={"TICK_US": 1, "RPTR_READ": 1}, assumption_use=False,
+               properties=["hp_undisturbed", "bounded_inversion", "no_reexecution"])
+    assert r.result("hp_undisturbed").verdict is Verdict.VIOLATED
+    assert r.result("bounded_inversion").verdict is Verdict.PROVED
+    assert r.result("no_reexecution").verdict is Verdict.PROVED
+
+
+@pytest.mark.slow
+def test_kfd_sched_timed_trap_is_urgent_so_the_preemption_is_the_save():
+    """The sequential kfd_sched's rt_preempt_latency held an LP wave's 2.5 ms ticks before its save
+    trap (issue 29: 5,010 us); with the trap urgent it is the parallel save of one wave per queue."""
+    r = verify(KFD_SCHED, consts={"TICK_US": 1, "RPTR_READ": 1}, assumption_use=False, properties=["rt_preempt_latency"])
+    assert _span(r.result("rt_preempt_latency")) == (0, 5)
