@@ -145,3 +145,15 @@ def test_gpu_matches_the_python_core(name):
     pres = explicit.search(cm, wanted)
     assert g.n == len(pres.parent)
     assert _outcome(cm, dres, wanted) == _outcome(cm, pres, wanted)
+
+
+def test_what_the_device_does_not_run_is_a_usage_error():
+    from gpcheck.checker.api.model_api import verify
+    from gpcheck.spec.errors import UsageError
+
+    with pytest.raises(UsageError, match="timed"):
+        verify(str(MODELS / "hws_oversub.gpspec"), device="cuda")
+    with pytest.raises(UsageError, match="--workers"):
+        verify(str(MODELS / "kfd_sched.gpspec"), device="cuda", workers=4)
+    with pytest.raises(UsageError, match="unknown device"):
+        verify(str(MODELS / "kfd_sched.gpspec"), device="tpu")
