@@ -75,7 +75,7 @@ def test_site_builds_without_warnings(tmp_path: Path) -> None:
     """Every page, the model pages without their verdicts (checking all 21 bundled models took
     about 20 s of the build's 30 s of CPU): the verdict columns are test_a_model_page_shows_each_verdict's
     and the slow tier's full build's."""
-    html = _build_site(tmp_path, "-D", "gpcheck_model_results=0")
+    _build_site(tmp_path, "-D", "gpcheck_model_results=0")
     page = (tmp_path / "docs" / "models" / "cwsr.md").read_text(encoding="utf-8")
     assert "## Properties" in page and "Checked by the explicit engine" not in page
 
