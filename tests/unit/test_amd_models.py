@@ -81,6 +81,11 @@ def test_kfd_eviction_saves_in_flight_work_before_the_move_and_disturbs_others_u
     r = res("kfd_evict", "others_undisturbed")
     assert r.verdict is V and [s.action for s in r.counterexample.steps if s.action] == ["memory_pressure", "evict_worker"]
     assert res("kfd_evict", "others_undisturbed", MES=1).verdict is P
-    assert span(res("kfd_evict", "be_resume_delay")) == (101_005, 101_005)   # save + 100 ms + restore
+    # save + 100 ms + restore; each failed restore_process_bos adds the 100 ms retry and its own run
+    r = res("kfd_evict", "be_resume_delay")
+    assert span(r) == (101_005, 202_005)
+    assert r.counterexample is not None and "restore_failed" in [s.action for s in r.counterexample.steps]
+    assert span(res("kfd_evict", "be_resume_delay", FAILS=0)) == (101_005, 101_005)
+    assert span(res("kfd_evict", "be_resume_delay", FAILS=2)) == (101_005, 303_005)
     assert span(res("kfd_evict", "evict_latency")) == (5, 9_005)             # 10 ms less the restore
     assert span(res("kfd_evict", "evict_latency", RESTORE_BO_US=12_000)) == (5, 5)   # no protection left

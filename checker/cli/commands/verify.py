@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--symmetry", choices=SYMMETRY, default="auto",
                    help="symmetry reduction of the explicit engine by the model's 'symmetric' types: on, off, "
                         "or auto (default: on when the model declares one and no liveness property is checked; "
-                        "the reduced search runs on the python core)")
+                        "the reduced search runs on the python core); 'on' also reduces over identical named "
+                        "instances the model treats alike")
     p.add_argument("--max-states", type=count, default=None, metavar="N",
                    help="explicit engine: stop after N distinct states (the verdicts not decided by then: unknown)")
     add_timeout_flag(p, "the check (per model for the whole library)")
