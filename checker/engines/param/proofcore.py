@@ -33,7 +33,7 @@ from gpcheck.checker.engines.param.candidates import Candidate
 from gpcheck.checker.engines.param.encode import ParamEncoder
 from gpcheck.checker.engines.smt.session import Deadline
 
-CORE_STEPS = 960_000_000  # one re-check of one set (NOTE(step-limits)); the proof itself had only the wall clock (at 120 M nvidia_tsg --for-all S,NB got no core and fell back on the re-run)
+CORE_STEPS = 120_000_000  # one re-check (a Houdini and the property's checks) of one set (NOTE(step-limits))
 
 
 def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], range_lemmas: list[Candidate] | None,
