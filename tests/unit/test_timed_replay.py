@@ -161,3 +161,10 @@ def test_time_unit_of_a_mapping_is_checked(tmp_path: Path) -> None:
 
     with pytest.raises(MappingError, match=r"m.toml:2:\d+: time_unit_ns must be a positive integer"):
         parse_mapping('model = "x"\ntime_unit_ns = 0\n[[event]]\nmatch = "a"\naction = "a"\n', "m.toml")
+
+
+def test_the_python_api_replays_a_timed_spec_with_its_stamps(tmp_path: Path, saves: Path) -> None:
+    from gpcheck.checker import replay
+
+    report = replay(_trace(tmp_path, [100, 5_100, 7_100]), saves)
+    assert report.conforms is False and report.divergence is not None and report.divergence.line == 4
