@@ -183,11 +183,18 @@ class TimedReplayer(Replayer):
             nxt: list[Node] = []
             passed = Passed()
             for node in closure:
-                for iid, s2 in g.enabled(node.s):
+                try:
+                    succ = g.enabled(node.s)
+                except ModelError:  # the discrete pass reported it; that state explains nothing
+                    continue
+                for iid, s2 in succ:
                     if iid not in iids or (check is not None and not check(s2)):
                         continue
-                    res = g.post(node, iid, s2, extra_reset=(0,), extra_m=(E_EXTRAPOLATE,),
-                                 guard=None if d is None else (0, d))
+                    try:
+                        res = g.post(node, iid, s2, extra_reset=(0,), extra_m=(E_EXTRAPOLATE,),
+                                     guard=None if d is None else (0, d))
+                    except ModelError:
+                        continue
                     if res is None:
                         continue
                     bounds, z = res
@@ -275,7 +282,11 @@ class TimedReplayer(Replayer):
         lo: int | None = None
         hi: int | None = None
         for node in closure or []:
-            for iid, s2 in g.enabled(node.s):
+            try:
+                succ = g.enabled(node.s)
+            except ModelError:
+                continue
+            for iid, s2 in succ:
                 if iid not in iids or (check is not None and not check(s2)):
                     continue
                 z = g.fire_zone(node, iid)
