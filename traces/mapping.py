@@ -23,7 +23,7 @@ from gpcheck.traces.mapexpr import Expr, ExprError, parse_expr
 
 OBSERVE_ACTION = "mapping_observation"  # the no-op step an observation-only rule becomes
 SUFFIX = ".map.toml"
-_TOP_KEYS = {"model", "description", "hidden", "max_hidden", "unmatched", "constants", "event", "timing"}
+_TOP_KEYS = {"model", "description", "hidden", "max_hidden", "unmatched", "constants", "event", "timing", "time_unit_ns"}
 _RULE_KEYS = {"match", "when", "let", "ignore", "action", "args", "observe", "step", "note"}
 _STEP_KEYS = {"action", "args", "observe", "repeat", "var", "note"}
 _TIMING_KEYS = {"name", "action", "event", "when", "value", "from", "from_when", "to", "to_when", "key",
@@ -121,6 +121,7 @@ class Mapping:
     timings: tuple[Timing, ...] = ()
     description: str = ""
     source: str = field(default="", repr=False)
+    time_unit_ns: int = 1000  # a timed model's time unit in trace nanoseconds (timed replay; default us)
 
 
 class _Locator:
@@ -333,12 +334,15 @@ class _Loader:
         if not isinstance(timings, list):
             raise self.fail(("timing",), "timing must be [[timing]] tables")
         desc = data.get("description", "")
+        unit = data.get("time_unit_ns", 1000)
+        if not isinstance(unit, int) or isinstance(unit, bool) or unit <= 0:
+            raise self.fail(("time_unit_ns",), "time_unit_ns must be a positive integer (the model's time unit in ns)")
         return Mapping(
             self.path, model, tuple(hidden), mh, unmatched,
             tuple((k, self.expr(("constants", k), v), self.where("constants", k)) for k, v in consts.items()),
             tuple(self.rule(i, r) for i, r in enumerate(events)),
             tuple(self.timing(i, t) for i, t in enumerate(timings)),
-            desc if isinstance(desc, str) else "", self.text,
+            desc if isinstance(desc, str) else "", self.text, unit,
         )
 
 

@@ -88,12 +88,17 @@ def replay_with_model(
                             f"the model instance given (the model's are used)")
     else:
         inst, warnings = model_for(info, str(model) if model is not None else None, dict(consts or {}))
-    cm = compile_model(inst)
     if source is None:
         source = open_source(info, inst)
     options = ReplayOptions(max_hidden=max_hidden,
                             max_candidates=max_candidates if max_candidates is not None else DEFAULT_MAX_CANDIDATES)
-    report = Replayer(cm, options).replay(source, name)
+    if inst.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps (in us)
+        from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
+
+        replayer: Replayer = TimedReplayer(compile_model(untimed(inst)), compile_model(inst), options)
+    else:
+        replayer = Replayer(compile_model(inst), options)
+    report = replayer.replay(source, name)
     report.warnings = warnings + report.warnings
     return report, inst
 

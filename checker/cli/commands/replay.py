@@ -129,13 +129,15 @@ def _prepare(args: argparse.Namespace, info: TraceInfo,
                               ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
                                             engine=args.engine, progress=progress))
     model, warnings = model_for(info, args.model, consts_of(args))
-    from gpcheck.checker.cli.commands.timed_guard import refuse_timed
-
-    refuse_timed(model, "replay")
-    cm = compile_model(model)
     source = open_source(info, model)
-    replayer = Replayer(cm, ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
-                                          engine=args.engine, progress=progress))
+    options = ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
+                            engine=args.engine, progress=progress)
+    if model.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps (in us)
+        from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
+
+        replayer: Replayer = TimedReplayer(compile_model(untimed(model)), compile_model(model), options)
+    else:
+        replayer = Replayer(compile_model(model), options)
     return replayer, source, model, warnings
 
 

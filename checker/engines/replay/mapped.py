@@ -197,11 +197,16 @@ def prepare_mapped(info: Any, spec: str | None, map_arg: str, cli_consts: TMappi
         raise TraceError(f"{info.path}:1: the mapping's constants for this trace ({vals}) make no valid instance of "
                          f"{first.name}: {e.first.span or spec}: {e.first.message}") from None
     check_against(m, model)
-    cm = compile_model(mapped_model(model, m))
+    mm = mapped_model(model, m)
     raw = file_source(info.path)
     if m.max_hidden is not None and options.max_hidden is None and options.engine != "lazy":
         options = dataclasses.replace(options, max_hidden=m.max_hidden)
-    replayer = Replayer(cm, options)
+    if mm.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps
+        from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
+
+        replayer: Replayer = TimedReplayer(compile_model(untimed(mm)), compile_model(mm), options, unit_ns=m.time_unit_ns)
+    else:
+        replayer = Replayer(compile_model(mm), options)
     replayer.mapping = m  # type: ignore[attr-defined]
     replayer.raw_source = raw  # type: ignore[attr-defined]
     warnings = []

@@ -108,6 +108,9 @@ class _Pass:
     divergence: Divergence | None = None
     undecided: str | None = None
     first_line: dict[int, int] = field(default_factory=dict)  # property bit -> first line violated
+    # NOTE(replay-violation-line): property bit -> the first line after which EVERY candidate has
+    # it: no behaviour explains the trace up to there without the violation (first_line: some does)
+    all_line: dict[int, int] = field(default_factory=dict)
     symbolic: "SymbolicRequest | None" = None  # set with `undecided`: what the Z3 fallback gets
     stop_frontier: dict[Key, _Node | None] | None = None  # frontier right after `stop_line`
 
@@ -360,8 +363,13 @@ class Replayer:
             return p, header
         p = _Pass(init, peak=len(init))
         nbits = len(self.prop_names)
+        both = -1
         for key in init:
             self._note_bits(p, key[1], 1, nbits)
+            both &= key[1]
+        for b in range(nbits):
+            if init and both >> b & 1:
+                p.all_line[b] = 1
         if stop_line is not None and stop_line <= 1:
             p.stop_frontier = init
             return p, header
@@ -438,9 +446,15 @@ class Replayer:
             if len(new) > peak:
                 peak = len(new)
             if nbits:
+                both = -1
                 for key in new:
+                    both &= key[1]
                     if key[1]:
                         self._note_bits(p, key[1], line, nbits)
+                if both:
+                    for b in range(nbits):
+                        if both >> b & 1 and b not in p.all_line:
+                            p.all_line[b] = line
             frontier = new
             if progress is not None and not n_events & 255:
                 progress(n_events, len(frontier), peak)
@@ -772,12 +786,18 @@ class Replayer:
         for b, name in enumerate(self.prop_names):
             hit = sum(1 for m in masks if m >> b & 1)
             if masks and hit == len(masks):
-                need[b] = p.first_line[b]
+                need[b] = p.all_line.get(b, p.first_line[b])
         cexs = self._counterexamples(source, need) if need and self.opt.counterexamples else {}
         for b, name in enumerate(self.prop_names):
             hit = sum(1 for m in masks if m >> b & 1)
             line = p.first_line.get(b)
+            if masks and hit == len(masks) and b in p.all_line:
+                # NOTE(replay-violation-line): violated on every behaviour: the line from which no
+                # behaviour explains the trace without it; `earliest_line`: where one first has it
+                line = p.all_line[b]
             detail: dict[str, Any] = {"line": line} if line is not None else {}
+            if line is not None and p.first_line.get(b, line) != line:
+                detail["earliest_line"] = p.first_line[b]
             kind = self.prop_kinds[b]
             if not masks:
                 out.append(Result(name, kind, Verdict.UNKNOWN, "replay", reason="no behaviour was reconstructed"))
