@@ -63,7 +63,7 @@ def test_simulate_writes_time_stamps_in_every_format(tmp_path, capsys):
     assert lines[0]["timed"] is True and all("time" in e["meta"] for e in lines[1:])
     times = [e["meta"]["time"] for e in lines[1:]]
     assert times == sorted(times) and f"time {times[-1]}" in text
-    assert "the trace ends there" in text and "gpcheck replay" not in text  # replay refuses a timed spec
+    assert "the trace ends there" in text and "gpcheck replay" not in text  # no hint: simulate's stamps are meta.time, not replay's t
     assert main(["simulate", str(p), "--steps", "5", "--seed", "3", "--out", str(out)]) == 1
     assert out.read_bytes() == first  # deterministic per seed
     capsys.readouterr()
