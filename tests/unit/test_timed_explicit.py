@@ -60,8 +60,7 @@ def test_the_text_report_says_no_zone_graph_was_needed(tmp_path, capsys):
     assert "states of the untimed abstraction, no zone graph needed" in out and "proved for every timing" in out
 
 
-LIBRARY = ["collective_gang", "intel_guc", "hws_oversub", "kfd_evict", "nvidia_preempt", "mes_sched",
-           str(ROOT / "docs" / "timed" / "blp_timed.gpspec")]
+LIBRARY = ["collective_gang", "intel_guc", "hws_oversub", "kfd_evict", "nvidia_preempt", "mes_sched", "blp"]
 QUICK = LIBRARY[:5]  # every property in well under a second; mes_sched's and blp's latencies take longer
 
 
