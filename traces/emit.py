@@ -38,9 +38,10 @@ def header_for(cm: CompiledModel, init: State, *, observe: str = "full", interna
 
 
 def events_of(
-    cm: CompiledModel, behaviour: Iterable[tuple[int | None, State]], *, observe: str = "full", internal: bool = True
+    cm: CompiledModel, behaviour: Iterable[tuple[int | None, State] | tuple[int | None, State, dict[str, Any]]], *, observe: str = "full", internal: bool = True
 ) -> Iterator[Event]:
-    """The events of a behaviour whose first pair is `(None, initial state)` (consumed here)."""
+    """The events of a behaviour whose first pair is `(None, initial state)` (consumed here). An
+    item may carry a third element, the event's `meta` (a timed behaviour's time stamps)."""
     names = [""] * cm.layout.size
     types: list[ir.ScalarType] = []
     if observe == "changed":
@@ -49,7 +50,9 @@ def events_of(
         types = [st for v in cm.model.vars for _, st in ir.leaf_paths(v.type)]
     prev: State | None = None
     args_cache: dict[int, dict[str, Any]] = {}
-    for iid, s in behaviour:
+    for item in behaviour:
+        iid, s = item[0], item[1]
+        meta = item[2] if len(item) > 2 else None  # NOTE(timed): a timed behaviour's {"time", "since"}
         if iid is None:
             prev = s
             continue
@@ -67,13 +70,13 @@ def events_of(
         else:
             state = None
         prev = s
-        yield Event(inst.action.name, args, state)
+        yield Event(inst.action.name, args, state, meta=meta)
 
 
 def write_behaviour(
     path: str,
     cm: CompiledModel,
-    behaviour: Iterable[tuple[int | None, State]],
+    behaviour: Iterable[tuple[int | None, State] | tuple[int | None, State, dict[str, Any]]],
     *,
     observe: str = "full",
     internal: bool = True,
@@ -91,5 +94,5 @@ def write_behaviour(
 
     with TraceWriter(path, header) as w:
         for ev in events_of(cm, chained(), observe=observe, internal=internal):
-            w.write(ev.action, ev.args, ev.state)
+            w.write(ev.action, ev.args, ev.state, meta=ev.meta)
         return w.count

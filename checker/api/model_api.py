@@ -92,7 +92,7 @@ def verify(
         if rerun and cap is None and report is not None and report.states is not None:
             cap = max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
         if m.has_time:  # NOTE(timed): the zone engine, or an untimed engine on the untimed abstraction
-            return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth)
+            return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core)
         if engine == "explicit":
             cm = None
             if rerun and report is not None and not fingerprint:
@@ -144,15 +144,17 @@ def _same_results(report: Report, names: set[str]) -> Report:
 TIMED_ENGINES = ("explicit", "auto")  # the engines that run the zone engine on a timed spec
 
 
-def run_timed_spec(model: ir.Model, wanted: set[str], engine: str, limits: Limits, depth: int | None = None) -> Report:
+def run_timed_spec(model: ir.Model, wanted: set[str], engine: str, limits: Limits, depth: int | None = None,
+                   core: str = "auto") -> Report:
     """NOTE(timed): a timed spec goes to the zone engine (checker/engines/timed/) under `explicit` and
-    `auto`; bmc, kind and pdr check its untimed abstraction (checker/api/timed_abstraction.py): what
+    `auto`, after the explicit search of its untimed abstraction proved what it can
+    (checker/api/timed_explicit.py; `core` is that search's); bmc, kind and pdr check its untimed abstraction (checker/api/timed_abstraction.py): what
     they prove there holds for every timing, a violation is confirmed with a timing or `unknown`,
     liveness and latencies are `unknown`, saying why. Any other engine answers `unknown`."""
     if engine in TIMED_ENGINES:
-        from gpcheck.checker.engines.timed.engine import run_timed
+        from gpcheck.checker.api.timed_explicit import run_timed_explicit
 
-        return run_timed(model, wanted, limits)
+        return run_timed_explicit(model, wanted, limits, core=core)
     if engine in ("bmc", "kind", "pdr"):
         from gpcheck.checker.api import timed_abstraction
         from gpcheck.checker.api.smt_dispatch import run_engine

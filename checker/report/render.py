@@ -160,6 +160,8 @@ def render_text(report: Report, width: int | None = None) -> str:
         types = ", ".join(f"{n} ({k} values)" for n, k in report.symmetry["types"].items())
         per = "one per orbit" if report.symmetry.get("one_per_orbit", True) else "at least one per orbit"
         states = f"{report.states:,} states up to symmetry (reduced: {per} under the permutations of {types})"
+    elif report.timed is not None and report.timed.get("zones") is None:  # NOTE(timed): no zone graph needed
+        states = f"{report.timed['untimed_states']:,} states of the untimed abstraction, no zone graph needed"
     elif report.timed is not None:  # NOTE(timed): the zone graph's discrete states and zones
         t = report.timed
         states = (f"{t['discrete_states']:,} distinct states, {t['zones']:,} zones ({t['clocks']} clocks)"

@@ -94,3 +94,22 @@ def test_for_all_on_a_timed_spec(tmp_path):
     q = write_spec(tmp_path, _watch(5), "watch5.gpspec")
     v = verify_for_all(q, ["N"], {"N": 1}, properties=["no_watchdog"], timeout=60).result("no_watchdog")
     assert v.verdict is Verdict.UNKNOWN and "needs a timing the model forbids" in v.reason
+
+
+def test_a_confirmed_counterexample_carries_time_into_itf_and_perfetto(tmp_path, capsys):
+    p = write_spec(tmp_path, _watch(2))
+    perf, itf = tmp_path / "w.json", tmp_path / "w.itf.json"
+    assert main(["verify", str(p), "--engine", "bmc", "--property", "no_watchdog", "--perfetto", str(perf),
+                 "--itf", str(itf)]) == 1
+    assert "watchdog  @ t=2" in capsys.readouterr().out
+    metas = [s["#meta"] for s in json.loads(itf.read_text())["states"]]
+    assert [m["time"] for m in metas] == [0, 2]
+    events = json.loads(perf.read_text())["traceEvents"]
+    assert any(e.get("name", "").startswith("watchdog") and e.get("dur") == 2.0 for e in events)
+
+
+def test_bmc_bound_carries_over_as_a_bound():
+    from gpcheck.checker.api.timed_abstraction import BOUNDED_NOTE
+
+    r = verify(load_source(_watch(2)), engine="bmc", depth=4, properties=["bounded"]).result("bounded")
+    assert r.verdict is Verdict.HOLDS_TO_BOUND and r.bound == 4 and r.detail["time"] == BOUNDED_NOTE

@@ -13,7 +13,7 @@ import argparse
 import os
 import random
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -21,11 +21,10 @@ from gpcheck.checker.core import budget
 from gpcheck.checker.cli.commands.common import add_const_flag, consts_of, write_out
 from gpcheck.checker.cli.commands.flags import add_timeout_flag, count, non_negative
 from gpcheck.checker.cli.outputs import OutputPlan
-from gpcheck.gpmodel import ModelError, compile_model
+from gpcheck.gpmodel import CompiledModel, ModelError, compile_model
 from gpcheck.gpmodel.monitor import Monitor, Violation
 from gpcheck.gpmodel.simulate import simulate
 from gpcheck.spec import ir, load_spec, resolve_spec_path
-from gpcheck.checker.cli.commands.timed_guard import refuse_timed
 from gpcheck.spec.errors import UsageError
 from gpcheck.traces.emit import OBSERVE_LEVELS, write_behaviour
 
@@ -80,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
     budget.limit_time(args.timeout)
     plan = OutputPlan().read("spec", resolve_spec_path(args.spec))
     model = load_spec(args.spec, consts_of(args))
-    refuse_timed(model, "simulate")
     out = args.out if args.out is not None else f"{model.name}.sim.jsonl"
     plan.claim_all("--out", [run_path(out, r, args.runs) for r in range(args.runs)])
     cm = compile_model(model)
@@ -96,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
         error: list[str] = []
         violated: list[Violation] = []
 
+        clock: list[int] = [0]  # NOTE(timed): the time stamp of the last step of a timed spec
+
         def counted():  # type: ignore[no-untyped-def]
-            it = simulate(cm, args.steps, random.Random(seed))
+            it = _behaviour(cm, args.steps, random.Random(seed), clock)
             prev = None
             try:
                 for item in it:
@@ -113,11 +113,14 @@ def run(args: argparse.Namespace) -> int:
             except ModelError as e:
                 error.append(str(e))
 
+        timed = {"timed": True} if model.has_time else {}
         n = write_behaviour(path, cm, counted(), observe=args.observe, internal=not args.no_internal,
-                            source="gpcheck simulate", seed=seed, run=r, steps=args.steps)
+                            source="gpcheck simulate", seed=seed, run=r, steps=args.steps, **timed)
         ended = "error" if error else "violation" if violated else (
             "steps" if steps[0] == args.steps else "no enabled action")
         item: dict[str, Any] = {"file": path, "seed": seed, "events": n, "steps": steps[0], "ended": ended}
+        if model.has_time:
+            item["time"] = clock[0]
         if error:
             item["error"] = error[0]
             code = 1
@@ -136,14 +139,15 @@ def run(args: argparse.Namespace) -> int:
         for w in written:
             end = {"steps": "", "no enabled action": ", ended where no action is enabled",
                    "violation": ", stopped at the violation"}.get(w["ended"], "")
-            lines.append(f"{w['file']}: {w['events']} events, {w['steps']} steps (seed {w['seed']}{end})")
+            at = f", time {w['time']}" if "time" in w else ""
+            lines.append(f"{w['file']}: {w['events']} events, {w['steps']} steps{at} (seed {w['seed']}{end})")
             if "error" in w:
                 lines.append(f"  modelling error after step {w['steps']}: {w['error']}")
             if "violation" in w:
                 v = w["violation"]
+                again = "" if model.has_time else f": gpcheck replay {w['file']} --model {args.spec}"  # NOTE(timed)
                 lines.append(f"  {Violation(v['property'], v['kind'], v['step'], v['error']).text()} "
-                             f"(seed {v['seed']}); the trace ends there: "
-                             f"gpcheck replay {w['file']} --model {args.spec}")
+                             f"(seed {v['seed']}); the trace ends there{again}")
         bad = sum("violation" in w for w in written)
         if checked:
             lines.append(f"checked {len(checked)} properties ({', '.join(checked)}) on {len(written)} "
@@ -151,6 +155,20 @@ def run(args: argparse.Namespace) -> int:
                          + (f"{bad} violated" if bad else "no violation"))
         write_out("\n".join(lines) + "\n")
     return code
+
+
+def _behaviour(cm: CompiledModel, steps: int, rng: random.Random, clock: list[int]) -> Iterator[tuple[Any, ...]]:
+    """The behaviour to write: gpmodel's untimed simulation, or for a timed spec the integer-time
+    one (checker/engines/timed/simulate.py) with each event's time stamp in its `meta`."""
+    if not cm.model.has_time:
+        yield from simulate(cm, steps, rng)
+        return
+    from gpcheck.checker.engines.timed.simulate import simulate_timed
+
+    for st in simulate_timed(cm, steps, rng):
+        clock[0] = st.time
+        meta = {"time": st.time} if st.since is None else {"time": st.time, "since": st.since}
+        yield st.iid, st.state, meta
 
 
 def _wanted(model: ir.Model, names: list[str] | None) -> list[str] | None:

@@ -1,7 +1,8 @@
 """The commands that have no clocks refuse a timed spec (NOTE(timed) in spec/ir.py) with a usage
-error, instead of running its guarded commands untimed: a simulated or replayed behaviour of a
-timed spec must respect its deadlines and lower bounds, which `simulate` and `replay` cannot
-check. `verify` (the zone engine) and `sweep` (which runs `verify`) decide timed specs."""
+error, instead of running its guarded commands untimed: a replayed behaviour of a timed spec must
+respect its deadlines and lower bounds, which `replay` cannot check. `verify` (the zone engine)
+and `sweep` (which runs `verify`) decide timed specs; `simulate` runs them in integer time
+(checker/engines/timed/simulate.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,77 @@
+"""The explicit engine on a timed spec (NOTE(timed) in spec/ir.py, docs/timed.md "The explicit
+engine on a timed spec"): the safety properties and deadlock first on the untimed abstraction
+(checker/api/timed_abstraction.py) with the explicit engine's fast search, then the zone engine
+(checker/engines/timed/) only for what is left.
+
+A safety property, deadlock-freedom or (when no time bound can fail) `range` that the
+abstraction's complete search proves holds for every timing: `proved`, without the zone graph.
+Everything else (a violation to confirm or refute, a property the abstraction only bounds,
+liveness, latencies) goes to the zone engine, whose verdicts stand. Each result says which path
+decided it (`detail["decided_by"]`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
+from gpcheck.gpmodel import CompiledModel, compile_model
+from gpcheck.checker.api import timed_abstraction
+from gpcheck.checker.api.explicit_run import run_explicit
+from gpcheck.checker.core import budget
+from gpcheck.checker.core.verdict import Report, Result, Verdict
+from gpcheck.checker.engines.explicit.explicit import Limits
+
+BY_ABSTRACTION = "untimed abstraction (explicit search): proved for every timing"
+BY_ZONES = "zone graph"
+
+
+def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: str = "auto") -> Report:
+    """Every wanted property of the timed spec `model` (module docstring)."""
+    from gpcheck.checker.engines.timed.engine import run_timed
+
+    started = time.monotonic()
+    cm = compile_model(model)
+    first = _safety_names(cm, wanted)
+    proved: list[Result] = []
+    untimed_states: int | None = None
+    never: list[str] = []
+    if first:
+        try:
+            # the compiled model is the abstraction's: its successors never read `time` (bounds.py does)
+            rep = run_explicit(timed_abstraction.untimed(model), first, limits, cm=cm, core=core, symmetry="auto")
+        except (UsageError, budget.Stop):  # the compiled core cannot run it, or the budget stopped: the zones decide
+            rep = None
+        if rep is not None:
+            untimed_states = rep.states
+            proved = [replace(r, engine="timed", detail={"decided_by": BY_ABSTRACTION,
+                                                                     "time": timed_abstraction.PROVED_NOTE})
+                      for r in rep.results if r.verdict is Verdict.PROVED]
+            if rep.states is not None:  # an action the abstraction never fires never fires in time either
+                never = [w for w in rep.warnings if w.startswith("action '") and w.endswith("' never fired")]
+    rest = wanted - {r.property for r in proved}
+    if not rest:
+        report = Report(model.name, model.file, model.const_values, [], warnings=never)
+        report.timed = {"discrete_states": None, "zones": None, "clocks": None, "complete": True,
+                        "untimed_states": untimed_states}
+    else:
+        left = limits if limits.timeout is None else \
+            Limits(limits.max_states, max(0.001, limits.timeout - (time.monotonic() - started)), limits.progress)
+        report = run_timed(model, rest, left, cm=cm)
+        report.results = [replace(r, detail={**r.detail, "decided_by": BY_ZONES}) for r in report.results]
+        if report.timed is not None:
+            report.timed["untimed_states"] = untimed_states
+    order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
+    report.results = sorted(proved + report.results, key=lambda r: order.get(r.property, len(order)))
+    return report
+
+
+def _safety_names(cm: CompiledModel, wanted: set[str]) -> set[str]:
+    """The wanted properties the abstraction may prove: invariants, transition properties,
+    deadlock, and `range` when no time bound can fail (timed_abstraction.bounds_may_fail)."""
+    model = cm.model
+    names = {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
+    if "range" in wanted and timed_abstraction.bounds_may_fail(cm) is None:
+        names.add("range")
+    return names & wanted
