@@ -412,13 +412,13 @@ def test_reef_rewind_several_queues_and_resident_blocks() -> None:
     # two BE queues: the preemption clears and rewinds each (two steps per queue), so the RT task's
     # wait grows by 2 per extra queue: 2 * Q + CAP + 5 scheduler steps (the bound the model's INV_BOUND
     # comment states; 10 here, 9 at the defaults)
-    rep = run("reef_rewind", Q=2, N=2, CAP=1, INV_BOUND=10)
+    rep = run("reef_rewind", ("bounded_inversion", "no_loss", "no_reexecution", "no_stale_input"), Q=2, N=2, CAP=1, INV_BOUND=10)
     assert rep.result("bounded_inversion").verdict is P
     assert rep.result("no_loss").verdict is P
     assert rep.result("no_reexecution").verdict is V and rep.result("no_stale_input").verdict is V
     assert res("reef_rewind", "bounded_inversion", Q=2, N=2, CAP=1, INV_BOUND=9).verdict is V
     # two resident blocks: one reset kills both; still no loss, and re-execution / stale input remain
-    rep = run("reef_rewind", B=2)
+    rep = run("reef_rewind", ("no_loss", "no_stale_input", "reexec_idempotent_only"), B=2)
     assert rep.result("no_loss").verdict is P and rep.result("no_stale_input").verdict is V
     r = rep.result("reexec_idempotent_only")
     assert r.verdict is V and r.counterexample is not None
