@@ -9,6 +9,8 @@ UsageError (exit 2), never a silent fall-back to the CPU."""
 
 from __future__ import annotations
 
+import importlib.util
+
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model
@@ -83,6 +85,11 @@ def _graph_results(cm: CompiledModel, res: explicit.Search, graph: object, wante
     model = cm.model
     if not any(p.name in wanted for p in (*model.liveness, *model.latencies)):
         return []
+    if res.complete and importlib.util.find_spec("numba") is None:
+        why = "the graph passes after --device cuda are the compiled core's, which needs numba (pip install numba)"
+        return [Result(p.name, kind, Verdict.UNKNOWN, ENGINE, reason=why)
+                for kind, props in (("liveness", model.liveness), ("latency", model.latencies))
+                for p in props if p.name in wanted]
     try:
         host = device_graph.host_graph(cm, res, graph) if res.complete else None  # type: ignore[arg-type]
     except budget.Stop as stop:  # a signal, --timeout or --max-memory while the edges were built
