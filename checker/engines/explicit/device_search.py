@@ -10,7 +10,8 @@ backends with the same driver below:
 
 Safety only: invariants, deadlock and `range` (modelling errors). The states are numbered as the
 sequential core numbers them, so state counts, depth, verdicts and counterexamples are the
-compiled core's. Transition properties, liveness and latency are not checked on the device
+compiled core's. Liveness and latency run afterwards on edges built on the device
+(checker/engines/explicit/device_graph.py); transition properties are not checked on the device
 (`unsupported` / the API answers them `unknown`). When the visited set outgrows the device's
 memory (or `max_bytes`), the search stops and the properties it did not refute are `unknown
 (device memory)`."""
