@@ -1,10 +1,10 @@
 """`--device cuda`: the explicit engine's safety search on a GPU (checker/engines/explicit/device_search.py)
 as the API runs it, with the report run_explicit would make.
 
-The device checks invariants, deadlock and `range`; after a complete search, liveness and
-latency run the compiled core's CSR passes on the host over edges built on the device
-(checker/engines/explicit/device_graph.py, NOTE(device-edges)); transition properties are
-answered `unknown` with the reason. A model the device cannot run, a timed spec, or no GPU: a
+The device checks invariants, deadlock and `range`, and after a complete search the transition
+properties on every edge; liveness and latency run the compiled core's CSR passes on the host
+over edges built on the device (checker/engines/explicit/device_graph.py, NOTE(device-edges)).
+A model the device cannot run, a timed spec, or no GPU: a
 UsageError (exit 2), never a silent fall-back to the CPU."""
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from gpcheck.checker.engines.explicit.explicit import ENGINE, Limits
 from gpcheck.checker.core.verdict import Report, Result, Verdict
 
 DEVICES = ("cpu", "cuda")
-NOT_ON_DEVICE = ("not checked on the device: --device cuda checks invariants, deadlock, range, liveness and "
-                 "latency; {kind} properties are checked on the CPU cores only (run without --device)")
 
 
 def check_device_options(model: ir.Model, device: str, engine: str, core: str, workers: int | str,
@@ -44,16 +42,15 @@ def check_device_options(model: ir.Model, device: str, engine: str, core: str, w
 
 def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
                device: str = "cuda") -> Report:
-    """The explicit engine's safety properties searched on `device` ("cuda"; "host": the same
-    generated code on the CPU, for tests); the others `unknown` with the reason."""
-    from gpcheck.checker.engines.explicit import device_search  # noqa: PLC0415 - numpy only when asked for
+    """The explicit engine's properties checked on `device` ("cuda"; "host": the same
+    generated code on the CPU, for tests), as run_explicit reports them."""
+    from gpcheck.checker.engines.explicit import device_graph, device_search  # noqa: PLC0415 - numpy only when asked for
     from gpcheck.gpmodel.cuda_source import Untranslatable  # noqa: PLC0415
 
     cm = cm or compile_model(model)
-    later = {p.name: "transition" for p in model.transitions}
     graph_props = {p.name for p in (*model.liveness, *model.latencies)}
-    safety = {w for w in wanted if w not in later and w not in graph_props}
-    why = device_search.unsupported(cm, {w for w in wanted if w not in later})
+    safety = {w for w in wanted if w not in graph_props}
+    why = device_search.unsupported(cm, wanted)
     if why is not None:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {why}")
     try:
@@ -62,9 +59,11 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
         raise UsageError(str(e)) from e
     except Untranslatable as e:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {e}") from e
+    try:
+        device_graph.check_transitions(cm, res, graph, safety)
+    except budget.Stop as stop:  # the edges not all checked: the transition properties unknown
+        res.complete, res.stop_reason = False, stop.text
     results = explicit.safety_results(cm, res, safety) + _graph_results(cm, res, graph, wanted)
-    for name in sorted(w for w in wanted if w in later):
-        results.append(Result(name, later[name], Verdict.UNKNOWN, ENGINE, reason=NOT_ON_DEVICE.format(kind=later[name])))
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     results.sort(key=lambda r: order.get(r.property, len(order)))
     coverage: dict[str, int] = {}

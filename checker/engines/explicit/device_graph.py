@@ -1,6 +1,7 @@
 """`--device cuda`'s state graph for liveness and latency (issue 35, item 2): the edge arrays
 are built on the device from what its search stored, then handed to the compiled core's CSR
-passes on the host (fast_explicit.liveness_results, checker/engines/latency/fast_latency.py).
+passes on the host (fast_explicit.liveness_results, checker/engines/latency/fast_latency.py);
+and transition properties checked on the device over the same edges (`check_transitions`).
 
 NOTE(device-edges): after a complete device search the visited set's table holds `id + 1` for
 every state. The edges are built in chunks of states with two launches: `expand` (the search's
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpcheck.gpmodel import CompiledModel
-from gpcheck.gpmodel.cuda_kernels import EV_EXPAND, EV_FULL, EVENTS, NO_EVENT
+from gpcheck.gpmodel.cuda_kernels import EV_EXPAND, EV_FULL, EV_STATE, EVENTS, NO_EVENT
 from gpcheck.gpmodel.jit import load_kernels, module_source
 from gpcheck.checker.core import budget
 from gpcheck.checker.core import progress as meter
@@ -83,3 +84,44 @@ def host_graph(cm: CompiledModel, res: Search, g: DeviceGraph, chunk_rows: int |
                        np.zeros(1, dtype=np.int64), n)
     host.csr = _CsrGraph(host, offsets, targets, iids)
     return host
+
+
+def check_transitions(cm: CompiledModel, res: Search, g: DeviceGraph, wanted: set[str],
+                      chunk_rows: int | None = None) -> None:
+    """The wanted transition properties on every edge of a complete device search, on the
+    device (the `trans` kernel over the candidate rows of `expand`): the first bad edge of each
+    in the sequential core's order (source state, then successor order) goes into
+    `res.transition_cex` as fast_explicit.search records it."""
+    from gpcheck.checker.engines.explicit.fast_explicit import _keep_path  # noqa: PLC0415
+
+    model = cm.model
+    if not res.complete or not any(tp.name in wanted for tp in model.transitions):
+        return
+    be, xp, words, n = g.be, g.be.xp, g.words, g.n
+    ninst = max(1, len(cm.instances))
+    rows = chunk_rows or (CHUNK_ROWS if isinstance(be, CudaBackend) else HOST_CHUNK_ROWS)
+    per_chunk = max(1, rows // ninst)
+    rows = per_chunk * ninst
+    cand = xp.zeros((rows, words), dtype=xp.int64)
+    iid = xp.full(rows, -1, dtype=xp.int64)
+    want = xp.asarray(np.array([tp.name in wanted for tp in model.transitions], dtype=np.uint8))
+    tr_first = xp.full(len(model.transitions), NO_EVENT, dtype=xp.int64)
+    events = xp.full(EVENTS, NO_EVENT, dtype=xp.int64)
+    events[EV_FULL] = 0
+    for lo in range(0, n, per_chunk):
+        budget.check()
+        count = min(per_chunk, n - lo)
+        be.launch("expand", count, g.keys, g.flags, lo, count, cand, iid, 0, events)
+        be.launch("trans", count * ninst, g.keys, lo, cand, iid, count * ninst, want, tr_first, events)
+    ev = be.get(events)
+    if ev[EV_STATE] != NO_EVENT or ev[EV_EXPAND] != NO_EVENT:
+        raise AssertionError("a transition property failed to evaluate on the device (the model is refused for that)")
+    target = xp.zeros(ninst, dtype=xp.int32)
+    for k, row in enumerate(be.get(tr_first)):
+        if row == NO_EVENT:
+            continue
+        i, j = divmod(int(row), ninst)  # the edge's source state and its place in succ's order
+        be.launch("expand", 1, g.keys, g.flags, i, 1, cand, iid, 0, events)
+        be.launch("lookup", ninst, g.keys, g.table, g.table.shape[0], cand, iid, ninst, target, events)
+        src = _keep_path(res, g, i)  # type: ignore[arg-type]
+        res.transition_cex[k] = (src, int(be.get(iid[j:j + 1])[0]), g.state(int(be.get(target[j:j + 1])[0])))
