@@ -5,8 +5,8 @@ bundled model and example: state counts, depth, actions fired, and every safety 
     python tools/device_compare.py [--device cuda|host] [--cpu compiled|python] [SPEC[:K=V,...] ...]
 
 With no SPEC: every bundled model (spec/models) and example (/work/shared/spec-examples, or
-examples/ beside tools/ on a machine without it) at its default constants. Transition properties (not
-checked on the device) are left out of both runs and named in the line. A model with liveness or
+examples/ beside tools/ on a machine without it) at its default constants. Transition properties are
+checked on the device's edges after its search (device_graph.check_transitions). A model with liveness or
 latency properties gets a second line, `graph`: the device's report (run_device: the edges built on
 the device, the compiled core's CSR passes) against the compiled core's (run_explicit, 1 thread):
 every result's verdict, reason, numbers (latency min/max) and lasso or witness, step by step."""
@@ -54,7 +54,7 @@ def main() -> int:
     a = ap.parse_args()
     from gpcheck.spec import load_spec
     from gpcheck.gpmodel import compile_model
-    from gpcheck.checker.engines.explicit import device_search, explicit, fast_explicit
+    from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
     from gpcheck.checker.engines.explicit.explicit import select_properties
 
     bad = 0
@@ -66,7 +66,7 @@ def main() -> int:
             print(f"{name:28} LOAD ERROR {type(e).__name__}: {str(e)[:80]}")
             continue
         cm = compile_model(m)
-        skipped = sorted({p.name for p in m.transitions})
+        skipped: list[str] = []
         graph_props = {p.name for p in (*m.liveness, *m.latencies)}
         wanted = select_properties(m, None) - set(skipped) - graph_props
         why = device_search.unsupported(cm, wanted)
@@ -76,6 +76,7 @@ def main() -> int:
         t0 = time.monotonic()
         try:
             dres, dg = device_search.search(cm, wanted, device=a.device)
+            device_graph.check_transitions(cm, dres, dg, wanted)
         except Exception as e:  # noqa: BLE001
             print(f"{name:28} DEVICE ERROR {type(e).__name__}: {str(e)[:120]}")
             bad += 1

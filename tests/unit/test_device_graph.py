@@ -1,7 +1,8 @@
-"""`--device cuda`'s liveness and latency (issue 35 item 2, NOTE(device-edges)): the edges built by
-the device code (its host build here, the same C text) are the compiled core's CSR arrays edge
-for edge, and the verdicts, lassos, latency numbers and witnesses are the compiled core's; the
-GPU test runs where CuPy sees a GPU and skips elsewhere."""
+"""`--device cuda`'s liveness, latency and transition properties (issue 35 item 2,
+NOTE(device-edges)): the edges built by the device code (its host build here, the same C text)
+are the compiled core's CSR arrays edge for edge, and the verdicts, lassos, latency numbers,
+witnesses and transition counterexamples are the compiled core's; the GPU test runs where CuPy
+sees a GPU and skips elsewhere."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gpcheck.checker.api import model_api  # noqa: F401 - the api package's impo
 from gpcheck.checker.api.device_run import run_device
 from gpcheck.checker.api.explicit_run import run_explicit
 from gpcheck.checker.core.verdict import Counterexample, Verdict
-from gpcheck.checker.engines.explicit import device_graph, device_search, fast_explicit
+from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_spec
@@ -31,7 +32,7 @@ def _key(r):  # type: ignore[no-untyped-def]
 
 
 def _wanted(m):  # type: ignore[no-untyped-def]
-    return select_properties(m, None) - {p.name for p in m.transitions}
+    return select_properties(m, None)
 
 
 def _replays(cm, cex: Counterexample) -> bool:  # type: ignore[no-untyped-def]
@@ -99,6 +100,27 @@ def test_the_device_edges_are_the_cpu_csr_arrays(rows):
 
 
 @needs_cc
+@pytest.mark.parametrize("rows", [7, None])
+def test_transition_properties_on_the_device_edges_are_the_compiled_core_s(rows):
+    """reef_rewind: ring_kept violated (its first bad edge in the sequential order, the same
+    counterexample), ring_integrity proved; chunks of an odd size and the default."""
+    m = load_spec(str(MODELS / "reef_rewind.gpspec"), {})
+    cm = compile_model(m)
+    wanted = {p.name for p in m.transitions}
+    assert wanted == {"ring_kept", "ring_integrity"}
+    dres, g = device_search.search(cm, wanted, device="host")
+    device_graph.check_transitions(cm, dres, g, wanted, chunk_rows=rows)
+    cres, _ = fast_explicit.search(cm, wanted, workers=1)
+    assert dres.transition_cex and dres.transition_cex == cres.transition_cex
+    results = {r.property: r for r in explicit.safety_results(cm, dres, wanted)}
+    assert results["ring_kept"].verdict is Verdict.VIOLATED and results["ring_integrity"].verdict is Verdict.PROVED
+    cex = results["ring_kept"].counterexample
+    assert _replays(cm, cex)
+    cpu = {r.property: r for r in explicit.safety_results(cm, cres, wanted)}["ring_kept"].counterexample
+    assert [(s.action, s.args, s.state) for s in cex.steps] == [(s.action, s.args, s.state) for s in cpu.steps]
+
+
+@needs_cc
 def test_an_incomplete_device_search_leaves_liveness_and_latency_unknown():
     m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
     rep = run_device(m, _wanted(m), Limits(max_states=50), device="host")
@@ -117,7 +139,7 @@ def _has_gpu() -> bool:
 
 
 @pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
-@pytest.mark.parametrize("name", ["kfd_monitor", "blp", "rt_latency"])
+@pytest.mark.parametrize("name", ["kfd_monitor", "blp", "rt_latency", "reef_rewind"])
 def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
     m = load_spec(str(MODELS / f"{name}.gpspec"), {})
     wanted = _wanted(m)
