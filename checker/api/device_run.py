@@ -59,11 +59,15 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
         raise UsageError(str(e)) from e
     except Untranslatable as e:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {e}") from e
+    stopped = None
     try:
         device_graph.check_transitions(cm, res, graph, safety)
     except budget.Stop as stop:  # the edges not all checked: the transition properties unknown
-        res.complete, res.stop_reason = False, stop.text
+        stopped = stop.text
     results = explicit.safety_results(cm, res, safety) + _graph_results(cm, res, graph, wanted)
+    if stopped is not None:
+        results = [Result(r.property, r.kind, Verdict.UNKNOWN, ENGINE, reason=stopped) if r.kind == "transition" else r
+                   for r in results]
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     results.sort(key=lambda r: order.get(r.property, len(order)))
     coverage: dict[str, int] = {}
