@@ -147,3 +147,19 @@ def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
     cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
     assert dev.states == cpu.states
     assert [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
+
+
+@needs_cc
+def test_without_numba_liveness_and_latency_are_unknown_with_the_reason(monkeypatch):
+    """The CSR passes are numba code: where numba is missing they are `unknown`, not skipped."""
+    import importlib.util
+
+    from gpcheck.checker.api import device_run
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(device_run.importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    rep = run_device(m, _wanted(m), Limits(), device="host")
+    graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
+    assert len(graph) == 3 and all(r.verdict is Verdict.UNKNOWN and "numba" in r.reason for r in graph)
+    assert {r.property: r.verdict for r in rep.results}["no_loss"] is Verdict.PROVED
