@@ -162,6 +162,49 @@ KERNEL finalize(i64* keys, int* parent, unsigned char* flags, i64* table, const 
     }
 }
 
+KERNEL lookup(const i64* keys, const i64* table, i64 size, const i64* cand, const i64* cand_iid, i64 count,
+            int* target, i64* events) {
+    /* the edges (NOTE(device-edges)): the state number of each candidate row, -1 for an unused
+       row; a successor missing from the table (an internal error) sets EV_FULL */
+    THREADS(t, count) {
+        target[t] = -1;
+        if (cand_iid[t] >= 0) {
+            const i64* row = cand + t * W;
+            i64 p = (i64)MULHI(hash_row(row), (u64)size);
+            for (i64 probes = 0;; probes++) {
+                i64 e = table[p];
+                if (e <= 0 || probes >= size) { events[EV_FULL] = 1; break; }
+                const i64* other = keys + (e - 1) * W;
+                int same = 1;
+                for (int k = 0; k < W; k++) if (other[k] != row[k]) { same = 0; break; }
+                if (same) { target[t] = (int)(e - 1); break; }
+                p = p + 1 == size ? 0 : p + 1;
+            }
+        }
+    }
+}
+
+KERNEL trans(const i64* keys, i64 lo, const i64* cand, const i64* cand_iid, i64 count, const unsigned char* want,
+           i64* tr_first, i64* events) {
+    /* transition properties on a chunk's edges (NOTE(device-edges)): the first bad row of each,
+       as `state * NINST + j` (the sequential core's order of edges); an error sets EV_STATE */
+    THREADS(t, count) {
+        if (cand_iid[t] >= 0) {
+            i64 s[NSLOTS];
+            i64 u[NSLOTS];
+            unsigned char bad[NTR];
+            i64 err[1];
+            err[0] = 0;
+            for (int x = 0; x < NTR; x++) bad[x] = 0;
+            unpack_row(keys + (lo + t / NINST) * W, s);
+            unpack_row(cand + t * W, u);
+            transitions(s, u, want, bad, err);
+            if (err[0]) MIN64(&events[EV_STATE], lo * NINST + t);
+            for (int x = 0; x < NTR; x++) if (bad[x]) MIN64(&tr_first[x], lo * NINST + t);
+        }
+    }
+}
+
 KERNEL rehash(const i64* keys, i64 n, i64* table, i64 size) {
     THREADS(t, n) {
         i64 p = (i64)MULHI(hash_row(keys + t * W), (u64)size);

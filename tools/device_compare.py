@@ -5,12 +5,16 @@ bundled model and example: state counts, depth, actions fired, and every safety 
     python tools/device_compare.py [--device cuda|host] [--cpu compiled|python] [SPEC[:K=V,...] ...]
 
 With no SPEC: every bundled model (spec/models) and example (/work/shared/spec-examples, or
-examples/ beside tools/ on a machine without it) at its default constants. Properties the device does not check (transition
-properties, liveness, latency) are left out of both runs and named in the line."""
+examples/ beside tools/ on a machine without it) at its default constants. Transition properties are
+checked on the device's edges after its search (device_graph.check_transitions). A model with liveness or
+latency properties gets a second line, `graph`: the device's report (run_device: the edges built on
+the device, the compiled core's CSR passes) against the compiled core's (run_explicit, 1 thread):
+every result's verdict, reason, numbers (latency min/max) and lasso or witness, step by step."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -50,7 +54,7 @@ def main() -> int:
     a = ap.parse_args()
     from gpcheck.spec import load_spec
     from gpcheck.gpmodel import compile_model
-    from gpcheck.checker.engines.explicit import device_search, explicit, fast_explicit
+    from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
     from gpcheck.checker.engines.explicit.explicit import select_properties
 
     bad = 0
@@ -62,8 +66,9 @@ def main() -> int:
             print(f"{name:28} LOAD ERROR {type(e).__name__}: {str(e)[:80]}")
             continue
         cm = compile_model(m)
-        skipped = sorted({p.name for p in (*m.transitions, *m.liveness, *m.latencies)})
-        wanted = select_properties(m, None) - set(skipped)
+        skipped: list[str] = []
+        graph_props = {p.name for p in (*m.liveness, *m.latencies)}
+        wanted = select_properties(m, None) - set(skipped) - graph_props
         why = device_search.unsupported(cm, wanted)
         if why is not None:
             print(f"{name:28} not on the device: {why}")
@@ -71,6 +76,7 @@ def main() -> int:
         t0 = time.monotonic()
         try:
             dres, dg = device_search.search(cm, wanted, device=a.device)
+            device_graph.check_transitions(cm, dres, dg, wanted)
         except Exception as e:  # noqa: BLE001
             print(f"{name:28} DEVICE ERROR {type(e).__name__}: {str(e)[:120]}")
             bad += 1
@@ -92,7 +98,70 @@ def main() -> int:
               f"device {t1 - t0:.2f}s cpu {t2 - t1:.2f}s | {verdicts}"
               + (f" | not checked here: {', '.join(skipped)}" if skipped else ""))
         bad += not same
+        if graph_props and dres.complete:
+            if a.device == "cuda":
+                bad += not _edges_line(name, cm, wanted, dg)
+            if importlib.util.find_spec("numba") is None:
+                print(f"{name:28} graph: no numba here (the CSR passes are the compiled core's): not compared")
+            else:
+                bad += not _graph_line(name, m, select_properties(m, None) - set(skipped), a.device)
     return 1 if bad else 0
+
+
+def _edges_line(name, cm, wanted, dg) -> bool:  # type: ignore[no-untyped-def]
+    """The CSR arrays built on the GPU against those of the host build (the same C, tested
+    against the compiled core's in the default test run); no numba needed."""
+    import numpy as np
+    from gpcheck.checker.engines.explicit import device_graph, device_search
+
+    ninst = max(1, len(cm.instances))
+    t0 = time.monotonic()
+    gpu = device_graph.device_edges(dg, ninst)
+    t1 = time.monotonic()
+    _, hg = device_search.search(cm, wanted, device="host")
+    host = device_graph.device_edges(hg, ninst)
+    same = all(np.array_equal(x, y) for x, y in zip(gpu, host))
+    print(f"{name:28} edges {'SAME' if same else 'DIFFERENT'} {int(gpu[0][-1]):,} edges (host build "
+          f"{int(host[0][-1]):,}) built on the device in {t1 - t0:.3f}s")
+    return same
+
+
+def _key(r):  # type: ignore[no-untyped-def]
+    c = r.counterexample
+    return (r.property, r.kind, r.verdict.value, r.reason, r.detail,
+            None if c is None else ([(s.action, s.args, s.state) for s in c.steps], c.loop))
+
+
+def _graph_line(name, m, wanted, device) -> bool:  # type: ignore[no-untyped-def]
+    """Liveness and latency: the device's report against the compiled core's; one line."""
+    from gpcheck.checker.api import model_api  # noqa: F401 - the api package's import order
+    from gpcheck.checker.api.device_run import run_device
+    from gpcheck.checker.api.explicit_run import run_explicit
+    from gpcheck.checker.engines.explicit.explicit import Limits
+
+    t0 = time.monotonic()
+    try:
+        dev = run_device(m, wanted, Limits(), device=device)
+    except Exception as e:  # noqa: BLE001
+        print(f"{name:28} graph DEVICE ERROR {type(e).__name__}: {str(e)[:120]}")
+        return False
+    t1 = time.monotonic()
+    cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
+    t2 = time.monotonic()
+    same = dev.states == cpu.states and [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
+    parts = []
+    for r in dev.results:
+        if r.kind not in ("liveness", "latency"):
+            continue
+        text = f"{r.property}={r.verdict.value}"
+        if r.kind == "latency" and r.detail:
+            text += f"(min {r.detail.get('min')} max {r.detail.get('max')})"
+        elif r.counterexample is not None:
+            text += f"(lasso {len(r.counterexample.steps)} steps, loop at {r.counterexample.loop})"
+        parts.append(text)
+    print(f"{name:28} graph {'SAME' if same else 'DIFFERENT'} states {dev.states} (cpu {cpu.states}) "
+          f"device run {t1 - t0:.2f}s cpu run {t2 - t1:.2f}s | {', '.join(parts)}")
+    return same
 
 
 if __name__ == "__main__":

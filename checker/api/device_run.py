@@ -1,23 +1,26 @@
 """`--device cuda`: the explicit engine's safety search on a GPU (checker/engines/explicit/device_search.py)
 as the API runs it, with the report run_explicit would make.
 
-The device checks invariants, deadlock and `range`; transition properties, liveness and latency
-are answered `unknown` with the reason (their passes read the state graph on the host, which
-the device search does not hand back yet). A model the device cannot run, a timed spec, or no
-GPU: a UsageError (exit 2), never a silent fall-back to the CPU."""
+The device checks invariants, deadlock and `range`, and after a complete search the transition
+properties on every edge; liveness and latency run the compiled core's CSR passes on the host
+over edges built on the device (checker/engines/explicit/device_graph.py, NOTE(device-edges)).
+A model the device cannot run, a timed spec, or no GPU: a
+UsageError (exit 2), never a silent fall-back to the CPU."""
 
 from __future__ import annotations
+
+import importlib.util
 
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model
+from gpcheck.checker.core import budget
+from gpcheck.checker.core import progress as meter
 from gpcheck.checker.engines.explicit import explicit
 from gpcheck.checker.engines.explicit.explicit import ENGINE, Limits
 from gpcheck.checker.core.verdict import Report, Result, Verdict
 
 DEVICES = ("cpu", "cuda")
-NOT_ON_DEVICE = ("not checked on the device: --device cuda checks invariants, deadlock and range; {kind} "
-                 "properties need the state graph on the host (run without --device)")
 
 
 def check_device_options(model: ir.Model, device: str, engine: str, core: str, workers: int | str,
@@ -39,16 +42,15 @@ def check_device_options(model: ir.Model, device: str, engine: str, core: str, w
 
 def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledModel | None = None,
                device: str = "cuda") -> Report:
-    """The explicit engine's safety properties searched on `device` ("cuda"; "host": the same
-    generated code on the CPU, for tests); the others `unknown` with the reason."""
-    from gpcheck.checker.engines.explicit import device_search  # noqa: PLC0415 - numpy only when asked for
+    """The explicit engine's properties checked on `device` ("cuda"; "host": the same
+    generated code on the CPU, for tests), as run_explicit reports them."""
+    from gpcheck.checker.engines.explicit import device_graph, device_search  # noqa: PLC0415 - numpy only when asked for
     from gpcheck.gpmodel.cuda_source import Untranslatable  # noqa: PLC0415
 
     cm = cm or compile_model(model)
-    later = {p.name: "transition" for p in model.transitions} | {p.name: "liveness" for p in model.liveness} \
-        | {p.name: "latency" for p in model.latencies}
-    safety = {w for w in wanted if w not in later}
-    why = device_search.unsupported(cm, safety)
+    graph_props = {p.name for p in (*model.liveness, *model.latencies)}
+    safety = {w for w in wanted if w not in graph_props}
+    why = device_search.unsupported(cm, wanted)
     if why is not None:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {why}")
     try:
@@ -57,9 +59,15 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
         raise UsageError(str(e)) from e
     except Untranslatable as e:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {e}") from e
-    results = explicit.safety_results(cm, res, safety)
-    for name in sorted(w for w in wanted if w in later):
-        results.append(Result(name, later[name], Verdict.UNKNOWN, ENGINE, reason=NOT_ON_DEVICE.format(kind=later[name])))
+    stopped = None
+    try:
+        device_graph.check_transitions(cm, res, graph, safety)
+    except budget.Stop as stop:  # the edges not all checked: the transition properties unknown
+        stopped = stop.text
+    results = explicit.safety_results(cm, res, safety) + _graph_results(cm, res, graph, wanted)
+    if stopped is not None:
+        results = [Result(r.property, r.kind, Verdict.UNKNOWN, ENGINE, reason=stopped) if r.kind == "transition" else r
+                   for r in results]
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     results.sort(key=lambda r: order.get(r.property, len(order)))
     coverage: dict[str, int] = {}
@@ -68,3 +76,33 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
     return Report(model.name, model.file, model.const_values, results, states=graph.n if res.complete else None,
                   coverage=coverage, warnings=warnings)
+
+
+def _graph_results(cm: CompiledModel, res: explicit.Search, graph: object, wanted: set[str]) -> list[Result]:
+    """Liveness and latency over the device's graph (edges built on the device, the compiled
+    core's CSR passes on the host): the compiled core's verdicts, lassos and witnesses; after
+    an incomplete search the passes answer `unknown` as they do on the CPU."""
+    from gpcheck.checker.engines.explicit import device_graph, fast_explicit  # noqa: PLC0415
+    from gpcheck.checker.engines.latency import fast_latency, latency  # noqa: PLC0415
+
+    model = cm.model
+    if not any(p.name in wanted for p in (*model.liveness, *model.latencies)):
+        return []
+    if res.complete and importlib.util.find_spec("numba") is None:
+        why = "the graph passes after --device cuda are the compiled core's, which needs numba (pip install numba)"
+        return [Result(p.name, kind, Verdict.UNKNOWN, ENGINE, reason=why)
+                for kind, props in (("liveness", model.liveness), ("latency", model.latencies))
+                for p in props if p.name in wanted]
+    try:
+        host = device_graph.host_graph(cm, res, graph) if res.complete else None  # type: ignore[arg-type]
+    except budget.Stop as stop:  # a signal, --timeout or --max-memory while the edges were built
+        return [Result(p.name, kind, Verdict.UNKNOWN, ENGINE, reason=stop.text)
+                for kind, props in (("liveness", model.liveness), ("latency", model.latencies))
+                for p in props if p.name in wanted]
+    if host is not None and any(p.name in wanted for p in model.liveness):
+        meter.note(engine=ENGINE, phase="liveness (fair cycles over the device's graph)")
+    live = fast_explicit.liveness_results(cm, res, host, wanted)  # type: ignore[arg-type] # incomplete: unknown
+    lat = [p for p in model.latencies if p.name in wanted]
+    if host is None:  # incomplete: unknown with the search's reason
+        return live + latency.latency_results(cm, res, None, lat)
+    return live + fast_latency.latency_results(cm, res, host, lat)

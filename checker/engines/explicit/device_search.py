@@ -10,8 +10,8 @@ backends with the same driver below:
 
 Safety only: invariants, deadlock and `range` (modelling errors). The states are numbered as the
 sequential core numbers them, so state counts, depth, verdicts and counterexamples are the
-compiled core's. Transition properties, liveness and latency are not checked on the device
-(`unsupported` / the API answers them `unknown`). When the visited set outgrows the device's
+compiled core's. Transition properties, liveness and latency are checked afterwards on the
+edges, built on the device (checker/engines/explicit/device_graph.py). When the visited set outgrows the device's
 memory (or `max_bytes`), the search stops and the properties it did not refute are `unknown
 (device memory)`."""
 
@@ -63,8 +63,6 @@ def unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:
         return "a state variable has an unbounded type"
     if not fits_int64(model):
         return "an expression may compute integers beyond 64 bits"
-    if any(tp.name in wanted for tp in model.transitions):
-        return "transition properties are not checked on the device yet (run them on the CPU core)"
     states, steps = cm.fallible(wanted)
     if states or steps:
         return "a property, constraint or terminal predicate can fail to evaluate (a dynamic index or a division)"

@@ -1,0 +1,165 @@
+"""`--device cuda`'s liveness, latency and transition properties (issue 35 item 2,
+NOTE(device-edges)): the edges built by the device code (its host build here, the same C text)
+are the compiled core's CSR arrays edge for edge, and the verdicts, lassos, latency numbers,
+witnesses and transition counterexamples are the compiled core's; the GPU test runs where CuPy
+sees a GPU and skips elsewhere."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpcheck.checker.api import model_api  # noqa: F401 - the api package's import order (explicit_run last)
+from gpcheck.checker.api.device_run import run_device
+from gpcheck.checker.api.explicit_run import run_explicit
+from gpcheck.checker.core.verdict import Counterexample, Verdict
+from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
+from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
+from gpcheck.gpmodel import compile_model
+from gpcheck.spec import load_spec
+
+MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
+
+
+def _key(r):  # type: ignore[no-untyped-def]
+    c = r.counterexample
+    return (r.property, r.kind, r.verdict, r.reason, r.detail,
+            None if c is None else ([(s.action, s.args, s.state) for s in c.steps], c.loop))
+
+
+def _wanted(m):  # type: ignore[no-untyped-def]
+    return select_properties(m, None)
+
+
+def _replays(cm, cex: Counterexample) -> bool:  # type: ignore[no-untyped-def]
+    """Every step is a transition of the model from an initial state; a lasso's last state
+    steps back to its loop state (or stutters there when the loop is the last step)."""
+    decode = cm.layout.decode
+    starts = [s for s in cm.initial_states() if decode(s) == cex.steps[0].state]
+    if not starts:
+        return False
+    cur, states = starts[0], [starts[0]]
+    for step in cex.steps[1:]:
+        nxt = [t for i, t in cm.successors(cur)
+               if decode(t) == step.state and cm.instances[i].action.name == step.action]
+        if not nxt:
+            return False
+        cur = nxt[0]
+        states.append(cur)
+    if cex.loop is None or cex.loop == len(cex.steps) - 1:
+        return True
+    return any(t == states[cex.loop] for _, t in cm.successors(cur))
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["kfd_monitor", "gp_hip_suspend"])
+def test_liveness_and_latency_are_the_compiled_core_s(name):
+    """kfd_monitor: a violated liveness property (a lasso) and a violated latency bound beside a
+    proved one; gp_hip_suspend: proved liveness. Same states, verdicts, numbers,
+    lassos and witnesses as the compiled CPU core, and every counterexample replays."""
+    m = load_spec(str(MODELS / f"{name}.gpspec"), {})
+    wanted = _wanted(m)
+    dev = run_device(m, wanted, Limits(), device="host")
+    cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
+    assert dev.states == cpu.states
+    assert [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
+    graph = [r for r in dev.results if r.kind in ("liveness", "latency")]
+    assert graph and all(r.verdict in (Verdict.PROVED, Verdict.VIOLATED) for r in graph)
+    cm = compile_model(m)
+    for r in graph:
+        if r.counterexample is not None:
+            assert _replays(cm, r.counterexample), r.property
+    if name == "kfd_monitor":
+        by = {r.property: r for r in dev.results}
+        assert by["no_starvation"].verdict is Verdict.VIOLATED and by["no_starvation"].counterexample.loop is not None
+        assert by["be_resume_delay"].verdict is Verdict.VIOLATED
+
+
+@needs_cc
+@pytest.mark.parametrize("rows", [1, 7, None])
+def test_the_device_edges_are_the_cpu_csr_arrays(rows):
+    """Chunks of one candidate row (a state per chunk), of an odd size, and the default: the
+    offsets, targets and instances of the compiled core's _csr_graph, edge for edge."""
+    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    cm = compile_model(m)
+    wanted = select_properties(m, None) - {p.name for p in (*m.transitions, *m.liveness, *m.latencies)}
+    dres, g = device_search.search(cm, wanted, device="host")
+    offsets, targets, iids = device_graph.device_edges(g, max(1, len(cm.instances)), rows)
+    cres, cg = fast_explicit.search(cm, wanted, workers=1)
+    csr = fast_explicit._csr_graph(cm, cres, cg)
+    assert g.n == cg.n == 620
+    edges = int(sum(cres.fired))
+    assert edges > g.n and int(offsets[-1]) == edges
+    assert np.array_equal(offsets, csr.offsets)
+    assert np.array_equal(targets[:edges], csr.targets[:edges])
+    assert np.array_equal(iids[:edges], csr.iids[:edges])
+
+
+@needs_cc
+@pytest.mark.parametrize("rows", [7, None])
+def test_transition_properties_on_the_device_edges_are_the_compiled_core_s(rows):
+    """reef_rewind: ring_kept violated (its first bad edge in the sequential order, the same
+    counterexample), ring_integrity proved; chunks of an odd size and the default."""
+    m = load_spec(str(MODELS / "reef_rewind.gpspec"), {})
+    cm = compile_model(m)
+    wanted = {p.name for p in m.transitions}
+    assert wanted == {"ring_kept", "ring_integrity"}
+    dres, g = device_search.search(cm, wanted, device="host")
+    device_graph.check_transitions(cm, dres, g, wanted, chunk_rows=rows)
+    cres, _ = fast_explicit.search(cm, wanted, workers=1)
+    assert dres.transition_cex and dres.transition_cex == cres.transition_cex
+    results = {r.property: r for r in explicit.safety_results(cm, dres, wanted)}
+    assert results["ring_kept"].verdict is Verdict.VIOLATED and results["ring_integrity"].verdict is Verdict.PROVED
+    cex = results["ring_kept"].counterexample
+    assert _replays(cm, cex)
+    cpu = {r.property: r for r in explicit.safety_results(cm, cres, wanted)}["ring_kept"].counterexample
+    assert [(s.action, s.args, s.state) for s in cex.steps] == [(s.action, s.args, s.state) for s in cpu.steps]
+
+
+@needs_cc
+def test_an_incomplete_device_search_leaves_liveness_and_latency_unknown():
+    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    rep = run_device(m, _wanted(m), Limits(max_states=50), device="host")
+    graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
+    assert len(graph) == 3
+    assert all(r.verdict is Verdict.UNKNOWN and "state limit" in r.reason for r in graph)
+
+
+def _has_gpu() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device
+        return False
+
+
+@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+@pytest.mark.parametrize("name", ["kfd_monitor", "blp", "rt_latency", "reef_rewind"])
+def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
+    m = load_spec(str(MODELS / f"{name}.gpspec"), {})
+    wanted = _wanted(m)
+    dev = run_device(m, wanted, Limits(), device="cuda")
+    cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
+    assert dev.states == cpu.states
+    assert [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
+
+
+@needs_cc
+def test_without_numba_liveness_and_latency_are_unknown_with_the_reason(monkeypatch):
+    """The CSR passes are numba code: where numba is missing they are `unknown`, not skipped."""
+    import importlib.util
+
+    from gpcheck.checker.api import device_run
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(device_run.importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    rep = run_device(m, _wanted(m), Limits(), device="host")
+    graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
+    assert len(graph) == 3 and all(r.verdict is Verdict.UNKNOWN and "numba" in r.reason for r in graph)
+    assert {r.property: r.verdict for r in rep.results}["no_loss"] is Verdict.PROVED
