@@ -26,6 +26,7 @@ def replay(
     max_hidden: int | None = None,
     max_candidates: int | None = None,
     format: str | None = None,
+    timing: bool = True,
 ) -> ReplayReport:
     """Is `trace` a behaviour of `model`, and do the model's invariants and transition
     properties hold on it? As `gpcheck replay TRACE --model SPEC`.
@@ -37,10 +38,11 @@ def replay(
     model the trace's header names. The trace's constants apply unless `consts` overrides them.
     `max_hidden` bounds the internal steps inserted before each event (default: 0 when the trace
     logs internal actions, else 32); `max_candidates` bounds the candidate states before replay
-    stops undecided. Returns a `gpcheck.traces.replay_report.ReplayReport` (`conforms`, `divergence`,
+    stops undecided. A timed model's time bounds are held against the trace's stamps unless
+    `timing` is False (the untimed abstraction only; the report warns). Returns a `gpcheck.traces.replay_report.ReplayReport` (`conforms`, `divergence`,
     `results`, `exit_code`)."""
     report, _ = replay_with_model(trace, model, consts, max_hidden=max_hidden,
-                                  max_candidates=max_candidates, format=format)
+                                  max_candidates=max_candidates, format=format, timing=timing)
     return report
 
 
@@ -52,6 +54,7 @@ def replay_with_model(
     max_hidden: int | None = None,
     max_candidates: int | None = None,
     format: str | None = None,
+    timing: bool = True,
 ) -> tuple[ReplayReport, ir.Model]:
     """`replay`, also returning the model instance the trace was checked against (for ITF
     output of a counterexample)."""
@@ -91,7 +94,8 @@ def replay_with_model(
     if source is None:
         source = open_source(info, inst)
     options = ReplayOptions(max_hidden=max_hidden,
-                            max_candidates=max_candidates if max_candidates is not None else DEFAULT_MAX_CANDIDATES)
+                            max_candidates=max_candidates if max_candidates is not None else DEFAULT_MAX_CANDIDATES,
+                            timing=timing)
     if inst.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps (in us)
         from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
 

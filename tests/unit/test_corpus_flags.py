@@ -55,6 +55,7 @@ REPLAY_CASES: dict[str, tuple[list[str], bool]] = {
     "--map": (["--map", str(ROOT / "spec" / "models" / "blp.map.toml")], True),
     "--max-candidates": (["--max-candidates", "1"], True),
     "--engine": (["--engine", "exhaustive"], True),
+    "--no-timing": (["--no-timing"], True),
     "--format": (["--format", "gpcheck"], False),
     "--timeout": (["--timeout", "60"], False),
 }

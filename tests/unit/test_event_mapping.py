@@ -19,9 +19,11 @@ REAL = ROOT / "traces" / "corpus" / "real"
 MODELS = ROOT / "spec" / "models"
 
 
+# `--no-timing`: these tests check the discrete mapping; the re-timed models' bounds against the
+# recordings' stamps are tests/unit/test_timing_conformance.py's
 def _replay(capsys: pytest.CaptureFixture[str], trace: Path | str, model: str, *extra: str) -> tuple[int, dict]:
     rc = main(["replay", str(trace), "--model", str(MODELS / f"{model}.gpspec"), "--map", "--json",
-               "--no-progress", *extra])
+               "--no-progress", *extra, "--no-timing"])
     return rc, json.loads(capsys.readouterr().out)
 
 

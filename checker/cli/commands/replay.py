@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="how hidden internal steps are searched: lazy (any number per event, fired only "
                         "where the next event needs them), exhaustive (every split, up to K); auto: "
                         "lazy unless --max-hidden is given or the trace logs internal actions")
+    p.add_argument("--no-timing", action="store_true",
+                   help="a timed spec: replay its untimed abstraction only, without holding the trace's "
+                        "time stamps against its time bounds (the report says so; docs/timed.md)")
     p.add_argument("--no-progress", action="store_true",
                    help="print no progress on stderr (by default a long replay shows a live bar on a "
                         "terminal, else a line every few seconds)")
@@ -127,11 +130,12 @@ def _prepare(args: argparse.Namespace, info: TraceInfo,
 
         return prepare_mapped(info, args.model, args.map, consts_of(args),
                               ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
-                                            engine=args.engine, progress=progress))
+                                            engine=args.engine, progress=progress,
+                                            timing=not args.no_timing))
     model, warnings = model_for(info, args.model, consts_of(args))
     source = open_source(info, model)
     options = ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
-                            engine=args.engine, progress=progress)
+                            engine=args.engine, progress=progress, timing=not args.no_timing)
     if model.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps (in us)
         from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
 

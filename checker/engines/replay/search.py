@@ -78,6 +78,7 @@ class ReplayOptions:
     counterexamples: bool = True
     engine: str = "auto"  # "lazy", "exhaustive", or "auto": lazy unless K is given or internals are logged
     progress: Callable[[int, int, int], None] | None = None  # (events, candidates, peak), traces/progress.py
+    timing: bool = True  # a timed spec: check the trace's time stamps too (NOTE(timed-replay)); False: the untimed abstraction only, said in the report
 
 
 """Opens the trace (again): replay reads it twice when it needs a counterexample."""
