@@ -48,7 +48,7 @@ from gpcheck.checker.core.verdict import Counterexample, Result, Verdict
 ENGINE = "timed"
 KIND = "latency"
 Z, TICK = 0, 1  # the measuring clocks, after the instance clocks
-IDLE, MEASURING = 0, 1
+IDLE, MEASURING, SLOW = 0, 1, 2  # SLOW: measuring, a sojourn of >= 1 seen (divergent() only)
 MAX_K = 1 << 40  # past this the max is reported unknown rather than searched for further
 
 
@@ -179,10 +179,11 @@ class _Measure:
         """A time-divergent behaviour that avoids Q forever after a start, as a discrete lasso
         (states, instances, loop index), or None (module docstring)."""
         g = self.g
-        # a tick needs `unit` time units: any unit >= 1 decides divergence; one above every constant
-        # keeps the number of exact zones small (a tick of 1 would count a 10^6 slice in 10^6 zones)
-        unit = 1 if self.kmax <= 8 else self.kmax + 1
-        m_meas, m_idle = [-1, unit], [-1, -1]
+        # NOTE(sojourn-clock) in checker/engines/timed/liveness.py: TICK restarts at every step, a
+        # tick edge (TICK >= 1, then TICK forgotten) leads to the SLOW copy of the node, which has
+        # a tick self-loop only where no deadline bounds the sojourn; TICK's constant is 1 and its
+        # differences never outlive a sojourn, so no constant multiplies the zones.
+        m_meas, m_idle = [-1, 1], [-1, -1]
         nodes: list[Node] = []
         index: dict[tuple[State, tuple, int, tuple[int, ...]], int] = {}  # type: ignore[type-arg]
         succ: dict[int, list[tuple[int, int | None]]] = {}  # measuring node -> (measuring node, instance; None: tick)
@@ -209,23 +210,37 @@ class _Measure:
             node = nodes[i]
             s = node.s
             if node.mode == MEASURING:
-                out = succ.setdefault(i, [])
-                z = g.tick(node, TICK, m_meas, unit)
+                z = _sojourn(g, node)
+                succ.setdefault(i, [])
                 if z is not None:
-                    out.append((get(Node(s, node.bounds, z, i, None, MEASURING)), None))
+                    succ[i].append((get(Node(s, node.bounds, z, i, None, SLOW)), None))
+            elif node.mode == SLOW:
+                succ.setdefault(i, [])
+                if g.delays(s) and not any(b is not None and b[1] is not None for b in node.bounds):
+                    succ[i].append((i, None))  # no deadline: the sojourn may last forever
             for iid, t in g.enabled(s):
                 enters = self.P(t) and not self.P(s)
                 q = self.Q(t)
-                mode = MEASURING if (not q and (node.mode == MEASURING or enters)) else IDLE
-                start = mode == MEASURING and node.mode == IDLE
-                nxt = g.post(node, iid, t, extra_reset=(TICK,) if start else (),
+                was = node.mode != IDLE
+                mode = MEASURING if (not q and (was or enters)) else IDLE
+                nxt = g.post(node, iid, t, extra_reset=(TICK,) if mode == MEASURING else (),
                              extra_free=(TICK,) if mode == IDLE else (), extra_m=m_meas if mode == MEASURING else m_idle)
                 if nxt is None:
                     continue
                 j = get(Node(t, nxt[0], nxt[1], i, iid, mode))
-                if node.mode == MEASURING and mode == MEASURING:
+                if was and mode == MEASURING:
                     succ[i].append((j, iid))
         return _tick_cycle(nodes, succ)
+
+
+def _sojourn(g: ZoneGraph, node: Node) -> tuple[int, ...] | None:
+    """A measuring node's zone after a sojourn of at least one time unit (TICK >= 1), TICK then
+    forgotten; None when time cannot pass 1 there."""
+    n = g.dim(node.bounds)
+    d = list(node.zone)
+    if not dbm.constrain(d, n, 0, g.extra_position(node.bounds, TICK), dbm.le(-1)):
+        return None
+    return g._settle(d, n, node.bounds, [-1, -1], g.delays(node.s))
 
 
 def _tick_cycle(nodes: list[Node], succ: dict[int, list[tuple[int, int | None]]]) -> tuple[list[State], list[int | None], int] | None:

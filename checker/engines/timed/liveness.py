@@ -27,9 +27,11 @@ from gpcheck.gpmodel import CompiledModel, State, truth
 from gpcheck.checker.core import budget
 from gpcheck.checker.engines.explicit.explicit import Limits
 from gpcheck.checker.engines.explicit.liveness import _fair_cycle, _fair_scc, _path_within, _bfs_prefix, lasso_starts, sccs
+from gpcheck.checker.engines.timed import dbm
 from gpcheck.checker.engines.timed.zones import Node, ZoneGraph
 
 TICK_EDGE = -1  # the label of a tick edge (no instance has it)
+FRESH, SLOW = 0, 1  # a node's mode: sojourn clock running since arrival / a sojourn of >= 1 seen
 # The exact zone graph (no inclusion) can be far larger than the safety search's; past this many
 # zones (unless --max-states says otherwise) liveness is `unknown`, saying so, rather than slow.
 DEFAULT_MAX_ZONES = 50_000
@@ -51,21 +53,16 @@ class TimedGraph:
 
 
 def build(cm: CompiledModel, limits: Limits = Limits()) -> TimedGraph:
-    """Every symbolic state of the exact zone graph with the tick clock, and its edges."""
+    """Every symbolic state of the zone graph with the sojourn clock, and its edges (module
+    docstring, NOTE(sojourn-clock))."""
     g = ZoneGraph(cm, extra=1)
-    kmax = 1
-    for a in cm.model.actions:
-        for e in (a.time.lower, a.time.upper) if a.time is not None else ():
-            if isinstance(e, ir.Lit):
-                kmax = max(kmax, e.value)
-    unit = 1 if kmax <= 8 else kmax + 1
-    m = [unit]
+    fresh_m, slow_m = [1], [-1]
     out = TimedGraph()
-    index: dict[tuple[State, tuple, tuple[int, ...]], int] = {}  # type: ignore[type-arg]
+    index: dict[tuple[State, tuple, int, tuple[int, ...]], int] = {}  # type: ignore[type-arg]
     work: deque[int] = deque()
 
     def get(node: Node) -> int:
-        key = (node.s, node.bounds, node.zone)
+        key = (node.s, node.bounds, node.mode, node.zone)
         j = index.get(key)
         if j is None:
             j = index[key] = len(out.nodes)
@@ -78,27 +75,42 @@ def build(cm: CompiledModel, limits: Limits = Limits()) -> TimedGraph:
                 budget.check()
             cap = limits.max_states if limits.max_states is not None else DEFAULT_MAX_ZONES
             if j > cap:
-                raise TooLarge(f"the exact zone graph that liveness needs passed {cap:,} zones (--max-states "
+                raise TooLarge(f"the zone graph that liveness needs passed {cap:,} zones (--max-states "
                                f"raises the limit)")
         return j
 
     for s in cm.initial_states():
-        node = g.initial(s, (0,), m)
+        node = g.initial(s, (0,), fresh_m)
         if node is not None:
+            node.mode = FRESH
             out.initial.append(get(node))
     while work:
         i = work.popleft()
         node = out.nodes[i]
         steps = g.enabled(node.s)
         out.enabled[i] = {iid for iid, _ in steps}
-        z = g.tick(node, 0, m, unit)
-        if z is not None:
-            out.edges[i].append((TICK_EDGE, get(Node(node.s, node.bounds, z, i, None))))
+        if node.mode == FRESH:
+            z = _slow(g, node)
+            if z is not None:
+                out.edges[i].append((TICK_EDGE, get(Node(node.s, node.bounds, z, i, None, SLOW))))
+        elif g.delays(node.s) and not any(b is not None and b[1] is not None for b in node.bounds):
+            out.edges[i].append((TICK_EDGE, i))  # no deadline: the sojourn may last forever
         for iid, t in steps:
-            nxt = g.post(node, iid, t, extra_m=m)
+            nxt = g.post(node, iid, t, extra_reset=(0,), extra_m=fresh_m)
             if nxt is not None:
-                out.edges[i].append((iid, get(Node(t, nxt[0], nxt[1], i, iid))))
+                out.edges[i].append((iid, get(Node(t, nxt[0], nxt[1], i, iid, FRESH))))
     return out
+
+
+def _slow(g: ZoneGraph, node: Node) -> tuple[int, ...] | None:
+    """The valuations of a FRESH node's zone after a sojourn of at least one time unit in its
+    state (sojourn clock >= 1), the sojourn clock then forgotten; None when time cannot pass 1."""
+    n = g.dim(node.bounds)
+    d = list(node.zone)
+    c = g.extra_position(node.bounds, 0)
+    if not dbm.constrain(d, n, 0, c, dbm.le(-1)):
+        return None
+    return g._settle(d, n, node.bounds, [-1], g.delays(node.s))
 
 
 def check(cm: CompiledModel, tg: TimedGraph, prop: ir.Liveness) -> tuple[list[State], list[int | None], int] | None:
