@@ -149,14 +149,18 @@ def _lasso(tg: TimedGraph, start: int, accepting: dict[int, frozenset[int]], not
     prefix = _bfs_prefix(tg, start)
     path = _path_within(tg, start, lambda i: i in accepting, lambda j: bool(notq[j]))
     assert path is not None
-    anchor = path[-1][1]
-    comp = accepting[anchor]
+    comp = accepting[path[-1][1]]
     inside = comp.__contains__
     u, v = next((u, j) for u in sorted(comp) for iid, j in tg.edges[u] if iid == TICK_EDGE and j in comp)
-    to_tick = _path_within(tg, anchor, lambda i: i == u, inside)
+    # the loop starts where its time unit passes (in u's state, before the loop's first step), so
+    # that pinning the loop's duration to >= 1 pins a sojourn the listed steps contain
+    to_tick = _path_within(tg, path[-1][1], lambda i: i == u, inside)
+    assert to_tick is not None
+    path += to_tick[1:]
+    anchor = u
     back = _path_within(tg, v, lambda i: i == anchor, inside)
-    assert to_tick is not None and back is not None
-    cycle: list[tuple[int | None, int]] = to_tick[1:] + [(TICK_EDGE, v)] + back[1:]
+    assert back is not None
+    cycle: list[tuple[int | None, int]] = [(TICK_EDGE, v)] + back[1:]
     cycle += _fair_cycle(tg, anchor, comp, tg.enabled, fair)  # type: ignore[arg-type]
     walk = prefix + path[1:]
     loop_node = len(walk) - 1
