@@ -19,10 +19,10 @@ differences); otherwise K doubles and the search runs again. Zones have integer 
 an integer point: the min and max are integers, attained (the digitization argument).
 
 The max is unbounded (null) iff a time-divergent behaviour avoids Q forever after a start; that is
-decided first, with a tick clock (Tripakis's construction): a step `tick` (tick >= T, reset tick)
-in every measuring state (T: one more than the largest constant; any T >= 1 is exact, a large one
-keeps the zones few), and a cycle of the measuring part of the zone graph through a tick
-(zones compared by equality, not inclusion, so that the cycle is a real one). Its witness is the
+decided first, with the sojourn clock of checker/engines/timed/liveness.py (NOTE(sojourn-clock)):
+a tick edge (a sojourn of at least one unit) in every measuring state, and a cycle of the measuring
+part of the zone graph through a tick (zones compared by equality, not inclusion, so that the
+cycle is a real one); the constants do not multiply its zones. Its witness is the
 lasso. Fairness is not considered: a `fair` action with no deadline may be postponed for any
 finite time, so the supremum is the same.
 
