@@ -32,6 +32,7 @@ liveness never_busy: eventually busy
 latency wait: from pend to busy
 latency service: from pend to not pend and not busy
 latency job: from busy to not busy within 8000000
+latency until_busy: from not busy to busy
 """
 
 SCALE = 100_000
@@ -57,7 +58,8 @@ def test_microsecond_bounds_give_the_scaled_down_answers_times_the_scale():
     for name in ("wait", "service", "job"):
         v, lo, hi, zones = small[name]
         assert big[name] == (big[name][0], lo * SCALE, hi * SCALE, zones)
-    for name in ("served", "idle", "never_busy", "deadlock"):
+    assert big["until_busy"][:3] == ("violated", 0, None)  # the request may never come
+    for name in ("served", "idle", "never_busy", "deadlock", "until_busy"):
         assert big[name] == small[name]
     assert big["served"][0] == "proved" and big["idle"][0] == "proved"
     assert big["never_busy"][0] == "violated"  # the request may never come: time diverges idle
