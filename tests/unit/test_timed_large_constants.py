@@ -78,3 +78,14 @@ def test_liveness_zone_graph_is_the_same_at_every_quantum():
         verdicts.add(liveness.check(cm, tg, next(p for p in m.liveness if p.name == "no_starvation")) is None)
     assert verdicts == {False}  # the firmware may keep giving quanta to HP: LP starves
     assert len(sizes) == 1 and max(sizes) < 5_000
+
+
+def test_settle_memo_changes_no_answer(monkeypatch):
+    """NOTE(settle-memo) in zones.py: a memo that restarts every few entries gives the same answers
+    and zones as the full one."""
+    from gpcheck.checker.engines.timed import zones
+
+    small = {"S": 10, "F": 90, "W": 30}
+    full = _answers(small)
+    monkeypatch.setattr(zones, "SETTLE_MEMO", 3)
+    assert _answers(small) == full
