@@ -58,6 +58,13 @@ def gen_spec(rng: random.Random) -> str:
         lines.append(f"latency lat{j}: from {p} to {q}{within}")
     if rng.random() < 0.5:
         lines.append("allow deadlock")
+    for j in range(rng.randint(0, 2)):
+        q = f"{rng.choice('ab')} {rng.choice(['==', '!='])} {rng.randint(0, 2)}"
+        kind = rng.choice(["eventually", "always eventually", "leads_to"])
+        if kind == "leads_to":
+            lines.append(f"liveness live{j}: {rng.choice('ab')} == {rng.randint(0, 2)} leads_to {q}")
+        else:
+            lines.append(f"liveness live{j}: {kind} {q}")
     return "\n".join(lines) + "\n"
 
 
@@ -117,6 +124,8 @@ def compare(text: str) -> list[str]:
                 problems.append(f"deadlock witness: {got}")
             elif tm.enabled(got[0][-1]):
                 problems.append("deadlock witness: an instance is enabled at its end")
+    for name, kind, p, q in tm.m.liveness:
+        problems += _compare_liveness(tm, res[name], ref.liveness[name], q)
     for name, p, q, within in tm.m.latencies:
         r = res[name]
         starts, lo, hi = ref.latencies[name]
@@ -157,27 +166,45 @@ def compare(text: str) -> list[str]:
     return problems
 
 
+def _compare_liveness(tm: TimedModel, r: Any, violated: bool, q: Any) -> list[str]:
+    """The engine's liveness verdict against the reference's; a violation's lasso replayed, its
+    loop in not-q states."""
+    want = "violated" if violated else "proved"
+    if r.verdict.value != want:
+        return [f"{r.property}: engine {r.verdict.value} ({r.reason}), reference {want}"]
+    if r.counterexample is None:
+        return [f"{r.property}: violated without a lasso"] if violated else []
+    got = replay_timed(tm, r.counterexample.to_json())
+    if isinstance(got, str):
+        return [f"{r.property} lasso: {got}"]
+    loop = r.counterexample.loop
+    if loop is None or any(holds(tm.m, q, s) for s in got[0][loop:]):
+        return [f"{r.property} lasso: no loop, or a 'to' state on its loop"]
+    return []
+
+
 def main(argv: list[str]) -> int:
     n = int(argv[0]) if argv else 300
     seed = int(argv[1]) if len(argv) > 1 else 1
     rng = random.Random(seed)
     t0 = time.monotonic()
     bad: list[tuple[str, list[str]]] = []
-    counts = {"specs": 0, "invariant": 0, "deadlock": 0, "latency": 0}
+    counts = {"specs": 0, "invariant": 0, "deadlock": 0, "latency": 0, "liveness": 0}
     for _ in range(n):
         text = gen_spec(rng)
         counts["specs"] += 1
         counts["invariant"] += 1
         counts["deadlock"] += "allow deadlock" not in text
         counts["latency"] += text.count("latency ")
+        counts["liveness"] += text.count("liveness ")
         t1 = time.monotonic()
         problems = compare(text)
         if time.monotonic() - t1 > 5:
             print(f"slow ({time.monotonic() - t1:.0f} s):\n{text}", flush=True)
         if problems:
             bad.append((text, problems))
-    print(f"timed differential: {counts['specs']} specs, {counts['invariant']} invariant, {counts['deadlock']} deadlock "
-          f"and {counts['latency']} latency comparisons (min, max, verdict, witnesses; {SKIPPED['zeno']} of them "
+    print(f"timed differential: {counts['specs']} specs, {counts['invariant']} invariant, {counts['deadlock']} deadlock, "
+          f"{counts['liveness']} liveness and {counts['latency']} latency comparisons (min, max, verdict, witnesses; {SKIPPED['zeno']} of them "
           f"Zeno-only, where only the engine's `unknown` is checked), "
           f"{len(bad)} specs with a disagreement, {time.monotonic() - t0:.0f} s")
     for text, problems in bad[:5]:

@@ -24,7 +24,7 @@ in the DAG of those configurations' strongly connected components (whose cycles 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import networkx as nx
@@ -117,6 +117,7 @@ class TimedOutcome:
     invariants: dict[str, bool]  # name -> holds
     deadlock: bool  # a reachable deadlock (not allowed, not terminal)
     latencies: dict[str, tuple[int, int | None, int | None]]  # name -> (starts, min, max); max None: unbounded
+    liveness: dict[str, bool] = field(default_factory=dict)  # name -> violated
 
 
 def explore(tm: TimedModel, max_configs: int = 200_000) -> TimedOutcome:
@@ -146,7 +147,52 @@ def explore(tm: TimedModel, max_configs: int = 200_000) -> TimedOutcome:
             if not tm.enabled(s) and not any(holds(m, e, s) for e in m.terminals):
                 dead = True
     lats = {name: _latency(tm, seen, edges, p, q) for name, p, q, _ in m.latencies}
-    return TimedOutcome(len(seen), invs, dead, lats)
+    live = {name: _liveness(tm, seen, edges, kind, p, q) for name, kind, p, q in m.liveness}
+    return TimedOutcome(len(seen), invs, dead, lats, live)
+
+
+def _liveness(tm: TimedModel, seen: dict, edges: dict, kind: str, p: Any, q: Any) -> bool:
+    """Whether a time-divergent, weakly fair behaviour violates the property: a strongly connected
+    set of not-q configurations that holds a tick (a time unit passes on its loop) and where every
+    fair instance is disabled somewhere or taken inside, reachable through not-q configurations
+    from a start (an initial configuration for `eventually`, any for `always eventually`, a
+    p-configuration for `leads_to`)."""
+    m = tm.m
+    bad = {c for c in seen if not holds(m, q, c[0])}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(bad)
+    labels: dict[tuple, set[int]] = {}
+    for c in bad:
+        for i, d in edges[c]:
+            if d in bad:
+                graph.add_edge(c, d)
+                labels.setdefault((c, d), set()).add(i)
+    fair = [i for i, (a, _) in enumerate(tm.instances) if a.fair]
+    accepting: set = set()
+    for comp in nx.strongly_connected_components(graph):
+        inside = [labels[(c, d)] for c in comp for _, d in edges[c] if (c, d) in labels and d in comp]
+        taken = set().union(*inside) if inside else set()
+        if TICK not in taken:
+            continue  # no loop, or only loops that take no time (Zeno)
+        if all(i in taken or any(c[1][i] is None for c in comp) for i in fair):
+            accepting |= comp
+    if kind == "eventually":
+        starts = [c for c in tm.initial() if c in bad]
+    elif kind == "always eventually":
+        starts = list(bad)
+    else:
+        starts = [c for c in bad if holds(m, p, c[0])]
+    reach = set(starts)
+    work = deque(starts)
+    while work:
+        c = work.popleft()
+        if c in accepting:
+            return True
+        for d in graph.successors(c):
+            if d not in reach:
+                reach.add(d)
+                work.append(d)
+    return False
 
 
 def _latency(tm: TimedModel, seen: dict, edges: dict, p: Any, q: Any) -> tuple[int, int | None, int | None]:

@@ -158,7 +158,7 @@ def test_intel_hp_wait_is_bounded_by_the_preemption_timeout_or_the_mid_thread_sa
 @pytest.mark.slow
 def test_wfi_latencies_are_decided() -> None:
     # issue 32: under WFI (MODE=0) the latencies did not finish in 5 min (the divergence search's
-    # tick unit far above the 1,024 us slice); NOTE(tick-units): measured 8.8 s of CPU for both
+    # tick unit far above the 1,024 us slice); NOTE(sojourn-clock) in liveness.py: it was 8.8 s of CPU for both with the tick units before it
     r = res("nvidia_preempt", "rt_preempt_latency", REALTIME=0, MODE=0)
     assert r.verdict is P and span(r) == (0, 201024)  # a WFI drain (200 ms) and a slice behind it
     r = res("nvidia_preempt", "slice_length", REALTIME=0, MODE=0)

@@ -71,7 +71,7 @@ def _liveness(cm: CompiledModel, res: zones.SafetySearch, props: list[ir.Livenes
             out.append(unknown(p, stop.text))
             continue
         if lasso is None:
-            out.append(Result(p.name, "liveness", Verdict.PROVED, ENGINE))
+            out.append(Result(p.name, "liveness", Verdict.PROVED, ENGINE, detail={"zones": len(tg.nodes)}))
             continue
         states, iids, loop = lasso
         pin = (loop, len(states) - 1, 1, "max") if loop < len(states) - 1 else None
@@ -81,7 +81,8 @@ def _liveness(cm: CompiledModel, res: zones.SafetySearch, props: list[ir.Livenes
             out.append(unknown(p, f"internal error: the timed lasso does not replay ({why})"))
             continue
         out.append(Result(p.name, "liveness", Verdict.VIOLATED, ENGINE, counterexample=cex,
-                          detail={"message": "a time-divergent fair behaviour avoids the goal forever"}))
+                          detail={"message": "a time-divergent fair behaviour avoids the goal forever",
+                                  "zones": len(tg.nodes)}))
     return out
 
 

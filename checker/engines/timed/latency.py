@@ -19,10 +19,10 @@ differences); otherwise K doubles and the search runs again. Zones have integer 
 an integer point: the min and max are integers, attained (the digitization argument).
 
 The max is unbounded (null) iff a time-divergent behaviour avoids Q forever after a start; that is
-decided first, with a tick clock (Tripakis's construction): a step `tick` (tick >= T, reset tick)
-in every measuring state (T: one more than the largest constant; any T >= 1 is exact, a large one
-keeps the zones few), and a cycle of the measuring part of the zone graph through a tick
-(zones compared by equality, not inclusion, so that the cycle is a real one). Its witness is the
+decided first, with the sojourn clock of checker/engines/timed/liveness.py (NOTE(sojourn-clock)):
+a tick edge (a sojourn of at least one unit) in every measuring state, and a cycle of the measuring
+part of the zone graph through a tick (zones compared by equality, not inclusion, so that the
+cycle is a real one); the constants do not multiply its zones. Its witness is the
 lasso. Fairness is not considered: a `fair` action with no deadline may be postponed for any
 finite time, so the supremum is the same.
 
@@ -48,19 +48,12 @@ from gpcheck.checker.core.verdict import Counterexample, Result, Verdict
 ENGINE = "timed"
 KIND = "latency"
 Z, TICK = 0, 1  # the measuring clocks, after the instance clocks
-IDLE, MEASURING = 0, 1
+IDLE, MEASURING, SLOW = 0, 1, 2  # SLOW: measuring, a sojourn of >= 1 seen (divergent() only)
 MAX_K = 1 << 40  # past this the max is reported unknown rather than searched for further
 
 
 class _Unknown(Exception):
     pass
-
-
-class _OverBudget(Exception):
-    """NOTE(tick-units): a divergence search with one tick unit passed its node budget."""
-
-
-UNIT_BUDGET = 5_000  # NOTE(tick-units): the first round's nodes per tick unit
 
 
 def latency_results(cm: CompiledModel, res: SafetySearch, props: Sequence[ir.Latency], limits: Limits) -> list[Result]:
@@ -100,12 +93,10 @@ class _Measure:
         self.P = lambda s: self._memo(self._p, pf, s, "from")
         self.Q = lambda s: self._memo(self._q, qf, s, "to")
         self.kmax = 1
-        self.bounds: set[int] = set()  # the literal time bounds (NOTE(tick-units))
         for a in cm.model.actions:
             for e in (a.time.lower, a.time.upper) if a.time is not None else ():
                 if isinstance(e, ir.Lit):
                     self.kmax = max(self.kmax, e.value)
-                    self.bounds.add(e.value)
 
     def _memo(self, cache: dict[State, bool], fn: Callable[[State], bool], s: State, which: str) -> bool:
         v = cache.get(s)
@@ -186,59 +177,26 @@ class _Measure:
 
     def divergent(self) -> tuple[list[State], list[int | None], int] | None:
         """A time-divergent behaviour that avoids Q forever after a start, as a discrete lasso
-        (states, instances, loop index), or None (module docstring).
-
-        NOTE(tick-units): any tick unit >= 1 decides it exactly, but the number of exact zones
-        depends on it: a unit far above the measuring part's own cycle counts that cycle's
-        repetitions in zones (nvidia_preempt's 1,024 us slice under a 200,001 us unit: more than
-        10^5 zones, minutes; under 1,025: seconds), one far below a long slice counts the slice in
-        ticks. So each candidate unit (one above every constant first, as before, then one above
-        each constant bound, ascending) runs with a node budget, the budget growing fourfold
-        after a round in which none finished: the first to finish answers. Deterministic (node
-        counts, no clock)."""
-        consts = sorted({c for c in self.bounds if c >= 1} | {self.kmax})
-        default = 1 if self.kmax <= 8 else self.kmax + 1  # one above every constant: few zones for long slices
-        units = [default] + [c + 1 for c in consts if c + 1 != default and c > 8]
-        allowance = UNIT_BUDGET
-        while True:
-            for unit in units:
-                try:
-                    return self._divergent(unit, allowance)
-                except _OverBudget:
-                    continue
-            allowance *= 4
-
-    def _divergent(self, unit: int, allowance: int) -> tuple[list[State], list[int | None], int] | None:
+        (states, instances, loop index), or None (module docstring)."""
         g = self.g
-        self._unit = unit
-        # a tick needs `unit` time units: any unit >= 1 decides divergence; one above every constant
-        # keeps the number of exact zones small (a tick of 1 would count a 10^6 slice in 10^6 zones)
-        unit = self._unit
-        m_meas, m_idle = [-1, unit], [-1, -1]
+        # NOTE(sojourn-clock) in checker/engines/timed/liveness.py: TICK restarts at every step, a
+        # tick edge (TICK >= 1, then TICK forgotten) leads to the SLOW copy of the node, which has
+        # a tick self-loop only where no deadline bounds the sojourn; TICK's constant is 1 and its
+        # differences never outlive a sojourn, so no constant multiplies the zones.
+        m_meas, m_idle = [-1, 1], [-1, -1]
         nodes: list[Node] = []
         index: dict[tuple[State, tuple, int, tuple[int, ...]], int] = {}  # type: ignore[type-arg]
         succ: dict[int, list[tuple[int, int | None]]] = {}  # measuring node -> (measuring node, instance; None: tick)
         work: deque[int] = deque()
-        idle = Passed()
 
         def get(node: Node) -> int:
             key = (node.s, node.bounds, node.mode, node.zone)
             j = index.get(key)
             if j is None:
-                # NOTE(idle-inclusion): outside a measurement zones are compared by inclusion: the
-                # cycle sought lies in the measuring part, and every run from an included zone is
-                # a run from the including one, so the measuring part reached from it holds a tick
-                # cycle whenever the included one's does (the exact zones, no inclusion, are needed
-                # only inside it). The idle part of nvidia_preempt's WFI switch (0..200,000 us) had
-                # millions of exact zones.
-                if node.mode == IDLE and not idle.add(node.s, node.bounds, IDLE, node.zone, len(nodes)):
-                    return -1
                 j = index[key] = len(nodes)
                 nodes.append(node)
                 work.append(j)
                 self._limit(len(nodes))
-                if len(nodes) > allowance:
-                    raise _OverBudget
             return j
 
         for s in self.cm.initial_states():
@@ -252,23 +210,37 @@ class _Measure:
             node = nodes[i]
             s = node.s
             if node.mode == MEASURING:
-                out = succ.setdefault(i, [])
-                z = g.tick(node, TICK, m_meas, unit)
+                z = _sojourn(g, node)
+                succ.setdefault(i, [])
                 if z is not None:
-                    out.append((get(Node(s, node.bounds, z, i, None, MEASURING)), None))
+                    succ[i].append((get(Node(s, node.bounds, z, i, None, SLOW)), None))
+            elif node.mode == SLOW:
+                succ.setdefault(i, [])
+                if g.delays(s) and not any(b is not None and b[1] is not None for b in node.bounds):
+                    succ[i].append((i, None))  # no deadline: the sojourn may last forever
             for iid, t in g.enabled(s):
                 enters = self.P(t) and not self.P(s)
                 q = self.Q(t)
-                mode = MEASURING if (not q and (node.mode == MEASURING or enters)) else IDLE
-                start = mode == MEASURING and node.mode == IDLE
-                nxt = g.post(node, iid, t, extra_reset=(TICK,) if start else (),
+                was = node.mode != IDLE
+                mode = MEASURING if (not q and (was or enters)) else IDLE
+                nxt = g.post(node, iid, t, extra_reset=(TICK,) if mode == MEASURING else (),
                              extra_free=(TICK,) if mode == IDLE else (), extra_m=m_meas if mode == MEASURING else m_idle)
                 if nxt is None:
                     continue
                 j = get(Node(t, nxt[0], nxt[1], i, iid, mode))
-                if node.mode == MEASURING and mode == MEASURING:
+                if was and mode == MEASURING:
                     succ[i].append((j, iid))
         return _tick_cycle(nodes, succ)
+
+
+def _sojourn(g: ZoneGraph, node: Node) -> tuple[int, ...] | None:
+    """A measuring node's zone after a sojourn of at least one time unit (TICK >= 1), TICK then
+    forgotten; None when time cannot pass 1 there."""
+    n = g.dim(node.bounds)
+    d = list(node.zone)
+    if not dbm.constrain(d, n, 0, g.extra_position(node.bounds, TICK), dbm.le(-1)):
+        return None
+    return g._settle(d, n, node.bounds, [-1, -1], g.delays(node.s))
 
 
 def _tick_cycle(nodes: list[Node], succ: dict[int, list[tuple[int, int | None]]]) -> tuple[list[State], list[int | None], int] | None:

@@ -35,6 +35,7 @@ from gpcheck.checker.engines.timed import dbm
 from gpcheck.checker.engines.timed.bounds import Bounds, compile_bounds, timed_instances
 
 FrozenBounds = tuple["Bounds | None", ...]  # per timed instance; None: disabled
+SETTLE_MEMO = 1 << 17  # settled zones remembered (NOTE(settle-memo)); the memo restarts when full
 
 
 @dataclass
@@ -81,6 +82,7 @@ class ZoneGraph:
         self._enabled: dict[State, list[tuple[int, State]]] = {}
         self._delays: dict[State, bool] = {}
         self._layouts: dict[FrozenBounds, tuple[int, dict[int, int]]] = {}
+        self._settled: dict[object, tuple[int, ...] | None] = {}
 
     def enabled(self, s: State) -> list[tuple[int, State]]:
         """The instances enabled in `s` with their next states (raises ModelError)."""
@@ -122,7 +124,21 @@ class ZoneGraph:
 
     def _settle(self, d: list[int], n: int, bounds: FrozenBounds, extra_m: Sequence[int],
                 delay: bool = True) -> tuple[int, ...] | None:
-        """Let time pass (unless an urgent instance is enabled), apply the invariants, extrapolate."""
+        """Let time pass (unless an urgent instance is enabled), apply the invariants, extrapolate.
+        Memoized (NOTE(settle-memo)): different predecessors often project to the same DBM, and
+        the closure inside the extrapolation is the engine's costliest operation."""
+        key = (tuple(d), bounds, tuple(extra_m), delay)
+        memo = self._settled
+        z = memo.get(key, memo)
+        if z is not memo:
+            return z  # type: ignore[return-value]
+        if len(memo) >= SETTLE_MEMO:
+            memo.clear()  # bounded memory: start afresh
+        z = memo[key] = self._settle_new(d, n, bounds, extra_m, delay)
+        return z
+
+    def _settle_new(self, d: list[int], n: int, bounds: FrozenBounds, extra_m: Sequence[int],
+                    delay: bool) -> tuple[int, ...] | None:
         if delay:
             dbm.up(d, n)
         m = [0]
