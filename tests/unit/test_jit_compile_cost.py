@@ -24,13 +24,24 @@ SPEC = ("model cost_t\nconst N = 3\nvar x: [0..N-1] -> 0..3 = 0\nvar t: 0..9 = 0
         "invariant small: t != 7 or x[0] != 3\n")
 
 
-def test_each_generated_function_is_compiled_once_and_packing_is_called(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPCHECK_CACHE_DIR", str(tmp_path))
+def _source():
     cm = compile_model(load_source(SPEC, "cost_t.gpspec"))
     packed = PackedLayout(cm.layout.slot_types)
-    source = module_source(cm, packed)
+    return cm, packed, module_source(cm, packed)
+
+
+def test_the_generated_module_calls_pack_and_unpack_and_passes_no_literal_count():
+    _, _, source = _source()
     assert 'inline="always"' not in source
     assert source.count("pack_row(w, out, n)\n") == 1  # the one list-mode action
+    assert source.count("unpack_row(key, w)\n") == 1
+    assert "    n = np.int64(0)\n    n = succ_0(key, s, w, out, iids, err, n)\n" in source
+
+
+@pytest.mark.slow  # a cold numba compilation (about 5 s of CPU); the default run compiles the same code elsewhere
+def test_each_generated_function_is_compiled_once_and_packing_is_called(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPCHECK_CACHE_DIR", str(tmp_path))  # a cold cache: numba compiles every function here
+    cm, packed, source = _source()
     mod = load_model_module(source)
     key = np.array(packed.pack(cm.initial_states()[0]), dtype=np.int64)
     nslots, ninst = cm.model.slot_total, len(cm.instances)
