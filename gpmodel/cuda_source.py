@@ -27,6 +27,7 @@ from gpcheck.gpmodel.packed import PackedLayout
 # the generated functions the device kernels call, with their C parameter types
 _SIGNATURES = {
     "unpack_row": ("void", [("row", "const i64*"), ("s", "i64*")]),
+    "pack_row": ("void", [("w", "const i64*"), ("out", "i64*"), ("n", "i64")]),
     "state_preds": ("i64", [("s", "const i64*"), ("want", "const unsigned char*"), ("bad", "unsigned char*"),
                             ("err", "i64*")]),
     "terminal": ("i64", [("s", "const i64*"), ("err", "i64*")]),
@@ -37,7 +38,7 @@ _SIGNATURES = {
 }
 _PART = ("i64", [("key", "const i64*"), ("s", "i64*"), ("w", "i64*"), ("out", "i64*"), ("iids", "i64*"),
                  ("err", "i64*"), ("n", "i64")])
-_HELPERS = {"_ix", "_div", "_mod", "_fail", "unpack_row"}
+_HELPERS = {"_ix", "_div", "_mod", "_fail", "unpack_row", "pack_row"}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<",
            ast.RShift: ">>", ast.BitXor: "^"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -158,6 +159,8 @@ class _Printer:
                 return parts[0] if len(parts) == 1 else "(" + " && ".join(parts) + ")"
             case ast.IfExp(test=t, body=a, orelse=b):
                 return f"(({self.expr(t)}) ? ({self.expr(a)}) : ({self.expr(b)}))"
+            case ast.Call(func=ast.Attribute(value=ast.Name(id="np"), attr="int64"), args=[a], keywords=[]):
+                return f"((i64)({self.expr(a)}))"
             case ast.Call(func=ast.Name(id=("min" | "max") as f), args=args, keywords=[]) if args:
                 out = self.expr(args[0])
                 for a in args[1:]:
@@ -173,12 +176,12 @@ def _too_big(v: int) -> str:
 
 
 def model_functions(cm: CompiledModel, packed: PackedLayout) -> str:
-    """The C functions of one model instance: unpack_row, the succ parts and succ, state_preds,
-    terminal, transitions (the numba module's, printed as C)."""
+    """The C functions of one model instance: unpack_row, pack_row, the succ parts and succ,
+    state_preds, terminal, transitions (the numba module's, printed as C)."""
     tree = ast.parse(JitCompiler(cm.model, packed).module_source())
     fns = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     parts = sorted((n for n in fns if n.startswith("succ_")), key=lambda n: int(n[5:]))
-    out = [_Printer(fns["unpack_row"], *_SIGNATURES["unpack_row"], packed.words).source()]
+    out = [_Printer(fns[h], *_SIGNATURES[h], packed.words).source() for h in ("unpack_row", "pack_row")]
     out += [_Printer(fns[p], *_PART, packed.words).source() for p in parts]
     for name in ("succ", "state_preds", "terminal", "transitions"):
         out.append(_Printer(fns[name], *_SIGNATURES[name], packed.words).source())

@@ -173,11 +173,13 @@ class JitCompiler(Compiler):
                 words = self.packed.repack_exprs("key", {k: _as_int(c, types[k]) for k, c in ctx.written.items()})
             else:
                 self._start_list(ctx, body)
-                words = self.packed.pack_exprs([f"w[{k}]" for k in range(self.nslots)])
+                words = []  # packed by pack_row: one compiled call instead of an expression per slot
             if self._may_fault():
                 body.emit("if err[0]: return -1")
             for word, code in enumerate(words):
                 body.emit(f"out[n, {word}] = {code}")
+            if mode == "list":
+                body.emit("pack_row(w, out, n)")
             body.emit(f"iids[n] = {iid}")
             body.emit("n += 1")
             body.depth -= opened
@@ -221,8 +223,15 @@ class JitCompiler(Compiler):
         return "\n".join(_with_err(line) for line in "\n".join(lines).split("\n")) + "\n"
 
     def _unpack_source(self) -> str:
-        out = ["@njit(cache=True, inline=\"always\")", "def unpack_row(row, s):"]
+        """`unpack_row`, `pack_row` (the whole state array `w` into row `n` of `out`) and
+        `unpack`. They are called, not inlined by numba (`inline="always"` would type them
+        again at every call site, and numba's type inference is the cost of a cold compile;
+        LLVM still inlines the machine code)."""
+        out = ["@njit(cache=True)", "def unpack_row(row, s):"]
         out += [f"    s[{k}] = {self.packed.unpack_expr(k, 'row')}" for k in range(self.nslots)]
+        out += ["    return 0", "", "", "@njit(cache=True)", "def pack_row(w, out, n):"]
+        words = self.packed.pack_exprs([f"w[{k}]" for k in range(self.nslots)])
+        out += [f"    out[n, {word}] = {code}" for word, code in enumerate(words)]
         out += ["    return 0", "", "", "@njit(cache=True)", "def unpack(rows, i, s):", "    return unpack_row(rows[i], s)"]
         return "\n".join(out) + "\n"
 
@@ -250,7 +259,9 @@ class JitCompiler(Compiler):
             text += ["@njit(cache=True)", f"def succ_{j}(key, s, w, out, iids, err, n):", *head, *body,
                      "    return n", "", ""]
             calls += [f"    n = succ_{j}(key, s, w, out, iids, err, n)", "    if n < 0:", "        return -1"]
-        text += ["@njit(cache=True)", "def succ(key, s, w, out, iids, err):", "    n = 0", *calls, "    return n"]
+        # np.int64(0), not 0: a literal 0 would make numba compile succ_0 a second time, for
+        # the argument type Literal[int](0)
+        text += ["@njit(cache=True)", "def succ(key, s, w, out, iids, err):", "    n = np.int64(0)", *calls, "    return n"]
         return "\n".join(text) + "\n"
 
     def _pred(self, e: ir.Expr) -> str:
