@@ -145,7 +145,7 @@ def test_without_a_gpu_the_command_says_so(tmp_path):
 
 
 @pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
-@pytest.mark.parametrize("name", ["kfd_sched", "cwsr", "nvidia_streams"]  # untimed: the device refuses timed specs)
+@pytest.mark.parametrize("name", ["kfd_sched", "cwsr", "nvidia_streams"])  # untimed: the device refuses timed specs
 def test_gpu_matches_the_python_core(name):
     m = load_spec(str(MODELS / f"{name}.gpspec"), {})
     cm, wanted = _safety(m)
