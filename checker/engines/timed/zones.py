@@ -240,17 +240,6 @@ class ZoneGraph:
                 return None
         return d
 
-    def tick(self, node: Node, x: int, extra_m: Sequence[int], unit: int = 1) -> tuple[int, ...] | None:
-        """Measuring clock x >= unit, then reset it and let time pass: `unit` time went by in
-        node.s (Tripakis's construction for time-divergent cycles)."""
-        n = self.dim(node.bounds)
-        d = list(node.zone)
-        c = n - self.extra + x
-        if not dbm.constrain(d, n, 0, c, dbm.le(-unit)):
-            return None
-        dbm.reset(d, n, c)
-        return self._settle(d, n, node.bounds, extra_m, self.delays(node.s))
-
 
 class Passed:
     """The symbolic states found, by (discrete state, bounds, mode), with inclusion checking."""
