@@ -23,16 +23,12 @@ from typing import Callable
 from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, ModelError, compile_model
 from gpcheck.checker.core.verdict import Result, Verdict
+from gpcheck.checker.engines.timed import untimed  # noqa: F401 (the abstraction these engines check; callers use timed_abstraction.untimed)
 
 PROVED_NOTE = "proved for every timing (untimed abstraction)"
 BOUNDED_NOTE = "holds for every timing up to the bound (untimed abstraction)"
 TIMED_NOTE = "confirmed with a timing (checker/engines/timed/path.py)"
 SAFETY_KINDS = ("invariant", "transition", "deadlock", "range")
-
-
-def untimed(model: ir.Model) -> ir.Model:
-    """The untimed abstraction: the same model with every action's `time` dropped."""
-    return replace(model, actions=tuple(replace(a, time=None) if a.time is not None else a for a in model.actions))
 
 
 def bounds_may_fail(cm: CompiledModel) -> str | None:

@@ -58,11 +58,9 @@ def replay_with_model(
 ) -> tuple[ReplayReport, ir.Model]:
     """`replay`, also returning the model instance the trace was checked against (for ITF
     output of a counterexample)."""
-    from gpcheck.gpmodel import compile_model
     from gpcheck.checker.engines.replay.search import (
         DEFAULT_MAX_CANDIDATES,
         ReplayOptions,
-        Replayer,
         memory_source,
     )
     from gpcheck.traces.sources import TraceInfo, model_for, open_source, peek
@@ -96,13 +94,9 @@ def replay_with_model(
     options = ReplayOptions(max_hidden=max_hidden,
                             max_candidates=max_candidates if max_candidates is not None else DEFAULT_MAX_CANDIDATES,
                             timing=timing)
-    if inst.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps (in us)
-        from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
+    from gpcheck.checker.engines.replay.timed import replayer_for  # NOTE(timed-replay)
 
-        replayer: Replayer = TimedReplayer(compile_model(untimed(inst)), compile_model(inst), options)
-    else:
-        replayer = Replayer(compile_model(inst), options)
-    report = replayer.replay(source, name)
+    report = replayer_for(inst, options).replay(source, name)
     report.warnings = warnings + report.warnings
     return report, inst
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpcheck.checker.cli.command import main
-from gpcheck.checker.engines.replay.timed import untimed
+from gpcheck.checker.engines.timed import untimed
 from gpcheck.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

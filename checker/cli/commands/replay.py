@@ -13,7 +13,6 @@ from gpcheck.checker.cli.commands.flags import add_timeout_flag, count, non_nega
 from gpcheck.checker.cli.outputs import plan_outputs
 from gpcheck.checker.cli.commands.corpus import add_corpus_arguments, inputs_of, run_replay_corpus
 from gpcheck.checker.distributed.corpus import is_corpus
-from gpcheck.gpmodel import compile_model
 from gpcheck.spec import ir
 from gpcheck.checker.engines.replay.search import (
     DEFAULT_MAX_CANDIDATES,
@@ -136,13 +135,9 @@ def _prepare(args: argparse.Namespace, info: TraceInfo,
     source = open_source(info, model)
     options = ReplayOptions(max_hidden=args.max_hidden, max_candidates=args.max_candidates,
                             engine=args.engine, progress=progress, timing=not args.no_timing)
-    if model.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps (in us)
-        from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
+    from gpcheck.checker.engines.replay.timed import replayer_for  # NOTE(timed-replay)
 
-        replayer: Replayer = TimedReplayer(compile_model(untimed(model)), compile_model(model), options)
-    else:
-        replayer = Replayer(compile_model(model), options)
-    return replayer, source, model, warnings
+    return replayer_for(model, options), source, model, warnings
 
 
 def _write_outputs(args: argparse.Namespace, report: ReplayReport, replayer: Replayer,

@@ -170,13 +170,12 @@ def prepare_mapped(info: Any, spec: str | None, map_arg: str, cli_consts: TMappi
     """`gpcheck replay TRACE --model SPEC --map [FILE]`: the model instance the mapping and the
     trace header make, compiled with the mapping's hidden actions, the translated event source and
     the replayer (which keeps the mapping for `annotate`)."""
-    from gpcheck.gpmodel import compile_model
     from gpcheck.spec import load_spec
     from gpcheck.spec.errors import SpecError, UsageError
     from gpcheck.spec.load import bundled_models
     from gpcheck.traces.format import open_trace
     from gpcheck.traces.mapping import check_against, load_mapping, resolve_mapping
-    from gpcheck.checker.engines.replay.search import Replayer, ReplayOptions, file_source
+    from gpcheck.checker.engines.replay.search import file_source
 
     if info.format != "gpcheck":
         raise UsageError("--map reads gpcheck JSON Lines traces (recorded or imported), not ITF")
@@ -201,12 +200,9 @@ def prepare_mapped(info: Any, spec: str | None, map_arg: str, cli_consts: TMappi
     raw = file_source(info.path)
     if m.max_hidden is not None and options.max_hidden is None and options.engine != "lazy":
         options = dataclasses.replace(options, max_hidden=m.max_hidden)
-    if mm.has_time:  # NOTE(timed-replay): the untimed abstraction, then the stamps
-        from gpcheck.checker.engines.replay.timed import TimedReplayer, untimed
+    from gpcheck.checker.engines.replay.timed import replayer_for  # NOTE(timed-replay)
 
-        replayer: Replayer = TimedReplayer(compile_model(untimed(mm)), compile_model(mm), options, unit_ns=m.time_unit_ns)
-    else:
-        replayer = Replayer(compile_model(mm), options)
+    replayer = replayer_for(mm, options, unit_ns=m.time_unit_ns)
     replayer.mapping = m  # type: ignore[attr-defined]
     replayer.raw_source = raw  # type: ignore[attr-defined]
     warnings = []

@@ -30,16 +30,15 @@ explored exhaustively (no lazy postponement), bounded by `max_zones` symbolic st
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from gpcheck.checker.core import budget
 from gpcheck.checker.engines.replay.search import Replayer, ReplayOptions
-from gpcheck.checker.engines.timed import dbm
+from gpcheck.checker.engines.timed import dbm, untimed
 from gpcheck.checker.engines.timed.zones import Node, Passed, ZoneGraph
-from gpcheck.gpmodel import CompiledModel, ModelError
+from gpcheck.gpmodel import CompiledModel, ModelError, compile_model
 from gpcheck.spec import ir
 from gpcheck.traces.event_source import ANY_ACTION, EventSource
 from gpcheck.traces.replay_report import Candidate, Divergence, ReplayReport
@@ -50,12 +49,12 @@ DIAGNOSIS_ZONES = 20_000
 E_EXTRAPOLATE = 1 << 60  # `e` is compared with the next stamp difference only: never extrapolated away
 
 
-def untimed(model: ir.Model) -> ir.Model:
-    """The untimed abstraction: the same spec with every `time`/`urgent` clause dropped."""
+def replayer_for(model: ir.Model, options: ReplayOptions, unit_ns: int = 1000) -> Replayer:
+    """The replayer of `model`: a TimedReplayer for a timed spec (its untimed abstraction, then
+    the stamps in units of `unit_ns` nanoseconds), else the plain Replayer."""
     if not model.has_time:
-        return model
-    actions = tuple(a if a.time is None else dataclasses.replace(a, time=None) for a in model.actions)
-    return dataclasses.replace(model, actions=actions)
+        return Replayer(compile_model(model), options)
+    return TimedReplayer(compile_model(untimed(model)), compile_model(model), options, unit_ns=unit_ns)
 
 
 @dataclass
