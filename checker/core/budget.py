@@ -91,6 +91,7 @@ _cooperative = 0
 _interrupters: list[Callable[[], None]] = []
 _cleanups: list[Callable[[], None]] = []
 _leave_hooks: list[Callable[[], None]] = []
+_report_since: float | None = None  # time.monotonic() at which `writing_report` began, or None
 
 
 # ------------------------------------------------------------------------------ polled by engines
@@ -211,6 +212,21 @@ def uncooperative() -> Iterator[None]:
         _cooperative = saved
 
 
+@contextmanager
+def writing_report() -> Iterator[None]:
+    """A region that prints what had finished before a stop (a fanned-out command's rows): no
+    `Stop` is raised in it, so the report comes out whole, and the hard exit waits `HARD_EXIT`
+    seconds from the region's start rather than from the stop. Outside every cooperative region
+    the watchdog raises `Stop` again every `GRACE` seconds after a stop; one of those landing in
+    the middle of printing lost the report of an interrupted sweep on a loaded machine."""
+    global _report_since
+    saved, _report_since = _report_since, time.monotonic()
+    try:
+        yield
+    finally:
+        _report_since = saved
+
+
 def on_stop(fn: Callable[[], None]) -> None:
     """Call `fn` (from the watchdog thread) every tick while the budget is stopped: it must be
     thread-safe and cheap, e.g. Z3's `Context.interrupt`."""
@@ -268,7 +284,7 @@ def _in_finaliser(frame: FrameType | None) -> bool:
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     _stop(INTERRUPTED, _signal_text(signum), signum)
-    if (_state.forced or _cooperative == 0) and not _in_finaliser(frame):
+    if (_state.forced or _cooperative == 0) and not _in_finaliser(frame) and _report_since is None:
         _state.forced = True
         raise Stop(_state.reason or INTERRUPTED, _state.text or _signal_text(signum), _state.signum)
 
@@ -365,13 +381,14 @@ class _Watchdog(threading.Thread):
             return
         now = time.monotonic()
         since = now - (_state.stopped_at or now)
-        if (_cooperative == 0 or since >= GRACE) and now - self.forced_at >= GRACE:
+        report_since = _report_since  # read once: the main thread may leave the region meanwhile
+        if (_cooperative == 0 or since >= GRACE) and now - self.forced_at >= GRACE and report_since is None:
             # runs _on_signal in the main thread at its next bytecode, which raises Stop; again
             # after GRACE if that Stop was lost (raised inside a __del__, which Python ignores)
             self.forced_at = now
             _state.forced = True
             _thread.interrupt_main(signal.SIGINT)
-        if since >= HARD_EXIT:
+        if since >= HARD_EXIT and (report_since is None or now - report_since >= HARD_EXIT):
             _hard_exit()
 
 

@@ -50,7 +50,8 @@ def run_fanned_out(args: argparse.Namespace, total: int, what: str,
         sys.stderr.write(f"warning: {insecure}\n")
     results: list[R | None] = [None] * total
     where = "the cluster"
-    emitted = interrupted = False
+    interrupted = False
+    once = _Once()
     started = time.monotonic()
     try:
         with open_cluster(args.cluster, args.workers) as cluster:
@@ -62,13 +63,35 @@ def run_fanned_out(args: argparse.Namespace, total: int, what: str,
                     _note(args, progress(done, total, result))
             except (KeyboardInterrupt, budget.Stop):  # Ctrl-C or SIGTERM (checker/core/budget.py)
                 interrupted = True
-            emitted = True  # before the cluster shuts down, which can take seconds
-            emit(results, where, time.monotonic() - started, interrupted)
+            # before the cluster shuts down, which can take seconds
+            once.emit(emit, results, where, started, interrupted)
     except (KeyboardInterrupt, budget.Stop):  # while the cluster started or shut down
         interrupted = True
-    if not emitted:
-        emit(results, where, time.monotonic() - started, interrupted)
+    once.emit(emit, results, where, started, interrupted)
     return results, interrupted
+
+
+class _Once:
+    """Calls `emit` exactly once, whole. After a stop the budget raises `Stop` again every
+    GRACE seconds; one raised while the rows were being printed lost them (exit 130, nothing on
+    standard output), so the printing runs in `budget.writing_report()`, where none is raised.
+    A `Stop` raised just before that region began is retried (nothing was written yet); one
+    raised just after it ended finds the rows printed."""
+
+    def __init__(self) -> None:
+        self.begun = self.done = False
+
+    def emit(self, emit: Callable[[list[R | None], str, float, bool], None], results: list[R | None],
+             where: str, started: float, interrupted: bool) -> None:
+        while not self.done:
+            try:
+                with budget.writing_report():
+                    self.begun = True
+                    emit(results, where, time.monotonic() - started, interrupted)
+                    self.done = True
+            except (KeyboardInterrupt, budget.Stop):
+                if self.begun and not self.done:  # a Ctrl-C with no budget active (the API): not ours to retry
+                    raise
 
 
 def _note(args: argparse.Namespace, line: str) -> None:
