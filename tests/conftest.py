@@ -98,8 +98,39 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when == "teardown" and _CPU_START in item.stash:
         # before the report is made, which copies them; they travel from an xdist worker to the
         # controller with it
-        item.user_properties.append(("cpu_s", round(_cpu_seconds() - item.stash[_CPU_START], 2)))
+        cpu = round(_cpu_seconds() - item.stash[_CPU_START], 2)
+        item.user_properties.append(("cpu_s", cpu))
+        if item.config.rootpath == ROOT:  # not a run inside a test (pytester), which inherits $GPCHECK_TEST_CPU_LOG
+            _log_cpu(cpu, item.nodeid)
     yield
+
+
+# $GPCHECK_TEST_CPU_LOG=FILE: every process of the run (each xdist worker, the controller) appends
+# one line per test to FILE, `<cpu s>\ttest\t<worker>\t<node id>`, and a `collected` line (its
+# processor time from its start through importing every test module) and a `total` line (its
+# processor time at the end, the children it waited for included, then split): the run's whole processor
+# time by test, by module and by phase, from lines written as the run goes (docs/testing.md).
+CPU_LOG = os.environ.get("GPCHECK_TEST_CPU_LOG")
+
+
+def _log_cpu(cpu: float, what: str, kind: str = "test") -> None:
+    if not CPU_LOG:
+        return
+    line = f"{cpu:.2f}\t{kind}\t{os.environ.get('PYTEST_XDIST_WORKER', 'main')}\t{what}\n"
+    with open(CPU_LOG, "a", encoding="utf-8") as f:  # one short append per line: no interleaving
+        f.write(line)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.rootpath == ROOT:
+        _log_cpu(_cpu_seconds(), f"{len(session.items)} items", "collected")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.rootpath != ROOT:
+        return
+    t = os.times()
+    _log_cpu(_cpu_seconds(), f"self {t.user + t.system:.2f} children {t.children_user + t.children_system:.2f}", "total")
 
 
 class _Budget:
