@@ -24,6 +24,7 @@ from gpcheck.spec.errors import UsageError
 pytest.importorskip("numba")
 
 from tests.unit.test_fast_explicit import SMALL, bundled_params  # noqa: E402  (the corner-case specs)
+from tests.bundled import bundled_model  # noqa: E402
 
 # modelling errors in actions, predicates evaluated on new states and on edges, deadlocks,
 # constraints, transition properties, liveness: each must come out of the parallel merge as
@@ -40,7 +41,7 @@ EXTRA = {
 
 def _models() -> list[tuple[str, ir.Model]]:
     out = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in {**SMALL, **EXTRA}.items()]
-    out += [(name, load_spec(name)) for name in bundled_models()]
+    out += [(name, bundled_model(name)) for name in bundled_models()]
     return out
 
 

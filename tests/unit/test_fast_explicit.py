@@ -15,6 +15,7 @@ from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.packed import PackedLayout
 from gpcheck.spec import bundled_models, ir, load_source, load_spec
+from tests.bundled import bundled_model
 
 pytest.importorskip("numba")
 
@@ -60,7 +61,7 @@ COMPILED_SAMPLE = ("cwsr", "kfd_sched", "nvidia_streams")
 
 def bundled_params() -> list[object]:
     """pytest.param(name, model) for every bundled model, `slow` outside COMPILED_SAMPLE."""
-    return [pytest.param(name, load_spec(name), marks=() if name in COMPILED_SAMPLE else pytest.mark.slow)
+    return [pytest.param(name, bundled_model(name), marks=() if name in COMPILED_SAMPLE else pytest.mark.slow)
             for name in bundled_models()]
 
 

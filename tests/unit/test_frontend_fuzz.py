@@ -3,6 +3,7 @@ end with anything but a reported SpecError, and well-formed ones explore without
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,9 +71,12 @@ def mutate(text: str, data: st.DataObject) -> str:
     return text[:pos] + junk + text[pos + cut:]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(spec_text(), st.data())
-def test_front_end_only_raises_reported_errors(text, data):
+# The default run draws FRONT_END and EXPLORE examples; the `slow` twins below draw the full
+# counts (150 and 60) of the same properties, which is where a rare input is likelier to turn up.
+FRONT_END, EXPLORE = 40, 15
+
+
+def _front_end_only_raises_reported_errors(text: str, data: st.DataObject) -> None:
     for candidate in (text, mutate(text, data)):
         try:
             load_source(candidate, "fuzz.gpspec")
@@ -81,9 +85,7 @@ def test_front_end_only_raises_reported_errors(text, data):
             assert rendered.startswith("fuzz.gpspec:") or rendered.startswith("error:")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(spec_text())
-def test_well_typed_random_specs_explore_without_internal_errors(text):
+def _explores_without_internal_errors(text: str) -> None:
     try:
         model = load_source(text, "fuzz.gpspec")
     except SpecError:
@@ -93,3 +95,29 @@ def test_well_typed_random_specs_explore_without_internal_errors(text):
     except GpcheckError:
         return
     assert {r.property for r in report.results} >= {"inv", "range"}
+
+
+@settings(max_examples=FRONT_END, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec_text(), st.data())
+def test_front_end_only_raises_reported_errors(text, data):
+    _front_end_only_raises_reported_errors(text, data)
+
+
+@pytest.mark.slow  # the full count; fast: the test above (the same property, FRONT_END examples)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec_text(), st.data())
+def test_front_end_only_raises_reported_errors_150_examples(text, data):
+    _front_end_only_raises_reported_errors(text, data)
+
+
+@settings(max_examples=EXPLORE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec_text())
+def test_well_typed_random_specs_explore_without_internal_errors(text):
+    _explores_without_internal_errors(text)
+
+
+@pytest.mark.slow  # the full count; fast: the test above (the same property, EXPLORE examples)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec_text())
+def test_well_typed_random_specs_explore_without_internal_errors_60_examples(text):
+    _explores_without_internal_errors(text)

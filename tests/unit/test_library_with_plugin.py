@@ -15,6 +15,7 @@ import pytest
 from gpcheck.checker.cli.pytest_plugin import Gpcheck, autoloaded
 from gpcheck.checker.api.testing import assert_holds, assert_verdict
 from gpcheck.spec import bundled_models, load_spec
+from tests.bundled import bundled_model
 
 # A user's suite needs nothing: installing gpcheck registers the plugin. This line only serves
 # runs of this repository's tests without installing it.
@@ -31,7 +32,7 @@ SLOW_MODELS = {"cwsr"}
 def _expectations() -> list[Any]:
     cases = []
     for name in bundled_models():
-        model = load_spec(name)
+        model = bundled_model(name)
         for e in model.expectations:
             marks = []
             if e.verdict == "proved" and model.constraints:
