@@ -164,3 +164,35 @@ def test_run_device_takes_the_compact_set_for_safety_only(monkeypatch):
     ref = verify(m, core="python", properties=sorted(safety), assumption_use=False)
     assert calls == [1] and rep.states == ref.states == 620
     assert [(r.property, r.verdict) for r in rep.results] == [(r.property, r.verdict) for r in ref.results]
+
+
+def _has_gpu() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device
+        return False
+
+
+@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+@pytest.mark.parametrize("name", ["kfd_sched", "cwsr", "nvidia_streams", "gp_hip_suspend"])
+def test_gpu_compact_search_is_the_full_search(name):
+    """On the GPU, the table growing from 256 slots in chunks of 64 rows (many threads probe
+    and claim at once), and at the default sizes."""
+    m = load_spec(str(MODELS / f"{name}.gpspec"), {})
+    cm, wanted = _safety(m)
+    fres, fg = device_search.search(cm, wanted, device="cuda")
+    for kw in ({}, {"start_slots": 256, "chunk_rows": 64}):
+        cres, cg = device_compact.search(cm, wanted, device="cuda", **kw)
+        assert cg.n == fg.n
+        assert _outcome(cm, cres, wanted) == _outcome(cm, fres, wanted)
+
+
+@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+def test_gpu_a_full_device_is_unknown_device_memory():
+    m = load_spec(str(MODELS / "cwsr.gpspec"), {})
+    cm, wanted = _safety(m)
+    res, g = device_compact.search(cm, wanted, device="cuda", max_bytes=120_000, chunk_rows=256, start_slots=256)
+    assert not res.complete and "device memory" in (res.stop_reason or "")
+    assert 0 < g.n < 9992

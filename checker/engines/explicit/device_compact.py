@@ -225,10 +225,12 @@ class CompactGraph:
 
 
 def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), device: str = "cuda",
-           max_bytes: int | None = None, chunk_rows: int | None = None) -> tuple[Search, CompactGraph]:
+           max_bytes: int | None = None, chunk_rows: int | None = None,
+           start_slots: int | None = None) -> tuple[Search, CompactGraph]:
     """The device search of device_search.search with the compact visited set
     (NOTE(compact-table)): the same `Search`; safety properties only (no transition
-    properties: their edges need the full layout)."""
+    properties: their edges need the full layout). `start_slots`: the table's first size
+    (tests: a small one grows several times)."""
     why = ds.unsupported(cm, wanted)
     if why is not None:
         raise Untranslatable(why)
@@ -259,7 +261,8 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), devic
     fired = np.zeros(ninst, dtype=np.int64)
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
     start = time.monotonic()
-    g = CompactGraph(be, packed, ninst, init, START_SLOTS if device == "cuda" else HOST_START_SLOTS, max_bytes, rows)
+    first = start_slots or (START_SLOTS if device == "cuda" else HOST_START_SLOTS)
+    g = CompactGraph(be, packed, ninst, init, first, max_bytes, rows)
     run = _Run(be, g, want_inv, inv_first, events)
     pruned = 0
     cut: int | None = None
