@@ -183,7 +183,7 @@ def test_gpu_compact_search_is_the_full_search(name):
     m = load_spec(str(MODELS / f"{name}.gpspec"), {})
     cm, wanted = _safety(m)
     fres, fg = device_search.search(cm, wanted, device="cuda")
-    for kw in ({}, {"start_slots": 256, "chunk_rows": 64}):
+    for kw in ({}, {"start_slots": 256, "chunk_rows": 2048}):
         cres, cg = device_compact.search(cm, wanted, device="cuda", **kw)
         assert cg.n == fg.n
         assert _outcome(cm, cres, wanted) == _outcome(cm, fres, wanted)

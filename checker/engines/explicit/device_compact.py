@@ -32,8 +32,9 @@ from gpcheck.checker.core import progress as meter
 from gpcheck.checker.engines.explicit import device_search as ds
 from gpcheck.checker.engines.explicit.explicit import ENGINE, Limits, Search
 
-LOAD = 0.8  # the table doubles past this load
+LOAD = 0.85  # the table grows past this load (GROWTH times; at least to this load)
 LOAD_MAX = 0.92  # at the memory limit it fills up to this
+GROWTH = 1.25  # each growth: re-homing is cheap on the device, the slack is memory
 MAX_WORDS = 8  # an entry's words at most (MAXE in the C)
 PARENT_BYTES = 5  # the first row that reached a state, 40 bits
 ROOT_ROW = (1 << 40) - 1
@@ -88,6 +89,10 @@ class CompactGraph:
         """What the visited set holds per state now (table, first rows, the two levels' words)."""
         return self.held_bytes() / max(1, self.n)
 
+    def entry_bytes(self) -> int:
+        """A table slot's bytes now (E words): a state takes that over the load, and 5 more."""
+        return self.E * 8
+
     def _fits(self, extra: int) -> bool:
         return self.max_bytes is None or self.held_bytes() + extra <= self.max_bytes
 
@@ -99,7 +104,7 @@ class CompactGraph:
         if states > LOAD * self.size:
             self.grow_table(states)
         if states > self.pcap:
-            self._grow_parents(max(states, int(LOAD_MAX * self.size) + self.rows))
+            self._grow_parents(states)
 
     def _alloc(self, make: Any, what: str) -> Any:
         try:
@@ -109,7 +114,7 @@ class CompactGraph:
 
     def _grow_frontier(self, need: int) -> None:
         xp = self.be.xp
-        cap = max(need, 2 * self.fcap, 1 << 10)
+        cap = max(need, int(self.fcap * GROWTH), 1 << 10)
         per = self.words * 8 + 1
         if not self._fits((cap - self.fcap) * per):
             cap = need
@@ -123,8 +128,11 @@ class CompactGraph:
         self.fkeys, self.fflags, self.fcap = keys, flags, cap
         self.be.release()
 
-    def _grow_parents(self, cap: int) -> None:
+    def _grow_parents(self, need: int) -> None:
         xp = self.be.xp
+        cap = max(need, int(self.pcap * GROWTH))
+        if not self._fits((cap - self.pcap) * PARENT_BYTES):
+            cap = need
         old = (self.pr_lo[:self.n], self.pr_hi[:self.n])
         if not self._fits((cap - self.pcap) * PARENT_BYTES + self.pcap * PARENT_BYTES):
             old = tuple(self.be.get(a).copy() for a in old)  # type: ignore[assignment]
@@ -140,13 +148,11 @@ class CompactGraph:
         self.be.release()
 
     def grow_table(self, states: int) -> None:
-        """A larger table (double, or what the limit allows), every entry re-homed on the
+        """A larger table (GROWTH times, or what the limit allows), every entry re-homed on the
         device from its home and quotient (`rehash_c`); through host memory when the old and
         the new table do not fit together."""
         xp = self.be.xp
-        size = self.size * 2
-        while states > LOAD * size:
-            size *= 2
+        size = max(int(self.size * GROWTH), int(states / LOAD) + 1)
         if self.max_bytes is not None:
             others = self.held_bytes() - self.size * self.E * 8
             most = int((self.max_bytes - others) / (8 * entry_words(self.packed, size)[0] + LOAD_MAX * PARENT_BYTES))
