@@ -127,8 +127,9 @@ DEV i64 encode(const i64* row, i64 size, i64 E, i64 R0, u64* e) {
     u64 x[W];
     mix(row, x);
     for (int k = 0; k < MAXE; k++) e[k] = 0;
-    i64 home = (i64)(x[QWORD] % (u64)size);
-    put_bits(e, 0, x[QWORD] / (u64)size, R0);
+    u64 quot = x[QWORD] / (u64)size;  /* one 64-bit division (emulated on the GPU), not two */
+    i64 home = (i64)(x[QWORD] - quot * (u64)size);
+    put_bits(e, 0, quot, R0);
     {
         i64 s = R0;
 /*PUT_OTHERS*/
@@ -227,8 +228,9 @@ KERNEL rehash_c(const i64* old, i64 base, i64 count, i64 size_old, i64 E_old, i6
             u64 xq = get_bits(oe, 0, R0_old) * (u64)size_old + (u64)home_old;
             u64 e[MAXE];
             for (int k = 0; k < MAXE; k++) e[k] = 0;
-            i64 p = (i64)(xq % (u64)size);
-            put_bits(e, 0, xq / (u64)size, R0);
+            u64 quot = xq / (u64)size;
+            i64 p = (i64)(xq - quot * (u64)size);
+            put_bits(e, 0, quot, R0);
             {
                 i64 s = R0;
                 i64 s_old = R0_old;
