@@ -11,8 +11,10 @@ distance from the home (at most DMAX), no more: (home, quotient) give x_q back, 
 names exactly one state, and a table of `size` slots needs log2(size) bits less a state than
 the packed words (Cleary 1984; GPUexplore's compact hashing). Entries are E 64-bit words (E
 from the bits left, NOTE(compact-table) in device_compact.py): word 0 holds bit 62 (a
-finished entry is positive and not 0), the distance in bits 46..61 and the first 46 bits of
-the stream (quotient, then the other words); words 1..E-1 the rest of the stream.
+finished entry is positive and not 0), the distance in bits 50..61 and the first 50 bits of
+the stream (quotient, then the other words); words 1..E-1 the rest of the stream. A probe that
+would put an entry farther than DMAX from its home takes the chunk's claims back and grows the
+table (at load 0.85 that is rare: linear probing's distances fall off exponentially).
 
 While a chunk is inserted, a slot claimed by candidate row t holds -(t + 1) in word 0 (the
 row's words are compared directly), as in the full table (NOTE(device-bfs)); `finalize_c`
@@ -23,9 +25,10 @@ from __future__ import annotations
 
 from gpcheck.gpmodel.packed import PackedLayout
 
-STREAM0 = 46  # bits of the stream in word 0
-DIST_SHIFT = 46
-DMAX = (1 << 16) - 1  # the farthest an entry may sit from its home slot
+DIST_BITS = 12
+STREAM0 = 62 - DIST_BITS  # bits of the stream in word 0
+DIST_SHIFT = STREAM0
+DMAX = (1 << DIST_BITS) - 1  # the farthest an entry may sit from its home slot (past it: the table grows)
 PRESENT = 1 << 62
 
 _ODD = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
@@ -91,7 +94,7 @@ DEV u64 splitmix(u64 z) {
 COMPACT_KERNELS = r"""
 #define MAXE 8
 
-/* the stream's bit s lives in word 0 (bits 0..45) or word 1 + (s - 46) / 64 */
+/* the stream's bit s lives in word 0 (bits 0..STREAM0-1) or word 1 + (s - STREAM0) / 64 */
 DEV void put_bits(u64* e, i64 s, u64 v, i64 n) {
     while (n > 0) {
         i64 word = s < STREAM0 ? 0 : 1 + (s - STREAM0) / 64;

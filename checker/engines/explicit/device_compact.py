@@ -164,12 +164,19 @@ class CompactGraph:
                                       f"(the limit allows {max(0, most):,})")
         E, R0 = entry_words(self.packed, size)
         old, old_size, old_E, old_R0 = self.table, self.size, self.E, self.R0
+        self.be.release()  # the pool's cached blocks (earlier levels' words) back first
         staged = not self._fits(size * E * 8)
+        table = None
+        if not staged:
+            try:
+                table = xp.zeros((size, E), dtype=xp.int64)
+            except (MemoryError, ds._cuda_oom()):
+                staged = True  # the accounting fitted, the device did not: through the host then
         if staged:  # the old table through host memory, re-homed in pieces
             old = self.be.get(old).copy()
             self.table = None  # type: ignore[assignment]
             self.be.release()
-        table = self._alloc(lambda: xp.zeros((size, E), dtype=xp.int64), f"a table of {size:,} slots")
+            table = self._alloc(lambda: xp.zeros((size, E), dtype=xp.int64), f"a table of {size:,} slots")
         events = xp.zeros(EVENTS, dtype=xp.int64)
         step = old_size if not staged else max(1, self.rows)
         for base in range(0, old_size, step):
@@ -181,6 +188,17 @@ class CompactGraph:
         del old
         self.table, self.size, self.E, self.R0 = table, size, E, R0
         self.be.release()
+
+    def shift_frontier(self, base: int) -> None:
+        """States from `base` on (the level just found) to the front of the level arrays, a
+        piece at a time (a piece's copy is the only scratch)."""
+        keep, off = self.n - base, base - self.fbase
+        step = max(1, self.rows)
+        for a in range(0, keep, step):
+            b = min(keep, a + step)
+            self.fkeys[a:b] = self.fkeys[off + a:off + b].copy()
+            self.fflags[a:b] = self.fflags[off + a:off + b].copy()
+        self.fbase = base
 
     # ------------------------------------------------------------------ paths
     def first_row(self, i: int) -> int:
@@ -308,10 +326,7 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), devic
             # the expanded level's words are not needed again: the next level moves to the front
             level = g.fflags[level_lo - g.fbase:level_hi - g.fbase]
             pruned += int(xp.count_nonzero(level == 0))
-            keep = g.n - level_hi
-            g.fkeys[:keep] = g.fkeys[level_hi - g.fbase:g.n - g.fbase].copy()
-            g.fflags[:keep] = g.fflags[level_hi - g.fbase:g.n - g.fbase].copy()
-            g.fbase = level_hi
+            g.shift_frontier(level_hi)
             level_lo, level_hi = level_hi, g.n
     except ds._OutOfMemory as e:
         res.stop_reason = (f"{ds.DEVICE_MEMORY}: the visited set holds {g.n:,} states and cannot grow ({e}); "
