@@ -10,9 +10,9 @@ quotient `x_q / size`; a slot stores the quotient, the other mixed words and the
 distance from the home (at most DMAX), no more: (home, quotient) give x_q back, so an entry
 names exactly one state, and a table of `size` slots needs log2(size) bits less a state than
 the packed words (Cleary 1984; GPUexplore's compact hashing). Entries are E 64-bit words (E
-from the bits left, NOTE(compact-table) in device_compact.py): word 0 holds bit 62 (a
-finished entry is positive and not 0), the distance in bits 50..61 and the first 50 bits of
-the stream (quotient, then the other words); words 1..E-1 the rest of the stream. A probe that
+from the bits left, NOTE(compact-table) in device_compact.py): word 0 holds the distance plus
+one in bits 51..62 (so a finished entry is positive and not 0) and the first 51 bits of the
+stream (quotient, then the other words); words 1..E-1 the rest of the stream. A probe that
 would put an entry farther than DMAX from its home takes the chunk's claims back and grows the
 table (at load 0.85 that is rare: linear probing's distances fall off exponentially).
 
@@ -26,10 +26,9 @@ from __future__ import annotations
 from gpcheck.gpmodel.packed import PackedLayout
 
 DIST_BITS = 12
-STREAM0 = 62 - DIST_BITS  # bits of the stream in word 0
+STREAM0 = 63 - DIST_BITS  # bits of the stream in word 0 (bit 63 stays clear: a finished entry is positive)
 DIST_SHIFT = STREAM0
-DMAX = (1 << DIST_BITS) - 1  # the farthest an entry may sit from its home slot (past it: the table grows)
-PRESENT = 1 << 62
+DMAX = (1 << DIST_BITS) - 2  # the farthest an entry may sit from its home slot (past it: the table grows)
 
 _ODD = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
 
@@ -77,7 +76,7 @@ def compact_source(packed: PackedLayout) -> str:
     get_others = "\n".join(f"        put_bits(e, s, get_bits(oe, s_old, {used[k]}), {used[k]}); s += {used[k]}; "
                            f"s_old += {used[k]};" for k in others)
     head = (f"#define QWORD {q}\n#define STREAM0 {STREAM0}\n#define DIST_SHIFT {DIST_SHIFT}\n"
-            f"#define DMAX {DMAX}\n#define PRESENT 0x{PRESENT:X}LL\n")
+            f"#define DMAX {DMAX}\n")
     body = COMPACT_KERNELS.replace("/*PUT_OTHERS*/", put_others).replace("/*COPY_OTHERS*/", get_others)
     return head + SPLITMIX + _mix_source(packed) + body
 
@@ -137,7 +136,6 @@ DEV i64 encode(const i64* row, i64 size, i64 E, i64 R0, u64* e) {
         i64 s = R0;
 /*PUT_OTHERS*/
     }
-    e[0] |= (u64)PRESENT;
     return home;
 }
 
@@ -162,7 +160,7 @@ KERNEL insert_c(const i64* cand, const i64* cand_iid, i64 count, i64* table, i64
                     int same = 1;
                     for (int k = 0; k < W; k++) if (other[k] != row[k]) { same = 0; break; }
                     if (same) { res[t] = w0; MIN64(&minc[-w0 - 1], t); break; }
-                } else if ((u64)w0 == (e[0] | ((u64)d << DIST_SHIFT))) {
+                } else if ((u64)w0 == (e[0] | ((u64)(d + 1) << DIST_SHIFT))) {
                     int same = 1;
                     for (i64 k = 1; k < E; k++) if ((u64)slot[k] != e[k]) { same = 0; break; }
                     if (same) break;  /* found before: res[t] stays 0 */
@@ -192,7 +190,7 @@ KERNEL finalize_c(i64* fkeys, unsigned char* fflags, i64 fbase, unsigned int* pr
             i64 d = pos[t] >= home ? pos[t] - home : pos[t] + size - home;
             i64* slot = table + pos[t] * E;
             for (i64 k = 1; k < E; k++) slot[k] = (i64)e[k];
-            slot[0] = (i64)(e[0] | ((u64)d << DIST_SHIFT));
+            slot[0] = (i64)(e[0] | ((u64)(d + 1) << DIST_SHIFT));
             i64 s[NSLOTS];
             unsigned char bad[NINV];
             i64 err[1];
@@ -224,7 +222,7 @@ KERNEL rehash_c(const i64* old, i64 base, i64 count, i64 size_old, i64 E_old, i6
         if (w0 > 0) {
             u64 oe[MAXE];
             for (i64 k = 0; k < MAXE; k++) oe[k] = k < E_old ? o[k] : 0;
-            i64 d = (i64)((oe[0] >> DIST_SHIFT) & DMAX);
+            i64 d = (i64)((oe[0] >> DIST_SHIFT) & ((1ULL << (63 - DIST_SHIFT)) - 1)) - 1;
             oe[0] &= (1ULL << STREAM0) - 1;
             i64 p_old = base + t;
             i64 home_old = p_old >= d ? p_old - d : p_old + size_old - d;
@@ -239,10 +237,9 @@ KERNEL rehash_c(const i64* old, i64 base, i64 count, i64 size_old, i64 E_old, i6
                 i64 s_old = R0_old;
 /*COPY_OTHERS*/
             }
-            e[0] |= (u64)PRESENT;
             for (i64 dd = 0;; dd++) {
                 if (dd > DMAX) { events[EV_FULL] = 1; break; }
-                u64 mine = e[0] | ((u64)dd << DIST_SHIFT);
+                u64 mine = e[0] | ((u64)(dd + 1) << DIST_SHIFT);
                 if (CAS64(&table[p * E], 0, (i64)mine) == 0) {
                     for (i64 k = 1; k < E; k++) table[p * E + k] = (i64)e[k];
                     break;

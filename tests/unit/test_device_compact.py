@@ -119,7 +119,7 @@ void all(i64* out) {
 def test_entries_shrink_as_the_table_grows():
     """The quotient loses a bit each time the table doubles: rewind N=16's 89-bit states take
     2 words a slot from 2^20 slots on (the full search: 2 words of keys and a slot); rewind
-    N=30's 145 bits 3 words in a small table, 2 from 2^31 slots on (re-encoded when it grows)."""
+    N=30's 145 bits 3 words in a small table, 2 from 2^30 slots on (re-encoded when it grows)."""
     packed = PackedLayout([])
     packed.fields = [SlotField(0, 0, 63, 0), SlotField(1, 0, 26, 0)]
     packed.words = 2
@@ -128,7 +128,7 @@ def test_entries_shrink_as_the_table_grows():
     packed.fields = [SlotField(0, 0, 62, 0), SlotField(1, 0, 60, 0), SlotField(2, 0, 23, 0)]
     packed.words = 3  # rewind N=30 CAP=4: 145 bits in 3 words
     assert device_compact.entry_words(packed, 1 << 26)[0] == 3
-    assert device_compact.entry_words(packed, 1 << 31) == (2, 31)  # 31 + 60 + 23 = 114 bits: 50 + 64
+    assert device_compact.entry_words(packed, 1 << 30) == (2, 32)  # 32 + 60 + 23 = 115 bits: 51 + 64
 
 
 @needs_cc

@@ -178,7 +178,7 @@ class CompactGraph:
             self.be.release()
             table = self._alloc(lambda: xp.zeros((size, E), dtype=xp.int64), f"a table of {size:,} slots")
         events = xp.zeros(EVENTS, dtype=xp.int64)
-        step = old_size if not staged else max(1, self.rows)
+        step = old_size if not staged else max(1, self.rows * 8)
         for base in range(0, old_size, step):
             part = old[base:base + step] if not staged else xp.asarray(old[base:base + step])
             self.be.launch("rehash_c", part.shape[0], part, base, part.shape[0], old_size, old_E, old_R0,
