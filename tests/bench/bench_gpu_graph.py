@@ -9,7 +9,7 @@ CASE is MODEL:K=V,... (a bundled untimed model with liveness or latency properti
 `cwsr:Q=2,N=3,W=2`). `--per-state` also times the latency pass as it was before
 gpmodel/vector_pred.py (the from/to predicates and the costs evaluated state by state in
 Python) and checks that both give the same results (up to --per-state-max states: it takes
-about 90 us a state). `--compare` runs the compiled CPU core on
+about 90 us a state); --compare up to --compare-max states. `--compare` runs the compiled CPU core on
 one thread on the same properties and checks that its report equals the device's. A case whose
 device search finds more than --max-states states stops after the search (said so). Needs CuPy,
 a GPU and numba."""
@@ -38,6 +38,7 @@ def main() -> int:
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--max-states", type=int, default=20_000_000)
     ap.add_argument("--per-state-max", type=int, default=2_000_000, help="--per-state only up to this many states")
+    ap.add_argument("--compare-max", type=int, default=5_000_000, help="--compare only up to this many states")
     a = ap.parse_args()
     from gpcheck.checker.api import model_api  # noqa: F401 - the api package's import order
     from gpcheck.checker.api.explicit_run import run_explicit
@@ -92,7 +93,7 @@ def main() -> int:
             failed |= not same
             print(f"{case}: latency pass state by state (before) {t6 - t5:.2f} s: {'SAME' if same else 'DIFFERENT'} "
                   f"results; {(t6 - t5) / max(1e-9, t4 - t3):.1f}x", flush=True)
-        if a.compare:
+        if a.compare and g.n <= a.compare_max:
             t7 = time.perf_counter()
             cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
             t8 = time.perf_counter()
