@@ -71,3 +71,20 @@ def compile_costs(cm: CompiledModel) -> CostFn:
         return v
 
     return cost
+
+
+def cost_source(cm: CompiledModel, iid: int) -> tuple[str, dict[str, int]] | None:
+    """The Python text of instance `iid`'s cost (`def cost(s, p0, ...): return ...`, printed
+    from the IR as compile_costs prints it) and its parameters' values; None without a cost.
+    gpmodel/vector_pred.py evaluates it over many pre-states at once."""
+    inst = cm.instances[iid]
+    action = inst.action
+    if action.cost is None:
+        return None
+    ctx = _Ctx(mode="ro")
+    names = [f"p{j}" for j in range(len(action.params))]
+    for sym, name in zip(action.params, names):
+        ctx.locals[sym.id] = name
+    code = cm._compiler.expr(action.cost, ctx)
+    values = dict(zip(names, (int(a) for a in inst.args)))
+    return f"def cost(s{''.join(', ' + n for n in names)}):\n    return {code}\n", values

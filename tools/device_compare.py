@@ -9,7 +9,11 @@ examples/ beside tools/ on a machine without it) at its default constants. Trans
 checked on the device's edges after its search (device_graph.check_transitions). A model with liveness or
 latency properties gets a second line, `graph`: the device's report (run_device: the edges built on
 the device, the compiled core's CSR passes) against the compiled core's (run_explicit, 1 thread):
-every result's verdict, reason, numbers (latency min/max) and lasso or witness, step by step."""
+every result's verdict, reason, numbers (latency min/max) and lasso or witness, step by step.
+Each model also gets a `compact` line (unless --no-compact): the search with the compact visited
+set (device_compact.py, what `verify --device cuda` runs for safety alone) against the full
+one's, on the properties it checks (all but the transition properties): states, depth, fired
+counts, verdicts and counterexamples, with both stores' visited set in bytes a state."""
 
 from __future__ import annotations
 
@@ -50,6 +54,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", choices=("cuda", "host"))
     ap.add_argument("--cpu", default="compiled", choices=("compiled", "python"))
+    ap.add_argument("--no-compact", action="store_true", help="leave the compact store's line out")
     ap.add_argument("specs", nargs="*")
     a = ap.parse_args()
     from gpcheck.spec import load_spec
@@ -98,6 +103,8 @@ def main() -> int:
               f"device {t1 - t0:.2f}s cpu {t2 - t1:.2f}s | {verdicts}"
               + (f" | not checked here: {', '.join(skipped)}" if skipped else ""))
         bad += not same
+        if not a.no_compact:
+            bad += not _compact_line(name, cm, wanted, dres, dg, a.device)
         if graph_props and dres.complete:
             if a.device == "cuda":
                 bad += not _edges_line(name, cm, wanted, dg)
@@ -106,6 +113,26 @@ def main() -> int:
             else:
                 bad += not _graph_line(name, m, select_properties(m, None) - set(skipped), a.device)
     return 1 if bad else 0
+
+
+def _compact_line(name, cm, wanted, dres, dg, device) -> bool:  # type: ignore[no-untyped-def]
+    """The compact store's search against the full store's (both on the device)."""
+    from gpcheck.checker.engines.explicit import device_compact
+
+    safety = wanted - {tp.name for tp in cm.model.transitions}
+    t0 = time.monotonic()
+    try:
+        cres, cg = device_compact.search(cm, safety, device=device)
+    except Exception as e:  # noqa: BLE001
+        print(f"{name:28} compact DEVICE ERROR {type(e).__name__}: {str(e)[:120]}")
+        return False
+    t1 = time.monotonic()
+    same = cg.n == dg.n and cres.depth == dres.depth and cres.complete == dres.complete \
+        and cres.pruned == dres.pruned and cres.fired == dres.fired \
+        and _results(cm, cres, safety) == _results(cm, dres, safety)
+    print(f"{name:28} compact {'SAME' if same else 'DIFFERENT'} states {cg.n:,} (full {dg.n:,}) in {t1 - t0:.2f}s; "
+          f"visited set {cg.held_bytes() / max(1, cg.n):.1f} B/state (full {dg.held_bytes() / max(1, dg.n):.1f})")
+    return same
 
 
 def _edges_line(name, cm, wanted, dg) -> bool:  # type: ignore[no-untyped-def]

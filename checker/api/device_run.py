@@ -1,7 +1,8 @@
 """`--device cuda`: the explicit engine's safety search on a GPU (checker/engines/explicit/device_search.py)
 as the API runs it, with the report run_explicit would make.
 
-The device checks invariants, deadlock and `range`, and after a complete search the transition
+The device checks invariants, deadlock and `range` (with the compact visited set of
+checker/engines/explicit/device_compact.py when nothing else is asked for), and after a complete search the transition
 properties on every edge; liveness and latency run the compiled core's CSR passes on the host
 over edges built on the device (checker/engines/explicit/device_graph.py, NOTE(device-edges)).
 A model the device cannot run, a timed spec, or no GPU: a
@@ -44,7 +45,7 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
                device: str = "cuda") -> Report:
     """The explicit engine's properties checked on `device` ("cuda"; "host": the same
     generated code on the CPU, for tests), as run_explicit reports them."""
-    from gpcheck.checker.engines.explicit import device_graph, device_search  # noqa: PLC0415 - numpy only when asked for
+    from gpcheck.checker.engines.explicit import device_compact, device_graph, device_search  # noqa: PLC0415 - numpy only when asked for
     from gpcheck.gpmodel.cuda_source import Untranslatable  # noqa: PLC0415
 
     cm = cm or compile_model(model)
@@ -54,7 +55,10 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
     if why is not None:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {why}")
     try:
-        res, graph = device_search.search(cm, safety, limits, device=device)
+        if _compact(cm, wanted):
+            res, graph = device_compact.search(cm, safety, limits, device=device)
+        else:
+            res, graph = device_search.search(cm, safety, limits, device=device)
     except device_search.DeviceUnavailable as e:
         raise UsageError(str(e)) from e
     except Untranslatable as e:
@@ -76,6 +80,19 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
     return Report(model.name, model.file, model.const_values, results, states=graph.n if res.complete else None,
                   coverage=coverage, warnings=warnings)
+
+
+def _compact(cm: CompiledModel, wanted: set[str]) -> bool:
+    """The compact visited set (NOTE(compact-table)) when no property needs the edges
+    (liveness, latency, transition properties need every state's words and number)."""
+    from gpcheck.checker.engines.explicit import device_compact  # noqa: PLC0415
+    from gpcheck.gpmodel.jit import packed_layout  # noqa: PLC0415
+
+    model = cm.model
+    if any(p.name in wanted for p in (*model.transitions, *model.liveness, *model.latencies)):
+        return False
+    packed = packed_layout(cm)
+    return packed is not None and device_compact.compact_supported(packed)
 
 
 def _graph_results(cm: CompiledModel, res: explicit.Search, graph: object, wanted: set[str]) -> list[Result]:

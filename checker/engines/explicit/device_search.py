@@ -196,6 +196,10 @@ class DeviceGraph:
 
     start_states = START_STATES
 
+    def held_bytes(self) -> int:
+        """The visited set's device memory now: keys, parents, flags and the table."""
+        return self.cap * (self.words * 8 + 4 + 1) + int(self.table.shape[0]) * 8
+
     def grow(self, need: int, max_bytes: int | None, chunk_rows: int) -> None:
         """Per-state arrays for at least `need` states and a table at most TABLE_LOAD full (with
         a chunk's candidates in it too); the table is rebuilt from the keys on the device. The

@@ -31,8 +31,9 @@ import numpy as np
 from gpcheck.spec import ir
 from gpcheck.gpmodel import CompiledModel, ModelError, State
 from gpcheck.gpmodel import jit_latency
-from gpcheck.gpmodel.cost import compile_costs
+from gpcheck.gpmodel.cost import compile_costs, cost_source
 from gpcheck.gpmodel.jit import load_module
+from gpcheck.gpmodel.vector_pred import column_predicate, column_value
 from gpcheck.checker.core import budget
 from gpcheck.checker.engines.latency import latency
 from gpcheck.checker.engines.explicit import liveness
@@ -124,8 +125,19 @@ class _AllStates(_States):
 def _truths(cm: CompiledModel, g: PackedGraph, e: ir.Expr, what: str) -> np.ndarray:
     """latency._truths as a bool array: the predicate in every state, the first failure (in
     state order) raised as latency._Unknown."""
-    fn = cm.predicate(e)
     out = np.zeros(g.n, dtype=np.bool_)
+    vec = column_predicate(cm.predicate_text(e), _ranges(g)) if g.via is None else None
+    if vec is not None:  # no failure possible: every state at once, a column per slot (gpmodel/vector_pred.py)
+        vfn, slots = vec
+        for lo, hi in _chunks(g.n):
+            cols = {}
+            for k in slots:
+                f = g.packed.fields[k]
+                col = (g.states[lo:hi, f.word] >> f.shift) & f.mask
+                cols[k] = col + f.lo if f.lo else col
+            out[lo:hi] = vfn(cols, hi - lo)
+        return out
+    fn = cm.predicate(e)
     for lo, hi in _chunks(g.n):
         for k, s in enumerate(g.all_states(lo, hi)):
             try:
@@ -146,6 +158,10 @@ def _costs(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, src: np.ndarray, r
     todo = np.flatnonzero(region[src] & costed[csr.iids[:len(src)]])
     if not len(todo):
         return costs
+    vals = _vector_costs(cm, g, csr, src, todo)
+    if vals is not None:
+        costs[todo] = vals
+        return costs
     chunks = list(_chunks(g.n))
     bounds = np.searchsorted(src[todo], [lo for lo, _ in chunks] + [g.n])  # where _chunks cuts
     total = 0  # exact: NOTE(latency-64-bit)
@@ -165,6 +181,47 @@ def _costs(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, src: np.ndarray, r
                 raise _Past64Bits
             costs[e] = v
     return costs
+
+
+def _vector_costs(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, src: np.ndarray,
+                  todo: np.ndarray) -> np.ndarray | None:
+    """The costs of edges `todo`, a slot column at a time (gpmodel/vector_pred.py), when every
+    costed instance's cost is such an expression, none is negative and their sum stays within
+    INT64_MAX; else None, and _costs evaluates edge by edge (the same numbers, and the first
+    failure in its order)."""
+    if g.via is not None:
+        return None
+    vals = np.zeros(len(todo), dtype=np.int64)
+    edge_iids = csr.iids[todo]
+    for iid in np.unique(edge_iids).tolist():
+        text = cost_source(cm, int(iid))
+        vec = column_value(text[0], _ranges(g), text[1]) if text is not None else None
+        if vec is None:
+            return None
+        fn, slots = vec
+        mine = np.flatnonzero(edge_iids == iid)
+        for a in range(0, len(mine), CHUNK_EDGES):
+            part = mine[a:a + CHUNK_EDGES]
+            budget.check()
+            rows = g.states[src[todo[part]]]
+            cols = {}
+            for k in slots:
+                f = g.packed.fields[k]
+                col = (rows[:, f.word] >> f.shift) & f.mask
+                cols[k] = col + f.lo if f.lo else col
+            vals[part] = fn(cols, len(part))
+    if len(vals) and (int(vals.min()) < 0 or int(vals.max()) * len(vals) > INT64_MAX
+                      and sum(vals.tolist()) > INT64_MAX):
+        return None
+    return vals
+
+
+CHUNK_EDGES = 1 << 20
+
+
+def _ranges(g: PackedGraph) -> dict[int, tuple[int, int]]:
+    """Each slot's lowest and highest packed value."""
+    return {k: (f.lo, f.lo + f.mask) for k, f in enumerate(g.packed.fields)}
 
 
 def _compute(cm: CompiledModel, g: PackedGraph, csr: _CsrGraph, kern: object, res: Search, p: ir.Latency,
