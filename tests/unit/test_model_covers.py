@@ -54,3 +54,21 @@ def test_reef_rewind_covers_small() -> None:
 @pytest.mark.slow  # about 20 s of CPU: reef_rewind with two RT tasks at N=4
 def test_reef_rewind_preemption_during_a_restore_at_the_default_size() -> None:
     assert _covers("reef_rewind", REEF, MAXRT=2) == dict(zip(REEF, (R, R, R, R)))
+
+
+@pytest.mark.parametrize(("model", "cover", "consts", "want"), [
+    ("gp_hip_suspend", "suspended_mid_request", {}, R),
+    ("blp", "flag_cleared_before_drain", {}, U),                    # the 20 ms LC run outlasts the drain
+    ("blp", "flag_cleared_before_drain", {"LC_EXEC_US": 50}, R),    # where no_skip is violated
+    ("nvidia_tsg", "saved_mid_block", {}, U),                       # TS = BLEN: blocks stay inside a slice
+    ("nvidia_tsg", "saved_mid_block", {"TS": 3}, R),
+    ("nvidia_tsg", "saved_mid_block", {"TS": 3, "PMODE": 1}, U),    # thread-block preemption saves none
+])
+def test_the_copy_save_and_race_scenarios(model: str, cover: str, consts: dict[str, int], want: Verdict) -> None:
+    assert _covers(model, (cover,), **consts) == {cover: want}
+
+
+def test_nvidia_tsg_names_copy_save_only_where_a_block_is_saved_part_way() -> None:
+    for consts, used in (({}, ()), ({"TS": 3}, ("copy_save",))):
+        r = verify(load_spec("nvidia_tsg", consts), properties=["no_loss"]).result("no_loss")
+        assert r.verdict is Verdict.PROVED and r.assumptions == used, consts
