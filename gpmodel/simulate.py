@@ -22,7 +22,9 @@ def random_initial(cm: CompiledModel, rng: random.Random) -> State:
         states = cm.initial_states()
         if not states:
             raise ValueError("no initial state lies inside the model's state assumptions")
-        return states[rng.randrange(len(states))]
+        # one state: no draw, so an assumption that pins a ghost fact (xsched's idempotent_mask)
+        # leaves the model's random behaviours as they were
+        return states[rng.randrange(len(states))] if len(states) > 1 else states[0]
     out: list[int] = []
     for v in cm.model.vars:
         for (_, st), init in zip(ir.leaf_paths(v.type), v.init):

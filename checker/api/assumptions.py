@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from gpcheck.checker.api import inert
 from gpcheck.checker.core.verdict import Result, Verdict
 from gpcheck.spec import ir
 
@@ -132,11 +133,14 @@ class Use:
     how: dict[str, str]  # per result: a proof core, or the runs without each assumption
 
 
-def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[str]], list[Result]]) -> Use:
+def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[str]], list[Result]],
+         inert_skip: bool = True) -> Use:
     """NOTE(assumption-use): one `rerun` of the engine per declared assumption, for the proved
     results. Not proved without it: used; where the run without it decided nothing (a limit, or
     a modelling error that stopped the explicit search) the assumption counts as used, since the
-    proof at hand may rest on it, and `undecided` says why."""
+    proof at hand may rest on it, and `undecided` says why. `inert_skip`: the results an inert
+    assumption cannot change are not re-run (NOTE(inert-assumption) in checker/api/inert.py;
+    --for-all leaves it out: one of its instances may have no behaviour where another has)."""
     names = [a.name for a in model.assumptions]
     proved = {r.property for r in results if r.verdict is Verdict.PROVED and PROBE not in r.property}
     # an inductive proof that comes with its proof core (kind, pdr: NOTE(proof-core) in checker/engines/smt/proofcore.py)
@@ -148,9 +152,13 @@ def used(model: ir.Model, results: list[Result], rerun: Callable[[ir.Model, set[
     undecided: dict[str, dict[str, str]] = {}
     if not names or not proved:
         return Use({**{p: () for p in proved}, **cores}, {}, how)
+    # a behaviour exists (a counterexample, or a reached probe): an inert assumption is satisfiable
+    inhabited = inert_skip and any(r.verdict is Verdict.VIOLATED for r in results)
     for a in names:
-        again = {r.property: r for r in rerun(without(model, a), proved)}
-        for p in proved:
+        same = inert.unaffected(model, a, proved) if inhabited else set()
+        need = proved - same
+        again = {r.property: r for r in rerun(without(model, a), need)} if need else {}
+        for p in need:
             r = again.get(p)
             if r is not None and r.verdict is Verdict.PROVED:
                 continue

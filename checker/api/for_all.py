@@ -64,7 +64,7 @@ def verify_for_all(spec: str | Path, names: Sequence[str], lower: Mapping[str, i
         dropped = next(a.name for a in first.assumptions if a.name not in {b.name for b in m.assumptions})
         return once(dropped, sorted(props))[1]
 
-    results = assumptions.finish(first, pl, results, assumptions.used(pl.model, results, rerun))
+    results = assumptions.finish(first, pl, results, assumptions.used(pl.model, results, rerun, inert_skip=False))
     results = [replace(r, reason=locate(first, r.reason)) if r.verdict is Verdict.UNKNOWN and r.reason else r
                for r in results]
     if abstract:
