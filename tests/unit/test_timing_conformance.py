@@ -41,7 +41,8 @@ def _write(tmp: Path, lines: list[str]) -> Path:
 
 def _conforms_in_time(out: dict, model: str) -> None:
     assert out["verdict"] == "conforms", out.get("divergence")
-    assert f"time stamps fit {model}'s time bounds" in out["reason"] and not out["warnings"]
+    assert f"time stamps fit {model}'s time bounds" in out["reason"]
+    assert not any("timing not checked" in w for w in out["warnings"])
 
 
 # ------------------------------------------------------------------ conformance (fast ones in the default run)
@@ -68,7 +69,7 @@ def test_every_rewind_recording_conforms_in_time(recording: str, capsys: pytest.
 def test_a_rewind_prefix_through_the_preemption_conforms_in_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rewind_mid_port up to the RT task's end: the preemption, the RT kernels waiting behind BE k4
     # (the emulation kills nothing: RESET_KILLS = 0 from the header) and k5 running beside them
-    lines = _lines("rewind_mid_port")[:32]
+    lines = _lines("rewind_mid_port")[:31]
     assert json.loads(lines[-1])["action"] == "rt_done"
     rc, out = _replay(capsys, _write(tmp_path, lines), "reef_rewind")
     _conforms_in_time(out, "reef_rewind")
@@ -91,7 +92,7 @@ def test_a_fitted_bound_one_microsecond_tighter_diverges_where_it_was_set(const:
 
 
 def test_the_rt_task_past_its_fitted_bound_diverges_at_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # rewind_mid_port's RT task (rt_arrive line 19 .. rt_done line 31, 2225.3 us) made 100 us longer
+    # rewind_mid_port's RT task (rt_arrive line 19 .. rt_done line 31, 2225.2 us) made 100 us longer
     lines = _lines("rewind_mid_port")[:32]
     ev = json.loads(lines[30])
     assert ev["action"] == "rt_done"
@@ -99,7 +100,7 @@ def test_the_rt_task_past_its_fitted_bound_diverges_at_its_line(tmp_path: Path, 
     lines[30] = json.dumps(ev)
     rc, out = _replay(capsys, _write(tmp_path, lines), "reef_rewind")
     assert rc == 1 and out["divergence"]["line"] == 31
-    assert "the model says rt_done (rt_exec) takes at most 2294 us; line 31 took 2325.3 us" in out["divergence"]["reason"]
+    assert "the model says rt_done (rt_exec) takes at most 2294 us; line 31 took 2325.2 us" in out["divergence"]["reason"]
 
 
 def test_the_time_slice_switches_lie_in_the_fitted_switch_range() -> None:
