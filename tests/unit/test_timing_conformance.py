@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from gpcheck.checker import verify
 from gpcheck.checker.cli.command import main
+from gpcheck.checker.core.verdict import Verdict
 from gpcheck.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,6 +125,15 @@ def test_the_time_slice_switches_lie_in_the_fitted_switch_range() -> None:
             last = None
     assert len(switches) == 15 and round(min(switches), 1) == 159.9 and round(max(switches), 1) == 196.4
     assert all(c["SWITCH_MIN_US"] <= s <= c["SWITCH_US"] for s in switches)
+
+
+# ------------------------------------------------------------------ reef_rewind: the review of preemption_effective
+
+def test_reef_rewind_preemption_is_effective_only_while_the_packet_processor_beats_the_resets() -> None:
+    # docs/timed.md: the default (the CP launches a queued dispatch at once, the next reset 100 us
+    # later kills it) holds; a CP that takes a reset's length lets a window dispatch run beside the RT task
+    r = verify("reef_rewind", consts={"DISPATCH_US": 100}, properties=["preemption_effective"], assumption_use=False)
+    assert r.result("preemption_effective").verdict is Verdict.VIOLATED
 
 
 # ------------------------------------------------------------------ blp: a named finding
