@@ -26,7 +26,7 @@ SUFFIX = ".map.toml"
 _TOP_KEYS = {"model", "description", "hidden", "max_hidden", "unmatched", "constants", "event", "timing", "time_unit_ns"}
 _RULE_KEYS = {"match", "when", "let", "ignore", "action", "args", "observe", "step", "note"}
 _STEP_KEYS = {"action", "args", "observe", "repeat", "var", "note"}
-_TIMING_KEYS = {"name", "action", "event", "when", "value", "from", "from_when", "to", "to_when", "key",
+_TIMING_KEYS = {"name", "action", "event", "when", "value", "from", "from_when", "to", "to_when", "key", "from_at",
                 "lower", "upper", "unit_ns", "fit", "note"}
 
 
@@ -88,9 +88,9 @@ class Rule:
 class Timing:
     """`[[timing]]`: durations the trace shows for a model action. Either `value` (a duration in
     one event, ns) on events `event`/`when`, or the time from a `from` event to the next `to` event
-    (paired by `key` when given). `lower`/`upper`: the model's bounds, expressions over its
-    constants in model time units (`unit_ns` ns each); absent: the action's `time L..U`, or
-    at most its `cost`."""
+    (paired by `key` when given; `from_at`: the instant the `from` event opens it, default its
+    stamp). `lower`/`upper`: the model's bounds, expressions over its constants in model time
+    units (`unit_ns` ns each); absent: the action's `time L..U`, or at most its `cost`."""
 
     name: str
     action: str
@@ -107,6 +107,7 @@ class Timing:
     unit_ns: int
     where: str
     fit: str | None = None  # the constant `gpcheck calibrate` fits (default: the one a bound names)
+    from_at: Expr | None = None  # the instant a `from` event opens the duration (ns; default: its stamp t)
 
 
 @dataclass(frozen=True)
@@ -283,6 +284,8 @@ class _Loader:
         if single == pair or (single and not ("value" in d and "event" in d)) or (pair and not ("from" in d and "to" in d)):
             raise self.fail(path, "[[timing]] gives either event and value (a duration recorded in one event) "
                                   "or from and to (the time between two events)")
+        if "from_at" in d and not pair:
+            raise self.fail(path + ("from_at",), "from_at (when a from event opens the duration) needs from and to")
         for k in ("event", "from", "to"):
             if k in d and (not isinstance(d[k], str) or not d[k]):
                 raise self.fail(path + (k,), f"{k} must be a recorded action's name")
@@ -299,7 +302,8 @@ class _Loader:
         return Timing(d["name"], d["action"], d.get("event"), ex("when"), ex("value"), d.get("from"), ex("from_when"),
                       d.get("to"), ex("to_when"), ex("key"),
                       str(d["lower"]) if "lower" in d else None, str(d["upper"]) if "upper" in d else None,
-                      unit, self.where(*path), d.get("fit") if isinstance(d.get("fit"), str) else None)
+                      unit, self.where(*path), d.get("fit") if isinstance(d.get("fit"), str) else None,
+                      ex("from_at") if pair else None)
 
     def load(self) -> Mapping:
         try:

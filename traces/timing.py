@@ -78,7 +78,9 @@ def measure(m: Mapping, events: Iterable[Event], header: Any, trace: str, into: 
                 t0, _ = opened.pop(key)
                 s.samples.append((trace, ev.line, float(ev.t) - t0))
             if t.from_ in ("*", ev.action) and ev_(t.from_when, env, ev, t):
-                opened[key] = (float(ev.t), ev.line)
+                at = ev_(t.from_at, env, ev, t) if t.from_at is not None else ev.t
+                if isinstance(at, (int, float)) and not isinstance(at, bool):
+                    opened[key] = (float(at), ev.line)
     return out
 
 

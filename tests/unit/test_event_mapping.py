@@ -122,7 +122,7 @@ def test_a_duration_past_the_models_bound_is_a_violation_at_its_line(tmp_path: P
     rc, out = _replay(capsys, _write(tmp_path, "slow.jsonl", lines), "nvidia_tsg")
     assert rc == 1 and out["verdict"] == "diverges"
     assert out["divergence"]["line"] == 21
-    assert "takes at most 2500 us; line 21 took 4100 us" in out["divergence"]["reason"]
+    assert "takes at most 2491 us; line 21 took 4100 us" in out["divergence"]["reason"]  # SLICE_US + 2 * SWITCH_US
 
 
 def test_calibrate_prints_the_fitted_constant(capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,12 +130,36 @@ def test_calibrate_prints_the_fitted_constant(capsys: pytest.CaptureFixture[str]
     text = capsys.readouterr().out
     assert rc == 0
     assert "1848 samples" in text and "max 2485.1 us" in text
-    # 2 * 1050 + 2 * SWITCH_US >= 2485.1 us: SWITCH_US = 193
-    assert "fitted: --const SWITCH_US=193" in text
+    # the slices 2059.8..2096.9 us; SLICE_US + 2 * SWITCH_US >= 2485.1 us: SWITCH_US = 195; the first
+    # switch (a kernel start after the other TSG's switch-out) 176.6 us
+    assert "fitted: --const SLICE_MIN_US=2059 --const SLICE_US=2097 --const SWITCH_MIN_US=176 --const SWITCH_US=195" in text
     rc = main(["calibrate", str(REAL / "timeslice_two_processes.jsonl.gz"), "--model", str(MODELS / "nvidia_tsg.gpspec"),
                "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert out["consts"] == {"SWITCH_US": 193} and out["timings"][0]["stats_model_units"]["max"] == 2485.12
+    assert out["consts"] == {"SLICE_MIN_US": 2059, "SLICE_US": 2097, "SWITCH_MIN_US": 176, "SWITCH_US": 195}
+    assert out["timings"][0]["stats_model_units"]["max"] == 2485.12
+
+
+def test_a_timing_from_a_later_instant_of_its_from_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `from_at`: the duration opens at an instant the from event carries (a switched-out block's
+    # resume: its stamp + length), not at its stamp
+    spec = tmp_path / "s.gpspec"
+    spec.write_text("model s\nconst RUN_US = 10\nvar n: 0..3 = 0\naction run time 0..RUN_US { require n < 3  n = n + 1 }\n")
+    (tmp_path / "s.map.toml").write_text(
+        'model = "s"\n[[event]]\nmatch = "gap"\naction = "run"\n'
+        '[[timing]]\nname = "slice"\naction = "run"\nfrom = "gap"\nfrom_at = "t + meta.length_ns"\n'
+        'to = "gap"\nupper = "RUN_US"\n')
+    trace = _write(tmp_path, "t.jsonl", ['{"gpcheck_trace": 1, "model": null}',
+                                          '{"action":"gap","args":{},"t":0,"meta":{"length_ns":2000}}',
+                                          '{"action":"gap","args":{},"t":9000,"meta":{"length_ns":1000}}',
+                                          '{"action":"gap","args":{},"t":14000,"meta":{"length_ns":0}}'])
+    assert main(["calibrate", str(trace), "--model", str(spec), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    st = out["timings"][0]["stats_model_units"]
+    assert (st["n"], st["min"], st["max"]) == (2, 4.0, 7.0) and out["consts"] == {"RUN_US": 7}
+    e = _err('model = "x"\n[[event]]\nmatch = "a"\nignore = true\n[[timing]]\nname = "d"\naction = "a"\n'
+             'event = "a"\nvalue = "meta.d"\nfrom_at = "t"\n')
+    assert e.startswith("m.map.toml:10:") and "from_at" in e and "needs from and to" in e
 
 
 def test_calibrate_of_the_rewind_rt_task(capsys: pytest.CaptureFixture[str]) -> None:

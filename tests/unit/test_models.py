@@ -276,7 +276,7 @@ def test_blp_parameters() -> None:
     for consts in ({"P": 2}, {"N": 2}, {"LB": 1}):
         rep = run("blp", ("no_skip", "no_loss"), **consts)
         assert rep.result("no_skip").verdict is P and rep.result("no_loss").verdict is P
-        rep = run("blp", ("no_skip", "no_loss"), LC_EXEC_US=50, **consts)
+        rep = run("blp", ("no_skip", "no_loss"), LC_MIN_US=0, LC_EXEC_US=50, **consts)
         assert rep.result("no_skip").verdict is V and rep.result("no_loss").verdict is P
 
 
@@ -324,14 +324,15 @@ def test_kfd_sched_latencies_come_from_cwsr_with_its_ticks_timed() -> None:
 
 
 def test_xsched_latencies_by_level() -> None:
-    """xsched timed with the paper's T = 0.5 ms commands (250 us blocks) and the 32 us interrupt."""
-    assert _span(run("xsched", LEVEL=1).result("rt_preempt_latency")) == (0, 1000)   # TH commands finish
-    assert _span(run("xsched", LEVEL=2).result("rt_preempt_latency")) == (0, 250)    # the running block
-    assert _span(run("xsched").result("rt_preempt_latency")) == (0, 32)              # the code: every kernel interrupted
+    """xsched timed with its fitted commands (500..501 us, 250 us blocks at B = 2), the 32 us interrupt
+    and the RT kernel's start 0..1 us after the BE blocks left (issue 31's fit)."""
+    assert _span(run("xsched", LEVEL=1).result("rt_preempt_latency")) == (0, 1005)   # TH commands finish
+    assert _span(run("xsched", LEVEL=2).result("rt_preempt_latency")) == (0, 251)    # the running block
+    assert _span(run("xsched").result("rt_preempt_latency")) == (0, 33)              # the code: every kernel interrupted
     # the paper's level 3 (hand labels, a non-idempotent kernel left to finish)
-    assert _span(run("xsched", LABEL=5, RESTORE=0).result("rt_preempt_latency")) == (0, 500)
+    assert _span(run("xsched", LABEL=5, RESTORE=0).result("rt_preempt_latency")) == (0, 502)
     # the code with a kernel not marked killable: its resident block runs on, the guardian aborts the next
-    assert _span(run("xsched", LABEL=5).result("rt_preempt_latency")) == (0, 250)
+    assert _span(run("xsched", LABEL=5).result("rt_preempt_latency")) == (0, 251)
 
 
 # ------------------------------------------------------------------ the library run
