@@ -215,10 +215,22 @@ def _range(cm: CompiledModel, r: Result, graph: _Graph | None) -> Result | None:
     if graph is None:
         return None
     bounds = compile_bounds(cm)
-    timed = np.array([inst.action.time is not None for inst in cm.instances] or [False], dtype=bool)
-    pairs = np.unique(np.stack([graph.sources, graph.iids])[:, timed[graph.iids]], axis=1) \
-        if len(graph.iids) else np.zeros((2, 0), dtype=np.int64)
-    for k, (i, iid) in enumerate(pairs.T.tolist()):
+    states0 = [graph.states[i] for i in graph.initial[:1]]
+    reads: list[bool] = []  # per instance: its bounds read the state (else: evaluated once, below)
+    for iid, inst in enumerate(cm.instances):
+        t = inst.action.time
+        exprs = [] if t is None else [t.lower] + ([] if t.upper is None else [t.upper])
+        reads.append(any(isinstance(e, ir.VarRef) for x in exprs for e in ir.walk_expr(x)))
+    once = {int(i) for i in np.unique(graph.iids).tolist() if not reads[int(i)]}
+    try:
+        for iid in once:  # bounds that read no state: the same in every state
+            if cm.instances[iid].action.time is not None and states0:
+                bounds(iid, states0[0])
+    except BoundError:
+        return None
+    dep = np.array(reads or [False], dtype=bool)
+    pick = dep[graph.iids] if len(graph.iids) else np.zeros(0, dtype=bool)
+    for k, (i, iid) in enumerate(zip(graph.sources[pick].tolist(), graph.iids[pick].tolist())):
         if not k & 0xFFF:
             budget.check()
         try:
