@@ -53,6 +53,7 @@ from dataclasses import replace
 import numpy as np
 
 from gpcheck.spec import ir
+from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, ModelError, State, compile_model
 from gpcheck.checker.api.explicit_run import run_explicit
 from gpcheck.checker.core import budget
@@ -100,7 +101,7 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
     if ask or names & set(lats):
         try:
             rep = run_explicit(untimed(model), ask, limits, cm=cm, core=core, symmetry="off")
-        except (budget.Stop, ModelError):
+        except (budget.Stop, ModelError, UsageError):  # stopped, or a core that cannot run it: the zones decide
             rep = None
         if rep is not None:
             explored = getattr(rep, "explored", None)
