@@ -99,6 +99,11 @@ def verify(
         cap = max_states
         if rerun and cap is None and report is not None and report.states is not None:
             cap = max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
+        if m.has_time and rerun and engine in TIMED_ENGINES:  # NOTE(timed-assumption-use)
+            from gpcheck.checker.api.timed_assumptions import rerun_without, zone_cap
+
+            zcap = max_states if max_states is not None else zone_cap(report)
+            return rerun_without(m, names, Limits(cap, limit, meter), core=core, zone_cap=zcap)
         if m.has_time:  # NOTE(timed): the zone engine, or an untimed engine on the untimed abstraction
             return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core)
         if engine == "explicit":

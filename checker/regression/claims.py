@@ -366,6 +366,7 @@ def table_42(ctx: Context) -> list[Row]:
     amd_end = _latency(ctx, dict(SEEDS_AMD, EXEC_US=19995))  # the RT work ends exactly at a monitor wake-up
     reef = _span(ctx, "reef_rewind", "rt_preempt_latency")
     kfd = _span(ctx, "kfd_monitor", "rt_preempt_latency")
+    cwsr_rt, cwsr_be = _span(ctx, "cwsr", "rt_preempt_latency"), _span(ctx, "cwsr", "be_resume_delay")
     ms = lambda us: f"{us / 1000:g} ms"  # noqa: E731
     R_ = kernel_offset(99, 75, 2, 0)
     relaunched = 100 - R_
@@ -428,9 +429,11 @@ def table_42(ctx: Context) -> list[Row]:
             measures=[Measure("detection delay (us)", 0, 0, amd["detection_best_us"], amd["detection_worst_us"],
                               "rt_latency.rt_preempt_latency - PREEMPT_US")]),
         Row("4.2.8", "AMD", "preemption", "~5 us (0.1 us call + 5 us CWSR)", Outcome.NOT_DECIDED,
-            "the seeds' constant, which cwsr takes as its SAVE_US (an unmap of its two queues then takes 2 x 5 us, "
-            "serialised); in HWS mode the unmap covers every dynamic queue and waits for a fence (4.1.9).",
-            [ev("cwsr", "rt_preempt_latency", "proved")],
+            f"the seeds' constant, which cwsr takes as its SAVE_US per saved wave; timed, the queues save in "
+            f"parallel: an unmap of its two queues takes {cwsr_rt['min_us']}..{cwsr_rt['max_us']} us (0 when no wave "
+            f"is live: the HQD write-back only), not 2 x 5 us; in HWS mode the unmap covers every dynamic queue and "
+            f"waits for a fence (4.1.9).",
+            [ev("cwsr", "rt_preempt_latency", "proved")], numbers={"cwsr": cwsr_rt},
             code=[Code("spec/models/cwsr.gpspec (SAVE_US = 5, from seed 002 4.2.8)", "undecided", "the seeds' constant")]),
         Row("4.2.9", "AMD", "RT latency", "0 + 0.005 + 20 = 20.005 ms", Outcome.BEST_CASE,
             f"computed: {ms(amd['latency_best_us'])} best, {ms(amd['latency_worst_us'])} worst (T_mon).",
@@ -440,9 +443,12 @@ def table_42(ctx: Context) -> list[Row]:
             measures=[Measure("RT latency (us)", 20005, 20005, amd["latency_best_us"], amd["latency_worst_us"],
                               "rt_latency.rt_completion")]),
         Row("4.2.10", "AMD", "resume", "~5 us, no re-execution", Outcome.UNDER,
-            "no re-execution: proved with the faults off (a save is a copy); a preemption timeout loses work "
-            "instead; the 5 us is the seeds' constant.",
-            [ev("cwsr", "no_reexecution", "proved", "claim"), ev("cwsr", "no_loss", "holds", "scope", PREEMPT_TIMEOUT=1)]),
+            f"no re-execution: proved with the faults off (a save is a copy); a preemption timeout loses work "
+            f"instead; the 5 us is the seeds' constant (RESTORE_US). Timed, an unmap until every queue runs again "
+            f"takes {cwsr_be['min_us']}..{cwsr_be['max_us']} us in cwsr (the parallel save, the restore, and a "
+            f"second preemption during the restore).",
+            [ev("cwsr", "no_reexecution", "proved", "claim"), ev("cwsr", "no_loss", "holds", "scope", PREEMPT_TIMEOUT=1),
+             ev("cwsr", "be_resume_delay", "proved")], numbers={"cwsr_be_resume": cwsr_be}),
         Row("4.2.11", "AMD", "BE delay", "+20.01 ms", Outcome.BEST_CASE,
             f"the monitor resumes the LP queue only at its first wake-up that finds the HP queue idle: with the "
             f"seeds' constants (20 ms inference after a 5 us preemption at a wake-up) the BE delay is "

@@ -17,11 +17,13 @@ ENGINE = "timed"
 
 
 def run_timed(model: ir.Model, wanted: set[str], limits: Limits = Limits(),
-              cm: CompiledModel | None = None) -> Report:
-    """Every wanted property of a timed spec, decided on its zone graph."""
+              cm: CompiledModel | None = None, early: bool = False) -> Report:
+    """Every wanted property of a timed spec, decided on its zone graph. `early`: only
+    violations are of interest (zones.search); the search stops once every wanted safety
+    property is violated."""
     cm = cm or compile_model(model)
     g = zones.ZoneGraph(cm)
-    res = zones.search(g, wanted, limits)
+    res = zones.search(g, wanted, limits, early=early)
     results = _safety(cm, g, res, wanted)
     results += _liveness(cm, res, [p for p in model.liveness if p.name in wanted], limits)
     lat = [p for p in model.latencies if p.name in wanted]

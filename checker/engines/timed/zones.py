@@ -289,11 +289,21 @@ class SafetySearch:
     fault: tuple[ModelError, int, tuple[int, State] | None] | None = None  # error, node, step from it
 
 
-def search(g: ZoneGraph, wanted: set[str], limits: Limits = Limits()) -> SafetySearch:
+def search(g: ZoneGraph, wanted: set[str], limits: Limits = Limits(), early: bool = False) -> SafetySearch:
     """BFS over the zone graph: every safety property, deadlock and modelling error (the first
-    stops the search, as in the explicit engine)."""
+    stops the search, as in the explicit engine). `early`: stop (incomplete) as soon as every
+    wanted invariant and transition property is violated and, if wanted, a deadlock found: for
+    a caller that only asks whether they are (checker/api/timed_assumptions.py)."""
     cm = g.cm
     model = cm.model
+    goal = (sum(1 for inv, _ in cm.invariants if inv.name in wanted)
+            + sum(1 for tp, _ in cm.transitions if tp.name in wanted)
+            + int("deadlock" in wanted and not model.allow_deadlock))
+
+    def reached() -> bool:
+        return early and (sum(1 for i in out.invariant_cex if cm.invariants[i][0].name in wanted)
+                          + sum(1 for i in out.transition_cex if cm.transitions[i][0].name in wanted)
+                          + int(out.deadlock is not None and "deadlock" in wanted)) >= goal
     out = SafetySearch([])
     passed = Passed()
     seen_states: set[State] = set()
@@ -327,6 +337,9 @@ def search(g: ZoneGraph, wanted: set[str], limits: Limits = Limits()) -> SafetyS
                 return _finish(out, passed, depth_of)
         if limits.max_states is not None and len(out.nodes) > limits.max_states:
             out.stop_reason = f"state limit reached ({limits.max_states} zones)"
+            return _finish(out, passed, depth_of)
+        if reached():
+            out.stop_reason = "every property asked for is violated"
             return _finish(out, passed, depth_of)
         if k in passed.covered:
             continue  # a larger zone of the same state is queued: its successors include these
