@@ -19,10 +19,18 @@ from gpcheck.checker.core.verdict import Counterexample, Verdict
 from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
 from gpcheck.gpmodel import compile_model
+from gpcheck.checker.engines.timed import untimed
 from gpcheck.spec import load_spec
 
 MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
+
+
+def _load(name: str):  # type: ignore[no-untyped-def]
+    """A bundled model's untimed abstraction (the device refuses timed specs): for kfd_monitor and
+    gpreempt_timeslice, timed now, their discrete graphs (kfd_monitor's is the sequential model's,
+    620 states)."""
+    return untimed(load_spec(str(MODELS / f"{name}.gpspec"), {}))
 
 
 def _key(r):  # type: ignore[no-untyped-def]
@@ -61,7 +69,7 @@ def test_liveness_and_latency_are_the_compiled_core_s(name):
     """kfd_monitor: a violated liveness property (a lasso) and a violated latency bound beside a
     proved one; gp_hip_suspend: proved liveness. Same states, verdicts, numbers,
     lassos and witnesses as the compiled CPU core, and every counterexample replays."""
-    m = load_spec(str(MODELS / f"{name}.gpspec"), {})
+    m = _load(name)
     wanted = _wanted(m)
     dev = run_device(m, wanted, Limits(), device="host")
     cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
@@ -84,7 +92,7 @@ def test_liveness_and_latency_are_the_compiled_core_s(name):
 def test_the_device_edges_are_the_cpu_csr_arrays(rows):
     """Chunks of one candidate row (a state per chunk), of an odd size, and the default: the
     offsets, targets and instances of the compiled core's _csr_graph, edge for edge."""
-    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    m = _load("kfd_monitor")
     cm = compile_model(m)
     wanted = select_properties(m, None) - {p.name for p in (*m.transitions, *m.liveness, *m.latencies)}
     dres, g = device_search.search(cm, wanted, device="host")
@@ -136,7 +144,7 @@ transition y_grows: y' >= y
 
 @needs_cc
 def test_an_incomplete_device_search_leaves_liveness_and_latency_unknown():
-    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    m = _load("kfd_monitor")
     rep = run_device(m, _wanted(m), Limits(max_states=50), device="host")
     graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
     assert len(graph) == 3
@@ -153,9 +161,9 @@ def _has_gpu() -> bool:
 
 
 @pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
-@pytest.mark.parametrize("name", ["kfd_monitor", "cwsr", "gpreempt_timeslice", "kfd_sched"])  # untimed: the device refuses timed specs
+@pytest.mark.parametrize("name", ["kfd_monitor", "cwsr", "gpreempt_timeslice", "kfd_sched"])  # untimed (abstractions): the device refuses timed specs
 def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
-    m = load_spec(str(MODELS / f"{name}.gpspec"), {})
+    m = _load(name)
     wanted = _wanted(m)
     dev = run_device(m, wanted, Limits(), device="cuda")
     cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
@@ -172,7 +180,7 @@ def test_without_numba_liveness_and_latency_are_unknown_with_the_reason(monkeypa
 
     real = importlib.util.find_spec
     monkeypatch.setattr(device_run.importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
-    m = load_spec(str(MODELS / "kfd_monitor.gpspec"), {})
+    m = _load("kfd_monitor")
     rep = run_device(m, _wanted(m), Limits(), device="host")
     graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
     assert len(graph) == 3 and all(r.verdict is Verdict.UNKNOWN and "numba" in r.reason for r in graph)
