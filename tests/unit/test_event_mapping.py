@@ -238,8 +238,8 @@ def test_without_map_replay_is_unchanged(capsys: pytest.CaptureFixture[str]) -> 
 
 def _xsched_recording(seed: int) -> list[str]:
     """A behaviour of xsched written in the vocabulary xsched.map.toml reads: launch/start/end
-    of BE kernels be:kK on stream 0, the RT kernel's start on stream 1 and the scheduler's host
-    events."""
+    of BE kernels be:kK on stream 0, the RT kernel's start and end on stream 1 and the scheduler's
+    host events."""
     import random
 
     from gpcheck.gpmodel import compile_model
@@ -265,10 +265,10 @@ def _xsched_recording(seed: int) -> list[str]:
                 ev = {"action": "suspend", "args": {}}
             elif name == "rt_start":  # the RT command's kernel starts on its own stream
                 ev = {"action": "start", "args": {"stream": 1}, "meta": {"kernel": "rt:0"}}
-            elif name == "rt_done":
-                ev = {"action": name, "args": {}}
-            if ev is not None:
-                ev["t"] = 1000 * i
+            elif name == "rt_done":  # the RT kernel's end (the model's rt_done), then the host's rt_done
+                out.append(json.dumps({"action": "end", "args": {"stream": 1}, "meta": {"kernel": "rt:0"}}))
+                ev = {"action": "rt_done", "args": {}}
+            if ev is not None:  # no time stamps: the untimed behaviour's order only (no durations to hold)
                 out.append(json.dumps(ev))
         prev = d
     return out
