@@ -148,3 +148,29 @@ def test_for_all_covers_vacuity_and_assumptions(tmp_path):
     assert res["saved_full"].verdict is Verdict.REACHED and res["saved_full"].counterexample is not None
     assert res["saved_wrong"].verdict is Verdict.UNREACHABLE
     assert res["saved_wrong"].assumptions == ("copy_save",)
+
+
+def test_a_proof_without_a_core_says_why(tmp_path, monkeypatch):
+    """NOTE(for-all-core): where the argument does not re-check (here: consecution made to fail),
+    the result says so in detail.assumption_core_missing, and the re-runs still name the assumption."""
+    from gpcheck.checker.engines.param import proofcore
+
+    monkeypatch.setattr(proofcore, "_unsat_cores", lambda *a, **k: None)
+    real = proofcore._property
+
+    def failing(enc, lemmas, prop, deadline, notes=None):
+        if prop.name == "no_loss":
+            notes is not None and notes.append("consecution relative to the 0 of 0 lemmas Houdini kept: sat")
+            return False
+        return real(enc, lemmas, prop, deadline, notes)
+
+    monkeypatch.setattr(proofcore, "_property", failing)
+    spec = tmp_path / "save.gpspec"
+    spec.write_text(SAVE)
+    rep = verify_for_all(str(spec), ["MAX"], {"MAX": 1}, properties=["no_loss", "in_bounds"], timeout=300)
+    r = rep.result("no_loss")
+    assert r.verdict is Verdict.PROVED and r.assumptions == ("copy_save",)
+    assert r.detail["assumptions_how"] == RERUN_HOW
+    assert r.detail["assumption_core_missing"].startswith("no proof core: the unsat cores")
+    assert "consecution" in r.detail["assumption_core_missing"]
+    assert "assumption_core_missing" not in rep.result("in_bounds").detail

@@ -14,7 +14,10 @@ over the lemmas, as in the proof). The set with every assumption is checked firs
 assumption is dropped in turn, in declaration order, when the argument survives without it. A
 re-check Z3 does not answer keeps the assumption (the proof may need it); when the argument does
 not re-check with every assumption in force, there is no core and the API falls back on running
-the for-all proof again without each assumption (NOTE(assumption-use) in checker/api/assumptions.py).
+the for-all proof again without each assumption (NOTE(assumption-use) in checker/api/assumptions.py);
+the result then says why in `detail["assumption_core_missing"]` (the relaxed encoding refused its
+lemmas, or what Houdini kept of them and how the property's checks answered), so that a proof
+that never gets a core (nvidia_tsg's `--for-all S,NB` no_loss, issue 30) shows where it stops.
 Dropping assumptions only adds behaviours, so an argument that holds without some holds with
 them all. A deadlock is the model's own (NOTE(proof-core)): its "stuck" is the encoding with every
 guard in force; only the lemmas and invariants it rests on are re-checked in the relaxed model.
@@ -31,6 +34,7 @@ from gpcheck.checker.core import budget
 from gpcheck.checker.core.verdict import Result, Verdict
 from gpcheck.checker.engines.param.candidates import Candidate
 from gpcheck.checker.engines.param.encode import ParamEncoder
+from gpcheck.checker.engines.param.extract import Unsupported
 from gpcheck.checker.engines.smt.session import Deadline
 
 CORE_STEPS = 120_000_000  # one re-check (a Houdini and the property's checks) of one set (NOTE(step-limits))
@@ -54,6 +58,7 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
         relaxed.facts = base + [lits[n] if n in on else z3.Not(lits[n]) for n in names]
 
     cores: dict[str, frozenset[str] | None] = {}
+    missing: dict[str, str] = {}  # why a proved property got no core
     props = {p.name: p for p in model.invariants} | {p.name: p for p in model.transitions}
 
     def core_of(name: str) -> frozenset[str] | None:
@@ -63,13 +68,23 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
             cores[name] = None
             if r is not None and r.verdict is Verdict.PROVED and name in props and name in used \
                     and not deadline.expired:
+                notes: list[str] = []
+
                 def holds(on: frozenset[str]) -> bool | None:
                     under(on)
-                    return _property(relaxed, used[name], props[name], deadline)
+                    return _property(relaxed, used[name], props[name], deadline, notes)
 
-                relaxed.facts = base  # every literal free: the unsat cores say which ones the argument needs
-                first = _unsat_cores(relaxed, lits, used[name], props[name], deadline)
-                cores[name] = _core(names, holds, first)
+                try:
+                    relaxed.facts = base  # every literal free: the unsat cores say which ones the argument needs
+                    first = _unsat_cores(relaxed, lits, used[name], props[name], deadline)
+                    if first is None:
+                        notes.append("the unsat cores of initiation and consecution gave no answer")
+                    cores[name] = _core(names, holds, first)
+                except Unsupported as e:  # its lemmas outside the relaxed encoding: this property has no core
+                    notes.append(f"the encoding with the assumptions behind literals refuses its lemmas: {e}")
+                if cores[name] is None:
+                    missing[name] = ("no proof core: " + "; ".join(notes) if notes else
+                                     "no proof core: the argument was not re-checked (time)")
         return cores[name]
 
     for name in out:
@@ -108,6 +123,8 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
     for name, core in cores.items():
         if core is not None:
             out[name].detail["assumption_core"] = [n for n in names if n in core]
+        elif name in missing:
+            out[name].detail["assumption_core_missing"] = missing[name]
 
 
 def _core(names: list[str], proves: Callable[[frozenset[str]], bool | None],
@@ -181,20 +198,24 @@ def _houdini(enc: ParamEncoder, lemmas: list[Candidate], deadline: Deadline) -> 
 
 
 def _property(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | ir.TransitionProperty,
-              deadline: Deadline) -> bool | None:
+              deadline: Deadline, notes: list[str] | None = None) -> bool | None:
     """The property initial and inductive relative to what Houdini keeps of `lemmas` in the
-    model `enc.facts` selects: True, False, or None (no answer)."""
+    model `enc.facts` selects: True, False, or None (no answer); `notes` gets what each step
+    answered where it is not True."""
+    notes = [] if notes is None else notes
     from gpcheck.checker.engines.param.prove import MBQI, MBQI_RETRY_STEPS
     from gpcheck.checker.engines.param.induct import Consecution
 
     kept = _houdini(enc, lemmas, deadline)
     if kept is None:
+        notes.append(f"Houdini over its {len(lemmas)} lemmas gave no answer")
         return None
     capped = deadline.limited(CORE_STEPS)
     s, t = enc.state("pcs."), enc.state("pct.")
     if isinstance(prop, ir.Invariant):
         r = _check(capped, *enc.facts, enc.init(s), z3.Not(enc.holds(prop.expr, s)))
         if r is not True:
+            notes.append("initiation " + ("fails" if r is False else "gave no answer"))
             return r
         fixed, goal = [enc.holds(prop.expr, s)], z3.Not(enc.holds(prop.expr, t))
     else:
@@ -202,6 +223,8 @@ def _property(enc: ParamEncoder, lemmas: list[Candidate], prop: ir.Invariant | i
     cons = Consecution(enc, s, t, [c.formula(enc, s) for c in kept], goal, fixed=fixed, mbqi=MBQI, tag="pcore",
                        retry_steps=MBQI_RETRY_STEPS)
     ans = cons.check(range(len(kept)), capped)
+    if ans.verdict != "unsat":
+        notes.append(f"consecution relative to the {len(kept)} of {len(lemmas)} lemmas Houdini kept: {ans.verdict}")
     return True if ans.verdict == "unsat" else (False if ans.verdict == "sat" else None)
 
 
