@@ -161,7 +161,8 @@ def _spin_row(a: argparse.Namespace, case: str, label: str, device_n: int | None
     with tempfile.TemporaryDirectory() as tmp:
         if sp.available(case):
             wall, rss, states, build = bc.spin(sp, case, dict(CASES[case][1]), Path(tmp), SPIN_HASH_BITS[case])
-            how = f"spin -a -o2 + gcc -O2 -DSAFETY here: {build:.1f} s, not included"
+            made = "gcc -O2 -DSAFETY on the given pan.c" if pan_dir is not None else "spin -a -o2 + gcc -O2 -DSAFETY"
+            how = f"{made} here: {build:.1f} s, not included"
         elif prebuilt is not None and prebuilt.exists():
             shutil.copy(prebuilt, Path(tmp) / "pan")
             bits = SPIN_HASH_BITS[case]

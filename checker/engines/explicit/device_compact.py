@@ -116,9 +116,9 @@ class CompactGraph:
         xp = self.be.xp
         cap = max(need, int(self.fcap * GROWTH), 1 << 10)
         per = self.words * 8 + 1
-        if not self._fits((cap - self.fcap) * per):
+        if not self._fits(cap * per):  # the old arrays stay until the new ones hold their rows
             cap = need
-            if not self._fits((cap - self.fcap) * per):
+            if not self._fits(cap * per):
                 raise ds._OutOfMemory(f"two levels of {need:,} states do not fit beside the table")
         used = min(self.fcap, max(0, self.n - self.fbase))
         keys = self._alloc(lambda: xp.zeros((cap, self.words), dtype=xp.int64), f"{cap:,} frontier states")
