@@ -27,8 +27,8 @@ composed model, driven or not, but not itself (directly or through other calls).
 NOTE(compose-time): a spliced action keeps its `time` (NOTE(timed) in spec/ir.py), and a used
 module's latency properties are kept like its other properties (only `expect` lines are dropped).
 A `call` runs the callee's body inside the caller's step and adds no time: the caller states its
-own (docs/timed.md). A retired `cost` (NOTE(retired-cost)) is reported by the type checker, or here
-for a driven action, which never reaches it.
+own (docs/timed.md). A retired `cost` (NOTE(retired-cost)) in a composed spec is reported here, all
+at once (a driven action never reaches the type checker, which reports it otherwise).
 """
 
 from __future__ import annotations
@@ -269,9 +269,11 @@ class _Composer:
                 table.setdefault(d.action.name, d.action)
         out: list[S.Decl] = []
         for d in decls:
+            action = d.action if isinstance(d, _Procedure) else d
+            if isinstance(action, S.ActionDecl) and action.cost is not None:
+                # NOTE(retired-cost): here, with every other cost, since a driven action never reaches the type checker
+                self.diags.error(action.cost, retired_cost(action.name))
             if isinstance(d, _Procedure):
-                if d.action.cost is not None:  # NOTE(retired-cost): driven, so the type checker never sees it
-                    self.diags.error(d.action.cost, retired_cost(d.action.name))
                 continue  # driven: runs only where called
             if isinstance(d, S.ActionDecl) and _has_call(d.body):
                 d = replace(d, body=self._stmts(d.body, table, [d.name]))
