@@ -214,3 +214,15 @@ def test_untimed_specs_agree_with_the_reference_long_run():
         text = untimed_spec(seed)
         problems = compare_latencies(text)
         assert not problems, text + "\n" + "\n".join(problems)
+
+
+def test_a_latency_past_64_bits_is_exact_or_unknown_never_wrapped():
+    """Issue 38's two steps of 2^62, timed (the int64 kernels went with `cost`): the zone engine
+    adds Python integers; past its measuring clock's cap it says `unknown`, never a wrong number."""
+    src = ("model big\nconst BIG = 4611686018427387904\nvar x: 0..2 = 0\naction a time BIG { require x == 0\n x = 1 }\n"
+           "action b time BIG { require x == 1\n x = 2 }\nallow deadlock\nlatency l: from x == 0 to x == 2 within 5\n")
+    r = run(src).result("l")
+    if r.verdict is Verdict.UNKNOWN:
+        assert "exceeds" in r.reason
+    else:
+        assert (r.verdict, r.detail["min"], r.detail["max"]) == (Verdict.VIOLATED, 2 ** 63, 2 ** 63)
