@@ -125,6 +125,13 @@ def test_the_z3_engines_say_unknown_and_keep_it_out_of_the_exit_code(engine, tmp
     capsys.readouterr()
 
 
+def test_a_timed_specs_latency_under_bmc_says_why_too():
+    """bmc no longer bounds latencies (its sequential-cost unrolling went with `cost`): on a timed
+    spec it answers like kind and pdr, `unknown` and not checked unless named."""
+    r = run(SPEC.replace("fair action done {", "fair action done time 2..4 {"), engine="bmc", depth=4).result("lat")
+    assert r.verdict is Verdict.UNKNOWN and "zone engine" in r.reason and r.detail.get("not_checked")
+
+
 def test_auto_takes_the_zone_engines_answer_or_its_reason():
     assert _numbers(run(engine="auto"), "lat") == ("violated", 0, None)
     r = run(engine="auto", max_states=1).result("lat")
