@@ -62,11 +62,6 @@ class CompiledModel:
         """A compiled state predicate; modelling errors in it raise ModelError."""
         return self._compile_predicate(expr)[0]  # type: ignore[return-value]
 
-    def predicate_text(self, expr: ir.Expr) -> str:
-        """The Python core's text of a state predicate, `def pred(s): return ...`, printed from
-        the IR (gpmodel/vector_pred.py reads it to evaluate the predicate a column at a time)."""
-        return self._compiler.predicate_source("pred", expr)
-
     def value(self, expr: ir.Expr) -> Callable[[State], int]:
         """A compiled scalar expression: its slot value in a state (a bool as 0/1, an enum member
         as its ordinal); modelling errors in it raise ModelError (NOTE(refinement): the mapping)."""

@@ -24,15 +24,11 @@ the step, as there is no such instance of A), its `require`s become the caller's
 are renamed so that they cannot clash with the caller's. A call may name any action of the
 composed model, driven or not, but not itself (directly or through other calls).
 
-NOTE(compose-cost): time (NOTE(latency) in spec/ir.py). A spliced action keeps its `cost`, and a
-used module's latency properties are kept like its other properties (only `expect` lines are
-dropped). A `call` runs the callee's body inside the caller's step, so the callee's time is spent
-in that step: the callee's `cost`, with its parameters bound to the call's arguments, is added to
-the caller's cost (both are evaluated in the step's pre-state, like every cost). That is exact
-only for a call that always runs, so a call of an action with a cost must stand at the top level of
-the caller's body (not under `if` or `for`), and its arguments must not name the caller's `let`s
-(a cost cannot see them): either is a located error, and the caller should state its cost itself.
-A call of an action without a cost adds nothing.
+NOTE(compose-time): a spliced action keeps its `time` (NOTE(timed) in spec/ir.py), and a used
+module's latency properties are kept like its other properties (only `expect` lines are dropped).
+A `call` runs the callee's body inside the caller's step and adds no time: the caller states its
+own (docs/timed.md). A retired `cost` (NOTE(retired-cost)) in a composed spec is reported here, all
+at once (a driven action never reaches the type checker, which reports it otherwise).
 """
 
 from __future__ import annotations
@@ -44,6 +40,7 @@ from pathlib import Path
 
 from gpcheck.spec import syntax as S
 from gpcheck.spec.errors import Diagnostics, SpecTypeError
+from gpcheck.spec.retired import retired_cost
 from gpcheck.spec.instances import Qualify, global_names, qualify_action, qualify_decl, resolve_references
 from gpcheck.spec.ir import BinOp
 from gpcheck.spec.limits import MAX_SOURCE_CHARS, normalize_newlines
@@ -272,61 +269,33 @@ class _Composer:
                 table.setdefault(d.action.name, d.action)
         out: list[S.Decl] = []
         for d in decls:
+            action = d.action if isinstance(d, _Procedure) else d
+            if isinstance(action, S.ActionDecl) and action.cost is not None:
+                # NOTE(retired-cost): here, with every other cost, since a driven action never reaches the type checker
+                self.diags.error(action.cost, retired_cost(action.name))
             if isinstance(d, _Procedure):
                 continue  # driven: runs only where called
             if isinstance(d, S.ActionDecl) and _has_call(d.body):
-                # NOTE(compose-cost): the callees' costs, in the caller's pre-state names
-                self._env: dict[str, S.Expr] = {}
-                self._costs: list[S.Expr] = []
-                self._hidden = _locals(d) - {p.name for p in d.params}
                 d = replace(d, body=self._stmts(d.body, table, [d.name]))
-                if self._costs:
-                    total = d.cost
-                    for c in self._costs:
-                        total = c if total is None else S.BinE(BinOp.ADD, total, c, c.span)
-                    d = replace(d, cost=total)
             out.append(d)
         return out
 
-    def _stmts(self, body: tuple[S.Stmt, ...], table: dict[str, S.ActionDecl], stack: list[str],
-               top: bool = True) -> tuple[S.Stmt, ...]:
+    def _stmts(self, body: tuple[S.Stmt, ...], table: dict[str, S.ActionDecl], stack: list[str]) -> tuple[S.Stmt, ...]:
         out: list[S.Stmt] = []
         for s in body:
             match s:
                 case S.CallS():
-                    out += self._call(s, table, stack, top)
+                    out += self._call(s, table, stack)
                 case S.IfS(then=a, else_=b):
-                    out.append(replace(s, then=self._stmts(a, table, stack, False),
-                                       else_=self._stmts(b, table, stack, False)))
+                    out.append(replace(s, then=self._stmts(a, table, stack),
+                                       else_=self._stmts(b, table, stack)))
                 case S.ForS(body=b):
-                    out.append(replace(s, body=self._stmts(b, table, stack, False)))
+                    out.append(replace(s, body=self._stmts(b, table, stack)))
                 case _:
                     out.append(s)
         return tuple(out)
 
-    def _call_cost(self, call: S.CallS, callee: S.ActionDecl, ren: dict[str, str], top: bool) -> None:
-        """NOTE(compose-cost): bind the callee's parameters to the call's arguments (in pre-state
-        names) and, when the callee has a cost, add it to the caller's."""
-        args = [_subst(a, self._env) for a in call.args]
-        for p, a in zip(callee.params, args):
-            self._env[ren[p.name]] = a
-        self._hidden |= {v for k, v in ren.items() if k not in {p.name for p in callee.params}}
-        if callee.cost is None:
-            return
-        if not top:
-            self.diags.error(call.span, f"call: '{call.name}' has a cost, and a call under 'if' or 'for' may not run: "
-                                        "call it at the top level of the action, or give the caller its cost "
-                                        "and call an action without one", (callee.span, "declared here"))
-            return
-        for a in args:
-            bad = sorted(_free(a) & self._hidden)
-            if bad:
-                self.diags.error(a.span, f"call: '{call.name}' has a cost, which cannot see the local "
-                                         f"'{bad[0]}' in its argument (costs are evaluated in the pre-state)")
-                return
-        self._costs.append(_subst(_rename(callee.cost, ren), self._env))
-
-    def _call(self, call: S.CallS, table: dict[str, S.ActionDecl], stack: list[str], top: bool = True) -> list[S.Stmt]:
+    def _call(self, call: S.CallS, table: dict[str, S.ActionDecl], stack: list[str]) -> list[S.Stmt]:
         callee = table.get(call.name)
         if callee is None:
             self.diags.error(call.span, f"call: no action named '{call.name}'")
@@ -349,9 +318,8 @@ class _Composer:
                 v = S.Name(ren[p.name], call.span)
                 out.append(S.RequireS(S.BinE(BinOp.AND, S.BinE(BinOp.LE, p.type.lo, v, call.span),
                                              S.BinE(BinOp.LE, v, p.type.hi, call.span), call.span), call.span))
-        self._call_cost(call, callee, ren, top)
         body = tuple(_rename_stmt(s, ren) for s in callee.body)
-        return out + list(self._stmts(body, table, stack + [call.name], top))
+        return out + list(self._stmts(body, table, stack + [call.name]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,49 +411,6 @@ def _rename(e: S.Expr, ren: dict[str, str]) -> S.Expr:
             return replace(e, cond=_rename(x, ren), then=_rename(y, ren), else_=_rename(z, ren))
         case S.FoldE(name=n, domain=dom, body=b):
             return replace(e, name=ren.get(n, n), domain=_rename_type(dom, ren), body=_rename(b, ren))
-    raise AssertionError(e)
-
-
-def _subst(e: S.Expr, env: dict[str, S.Expr]) -> S.Expr:
-    """`e` with each name in `env` replaced by its expression (NOTE(compose-cost): a callee's
-    parameters by the call's arguments; the names are fresh, so no binder captures them)."""
-    match e:
-        case S.Name(name=n) if n in env:
-            return env[n]
-        case S.IntLit() | S.BoolLit() | S.Name():
-            return e
-        case S.Prime(operand=x) | S.Neg(operand=x) | S.Not(operand=x):
-            return replace(e, operand=_subst(x, env))
-        case S.IndexE(base=x, index=y):
-            return replace(e, base=_subst(x, env), index=_subst(y, env))
-        case S.FieldE(base=x):
-            return replace(e, base=_subst(x, env))
-        case S.BinE(lhs=x, rhs=y):
-            return replace(e, lhs=_subst(x, env), rhs=_subst(y, env))
-        case S.IteE(cond=x, then=y, else_=z):
-            return replace(e, cond=_subst(x, env), then=_subst(y, env), else_=_subst(z, env))
-        case S.FoldE(domain=dom, body=b):
-            d = replace(dom, lo=_subst(dom.lo, env), hi=_subst(dom.hi, env)) if isinstance(dom, S.RangeT) else dom
-            return replace(e, domain=d, body=_subst(b, env))
-    raise AssertionError(e)
-
-
-def _free(e: S.Expr) -> set[str]:
-    """The names `e` reads (a fold's own binder excluded)."""
-    match e:
-        case S.Name(name=n):
-            return {n}
-        case S.IntLit() | S.BoolLit():
-            return set()
-        case S.Prime(operand=x) | S.Neg(operand=x) | S.Not(operand=x) | S.FieldE(base=x):
-            return _free(x)
-        case S.IndexE(base=x, index=y) | S.BinE(lhs=x, rhs=y):
-            return _free(x) | _free(y)
-        case S.IteE(cond=x, then=y, else_=z):
-            return _free(x) | _free(y) | _free(z)
-        case S.FoldE(name=n, domain=dom, body=b):
-            bounds = _free(dom.lo) | _free(dom.hi) if isinstance(dom, S.RangeT) else set()
-            return bounds | (_free(b) - {n})
     raise AssertionError(e)
 
 

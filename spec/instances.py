@@ -153,8 +153,7 @@ def qualify_action(a: S.ActionDecl, q: Qualify) -> S.ActionDecl:
     if timing is not None:
         timing = replace(timing, lower=r.expr(timing.lower, bound),
                          upper=None if timing.upper is None else r.expr(timing.upper, bound))
-    return replace(a, name=q.names[a.name], params=params, body=r.stmts(a.body, bound),
-                   cost=None if a.cost is None else r.expr(a.cost, bound), timing=timing)
+    return replace(a, name=q.names[a.name], params=params, body=r.stmts(a.body, bound), timing=timing)
 
 
 def _has_list_init(init: S.Init) -> bool:
@@ -361,11 +360,11 @@ class _Resolver:
                 return replace(d, range=self.type(rg))
             case S.VarDecl(type=t, init=i):
                 return replace(d, type=self.type(t), init=self.init(i))
-            case S.ActionDecl(params=ps, body=b, cost=c, timing=tm):
+            case S.ActionDecl(params=ps, body=b, timing=tm):
                 if tm is not None:
                     tm = replace(tm, lower=self.expr(tm.lower), upper=None if tm.upper is None else self.expr(tm.upper))
                 return replace(d, params=tuple(replace(p, type=self.type(p.type)) for p in ps), body=self.stmts(b),
-                               cost=None if c is None else self.expr(c), timing=tm)
+                               timing=tm)
             case S.InvariantDecl(expr=e) | S.TransitionDecl(expr=e) | S.ConstraintDecl(expr=e) | S.AssumeDecl(expr=e) \
                     | S.CoverDecl(expr=e) | S.TerminalDecl(expr=e):
                 return replace(d, expr=self.expr(e))

@@ -442,9 +442,6 @@ class Action:
     internal: bool = False
     fair: bool = False
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
-    # NOTE(latency): `cost EXPR`, the time one step of an instance takes, an integer expression
-    # over constants, the action's parameters and the pre-state; None means 0
-    cost: "Expr | None" = None
     time: "Timing | None" = None  # NOTE(timed): `time L..U` / `urgent`; None: untimed (0..)
 
     @property
@@ -461,8 +458,7 @@ class Timing:
     Henzinger-Manna-Pnueli): an instance continuously enabled for t time units may fire once
     t >= L and must fire or become disabled before t exceeds U; time passes for all enabled
     instances at once. A spec with a `time` anywhere is *timed*: checker/engines/timed/ decides it with
-    zones; its `cost` is rejected (the legacy sequential-cost semantics of NOTE(latency) is for
-    untimed specs only). docs/timed.md is the reference."""
+    zones. `cost` is retired (NOTE(retired-cost)). docs/timed.md is the reference."""
 
     lower: "Expr"
     upper: "Expr | None"
@@ -525,22 +521,20 @@ class Liveness:
 class Latency:
     """`latency NAME: from P to Q [within B]`.
 
-    NOTE(latency): time is the sum of the `cost`s of the steps taken (an action without `cost`
-    takes 0; a cost is evaluated in the step's pre-state and must not be negative). A
-    *measurement* starts at every step of a reachable behaviour that enters a P-state (its
-    pre-state is not a P-state, its post-state is) and at every initial P-state, and it is the
-    summed cost of the steps after it up to and including the first step into a Q-state (0 when
-    the P-state is a Q-state). The property reports the least and the greatest measurement over
-    every behaviour; the greatest is unbounded when, after such a start and before any Q-state,
-    a fair behaviour can stay away from Q forever (weak fairness and stuttering as for liveness:
-    a fair cycle, or a state where no fair instance is enabled) or a cycle with a positive cost
-    can be taken. `within B`: the property holds iff the greatest measurement is at most B;
-    without it, iff the greatest is bounded. checker/engines/latency/latency.py computes this exactly on the
-    explored graph. Time is the sum of the costs along one interleaving: steps of concurrent
-    components are serialised, so a model whose numbers are meant as real time puts its costs on
-    one time base (one clock or one thread; the bundled models say which), and where it does not
-    the greatest measurement is an upper bound (and an interleaving that delays a fair step is
-    one more behaviour: fairness says "eventually", not "promptly")."""
+    NOTE(latency): elapsed time in the one timed semantics (NOTE(timed), docs/timed.md). A
+    *measurement* starts at time 0 in an initial P-state and at every step from a non-P state into
+    a P-state, and ends at the first later step into a Q-state (0 when the state is both). The
+    property reports the exact least and greatest measurement over every behaviour, each with a
+    witness; the greatest is unbounded (null, with a lasso) only when a time-divergent behaviour
+    avoids Q forever after a start. `within B`: holds iff the greatest is at most B; without it,
+    iff the greatest is bounded. checker/engines/timed/latency.py computes it on the zone graph.
+    An untimed action is `0..` (it may wait forever), so on a spec with no `time` at all time can
+    pass forever in every state: the greatest measurement is 0 where every start is a Q-state and
+    unbounded otherwise (the lasso stays in the start's state), the least is 0 where Q can be
+    reached from a start. Every engine that decides it gives exactly that (with a warning that the
+    spec has no `time`); the engines without clocks answer `unknown` (docs/timed.md, "A latency
+    on an untimed spec"). The legacy `cost` that summed durations along one interleaving is
+    retired (NOTE(retired-cost) in spec/retired.py)."""
 
     name: str
     p: Expr
@@ -691,11 +685,6 @@ class Model:
             + [p.name for p in self.latencies]
             + [c.name for c in self.covers]
         )
-
-    @property
-    def timed(self) -> bool:
-        """Whether some action has a `cost` (NOTE(latency))."""
-        return any(a.cost is not None for a in self.actions)
 
     @property
     def has_time(self) -> bool:

@@ -283,8 +283,9 @@ class _Builder(Transformer[Any, Any]):
         return S.ActionDecl(str(name), params or (), body, "INTERNAL" in mods, "FAIR" in mods, self._sp(meta),
                             cost=cost, timing=timing)
 
-    def cost(self, meta: Any, e: S.Expr) -> S.Expr:
-        return e
+    def cost(self, meta: Any, e: S.Expr) -> Span:
+        # NOTE(retired-cost): `cost` is parsed only to be reported with its location (spec/typecheck.py)
+        return self._sp(meta)
 
     # NOTE(timed): `time L..U`, `time L..`, `time E` and `urgent action` (= `time 0`)
     def time_range(self, meta: Any, lo: S.Expr, hi: S.Expr) -> S.Timing:

@@ -50,8 +50,10 @@ def check_symmetry(model: ir.Model, diags: Diagnostics) -> None:
     c = _Check(diags)
     for a in model.actions:
         c.block(a.body)
-        if a.cost is not None:  # a cost that tells the values apart breaks the symmetry too
-            c.expr(a.cost)
+        if a.time is not None:  # a time bound that tells the values apart breaks the symmetry too
+            c.expr(a.time.lower)
+            if a.time.upper is not None and a.time.upper is not a.time.lower:
+                c.expr(a.time.upper)
     for inv in model.invariants:
         c.expr(inv.expr)
     for tp in model.transitions:

@@ -243,7 +243,8 @@ class ActionDecl:
     internal: bool = False
     fair: bool = False
     span: Span = _span()
-    cost: Expr | None = None  # `cost EXPR`: the step's duration (None: 0)
+    # NOTE(retired-cost): the span of a retired `cost EXPR` clause, kept only to report it (spec/typecheck.py)
+    cost: Span | None = None
     timing: "Timing | None" = None  # NOTE(timed): `time L..U` / `urgent` (None: untimed)
 
 

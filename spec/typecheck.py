@@ -17,6 +17,7 @@ from gpcheck.spec import syntax as S
 from gpcheck.spec.affinity import NONE, Clause, Deps, affinity, clauses, closure
 from gpcheck.spec.errors import ConstantError, Diagnostics, SpecTypeError
 from gpcheck.spec.ir import BOOL, INT, BinOp, FoldKind
+from gpcheck.spec.retired import retired_cost
 from gpcheck.spec.limits import MAX_DOMAIN, MAX_INITIAL_STATES, MAX_INSTANCES, MAX_INT, MAX_SLOTS, MAX_UNROLL
 from gpcheck.spec.assume import has_prime, lower
 from gpcheck.spec.span import NO_SPAN, Span
@@ -173,7 +174,6 @@ class _Checker:
                             covers.append(ir.Cover(name, x, sp))
                 case _:
                     pass
-        self._one_notion_of_time()
         action_names = {a.name for a in self.spec.decls if isinstance(a, S.ActionDecl)}
         for n, sp in fair_names.items():
             if n not in action_names:
@@ -650,40 +650,23 @@ class _Checker:
             self.d.error(decl.span, f"action '{decl.name}' has {instances} instances (the product of its parameters' "
                                     f"domains; the limit is {MAX_INSTANCES})")
             ok = False
-        cost = self._cost(decl.cost) if decl.cost is not None else None
-        timing = self._timing(decl.timing) if decl.timing is not None else None
-        if decl.cost is not None and decl.timing is not None:
-            self.d.error(decl.cost.span, f"action '{decl.name}' has both `cost` and `time`: in a timed spec the "
-                                         f"duration is its `time` (write `time E` instead of `cost E`)")
+        if decl.cost is not None:  # NOTE(retired-cost): one notion of time
+            self.d.error(decl.cost, retired_cost(decl.name))
             ok = False
+        timing = self._timing(decl.timing) if decl.timing is not None else None
         counter = itertools.count()
         body = self._block(decl.body, counter)
-        if not ok or body is None or (decl.cost is not None and cost is None) \
-                or (decl.timing is not None and timing is None):
+        if not ok or body is None or (decl.timing is not None and timing is None):
             return None
         return ir.Action(decl.name, tuple(params), body, decl.internal, decl.fair or fair_decl, decl.span,
-                         cost=cost, time=timing)
-
-    def _one_notion_of_time(self) -> None:
-        """NOTE(timed): a spec is timed (some `time` or `urgent`) or keeps the legacy sequential
-        `cost` (NOTE(latency)), never both: every `cost` of a timed spec is an error that says
-        how to rewrite it."""
-        decls = [d for d in self.spec.decls if isinstance(d, S.ActionDecl)]
-        timed = next((d for d in decls if d.timing is not None), None)
-        if timed is None:
-            return
-        for d in decls:
-            if d.cost is not None and d.timing is None:
-                self.d.error(d.cost.span, f"action '{d.name}' has a `cost`, but this spec is timed (`time` or `urgent` "
-                                          f"on '{timed.name}' at line {timed.span.line}): a cost is the legacy "
-                                          f"sequential duration of untimed specs; write `time E` for `cost E`")
+                         time=timing)
 
     def _timing(self, t: S.Timing) -> ir.Timing | None:
         """NOTE(timed): `time L..U`: integer bounds over constants, parameters and the state (no
         primes); constant bounds must satisfy 0 <= L <= U (computed ones are checked when an
         instance becomes enabled)."""
-        lo = self._cost(t.lower, "a time bound")
-        hi = lo if t.upper is t.lower else (self._cost(t.upper, "a time bound") if t.upper is not None else None)
+        lo = self._duration(t.lower)
+        hi = lo if t.upper is t.lower else (self._duration(t.upper) if t.upper is not None else None)
         if lo is None or (t.upper is not None and hi is None):
             return None
         if isinstance(lo, ir.Lit) and isinstance(hi, ir.Lit) and hi.value < lo.value:
@@ -691,10 +674,10 @@ class _Checker:
             return None
         return ir.Timing(lo, hi, t.urgent, t.span)
 
-    def _cost(self, e: S.Expr, what: str = "a cost") -> ir.Expr | None:
-        """An action's `cost` (NOTE(latency)): an integer expression over constants, the
-        parameters and the pre-state (no primes, no `let` of the body); a constant cost must
-        not be negative (a computed one is checked when it is evaluated)."""
+    def _duration(self, e: S.Expr, what: str = "a time bound") -> ir.Expr | None:
+        """A time bound (NOTE(timed)): an integer expression over constants, the parameters and
+        the state (no primes, no `let` of the body); a constant one must not be negative (a
+        computed one is checked when it is evaluated)."""
         try:
             x = self._expr(e)
         except _Poison:

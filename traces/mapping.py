@@ -89,8 +89,8 @@ class Timing:
     """`[[timing]]`: durations the trace shows for a model action. Either `value` (a duration in
     one event, ns) on events `event`/`when`, or the time from a `from` event to the next `to` event
     (paired by `key` when given; `from_at`: the instant the `from` event opens it, default its
-    stamp). `lower`/`upper`: the model's bounds, expressions over its constants in model time
-    units (`unit_ns` ns each); absent: the action's `time L..U`, or at most its `cost`."""
+    stamp). `lower`/`upper`: the model's bounds, expressions over its
+    constants in model time units (`unit_ns` ns each); absent: the action's `time L..U`."""
 
     name: str
     action: str

@@ -98,7 +98,7 @@ class Bounds:
 
 def bounds_of(t: Timing, model: ir.Model, where: str) -> Bounds:
     """The bounds the model gives `t`: the mapping's `lower`/`upper` (constant expressions), or
-    the action's `time L..U` with literal bounds, or at most its literal `cost`."""
+    the action's `time L..U` with literal bounds."""
     consts = model.const_values
     act = next((a for a in model.actions if a.name == t.action), None)
     lo_e = _parse(t.lower, t, where) if t.lower is not None else None
@@ -109,8 +109,6 @@ def bounds_of(t: Timing, model: ir.Model, where: str) -> Bounds:
         if act.time is not None:
             lo = _lit(act.time.lower)
             up = _lit(act.time.upper) if act.time.upper is not None else None
-        elif act.cost is not None:
-            up = _lit(act.cost)
     names = set()
     for e in (lo_e, up_e):
         if e is not None:

@@ -2,19 +2,23 @@
 as the API runs it, with the report run_explicit would make.
 
 The device checks invariants, deadlock and `range` (with the compact visited set of
-checker/engines/explicit/device_compact.py when nothing else is asked for), and after a complete search the transition
-properties on every edge; liveness and latency run the compiled core's CSR passes on the host
-over edges built on the device (checker/engines/explicit/device_graph.py, NOTE(device-edges)).
+checker/engines/explicit/device_compact.py when nothing else is asked for), and after a complete
+search the transition properties on every edge; liveness runs the compiled core's CSR pass on the
+host over edges built on the device (checker/engines/explicit/device_graph.py, NOTE(device-edges)).
+A latency is elapsed time: the zone engine decides it on the host (checker/api/untimed_latency.py),
+as without a device.
 A model the device cannot run, a timed spec, or no GPU: a
 UsageError (exit 2), never a silent fall-back to the CPU."""
 
 from __future__ import annotations
 
 import importlib.util
+import time
 
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model
+from gpcheck.checker.api import untimed_latency
 from gpcheck.checker.core import budget
 from gpcheck.checker.core import progress as meter
 from gpcheck.checker.engines.explicit import explicit
@@ -51,6 +55,7 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
     cm = cm or compile_model(model)
     graph_props = {p.name for p in (*model.liveness, *model.latencies)}
     safety = {w for w in wanted if w not in graph_props}
+    started = time.monotonic()
     why = device_search.unsupported(cm, wanted)
     if why is not None:
         raise UsageError(f"{model.file}: --device cuda cannot run this model: {why}")
@@ -69,6 +74,7 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
     except budget.Stop as stop:  # the edges not all checked: the transition properties unknown
         stopped = stop.text
     results = explicit.safety_results(cm, res, safety) + _graph_results(cm, res, graph, wanted)
+    results += untimed_latency.latency_results(cm, wanted, limits, started)
     if stopped is not None:
         results = [Result(r.property, r.kind, Verdict.UNKNOWN, ENGINE, reason=stopped) if r.kind == "transition" else r
                    for r in results]
@@ -79,47 +85,39 @@ def run_device(model: ir.Model, wanted: set[str], limits: Limits, cm: CompiledMo
         coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
     return Report(model.name, model.file, model.const_values, results, states=graph.n if res.complete else None,
-                  coverage=coverage, warnings=warnings)
+                  coverage=coverage, warnings=warnings + untimed_latency.warning(model, wanted))
 
 
 def _compact(cm: CompiledModel, wanted: set[str]) -> bool:
     """The compact visited set (NOTE(compact-table)) when no property needs the edges
-    (liveness, latency, transition properties need every state's words and number)."""
+    (liveness and transition properties need every state's words and number)."""
     from gpcheck.checker.engines.explicit import device_compact  # noqa: PLC0415
     from gpcheck.gpmodel.jit import packed_layout  # noqa: PLC0415
 
     model = cm.model
-    if any(p.name in wanted for p in (*model.transitions, *model.liveness, *model.latencies)):
+    if any(p.name in wanted for p in (*model.transitions, *model.liveness)):
         return False
     packed = packed_layout(cm)
     return packed is not None and device_compact.compact_supported(packed)
 
 
 def _graph_results(cm: CompiledModel, res: explicit.Search, graph: object, wanted: set[str]) -> list[Result]:
-    """Liveness and latency over the device's graph (edges built on the device, the compiled
-    core's CSR passes on the host): the compiled core's verdicts, lassos and witnesses; after
-    an incomplete search the passes answer `unknown` as they do on the CPU."""
+    """Liveness over the device's graph (edges built on the device, the compiled core's CSR pass
+    on the host): the compiled core's verdicts and lassos; after an incomplete search the pass
+    answers `unknown` as it does on the CPU."""
     from gpcheck.checker.engines.explicit import device_graph, fast_explicit  # noqa: PLC0415
-    from gpcheck.checker.engines.latency import fast_latency, latency  # noqa: PLC0415
 
     model = cm.model
-    if not any(p.name in wanted for p in (*model.liveness, *model.latencies)):
+    if not any(p.name in wanted for p in model.liveness):
         return []
     if res.complete and importlib.util.find_spec("numba") is None:
         why = "the graph passes after --device cuda are the compiled core's, which needs numba (pip install numba)"
-        return [Result(p.name, kind, Verdict.UNKNOWN, ENGINE, reason=why)
-                for kind, props in (("liveness", model.liveness), ("latency", model.latencies))
-                for p in props if p.name in wanted]
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=why) for p in model.liveness if p.name in wanted]
     try:
         host = device_graph.host_graph(cm, res, graph) if res.complete else None  # type: ignore[arg-type]
     except budget.Stop as stop:  # a signal, --timeout or --max-memory while the edges were built
-        return [Result(p.name, kind, Verdict.UNKNOWN, ENGINE, reason=stop.text)
-                for kind, props in (("liveness", model.liveness), ("latency", model.latencies))
-                for p in props if p.name in wanted]
-    if host is not None and any(p.name in wanted for p in model.liveness):
+        return [Result(p.name, "liveness", Verdict.UNKNOWN, ENGINE, reason=stop.text)
+                for p in model.liveness if p.name in wanted]
+    if host is not None:
         meter.note(engine=ENGINE, phase="liveness (fair cycles over the device's graph)")
-    live = fast_explicit.liveness_results(cm, res, host, wanted)  # type: ignore[arg-type] # incomplete: unknown
-    lat = [p for p in model.latencies if p.name in wanted]
-    if host is None:  # incomplete: unknown with the search's reason
-        return live + latency.latency_results(cm, res, None, lat)
-    return live + fast_latency.latency_results(cm, res, host, lat)
+    return fast_explicit.liveness_results(cm, res, host, wanted)  # type: ignore[arg-type] # incomplete: unknown

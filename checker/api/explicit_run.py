@@ -1,5 +1,6 @@
 """The explicit engine as the API runs it: the python or compiled core (chosen by size), symmetry
-reduction, then the liveness and latency passes on the explored graph (`run_explicit`).
+reduction, then the liveness pass on the explored graph (`run_explicit`); latencies are elapsed
+time, decided by the zone engine (checker/api/untimed_latency.py).
 
 Below model_api and smt_dispatch (`--engine auto` starts with it), so that neither imports the other."""
 
@@ -11,7 +12,7 @@ from dataclasses import replace
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, compile_model, jit
-from gpcheck.checker.api import assumptions
+from gpcheck.checker.api import assumptions, untimed_latency
 from gpcheck.checker.core import budget
 from gpcheck.checker.engines.explicit import explicit, liveness
 from gpcheck.checker.core import progress as meter
@@ -113,13 +114,9 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
     else:
         states = len(res.parent) if res.complete else None
         live = liveness_results(cm, res, wanted)
-    if live_refused:  # NOTE(symmetry): latencies read the full graph's fairness and successors too
-        lat = [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=live_refused)
-               for p in model.latencies if p.name in wanted]
-    else:
-        if any(p.name in wanted for p in model.latencies):
-            meter.note(engine=ENGINE, phase="latency (shortest and longest paths)")
-        lat = _latencies(cm, res, graph, wanted)
+    if any(p.name in wanted for p in model.latencies):  # NOTE(latency): elapsed time, on the zone graph
+        meter.note(engine=ENGINE, phase="latency (zone graph)")
+    lat = untimed_latency.latency_results(cm, wanted, limits, started)
     results = explicit.safety_results(cm, res, wanted) + live + lat
     if res.symmetry is not None and not isinstance(res.symmetry, Symmetry):  # NOTE(instance-symmetry)
         from gpcheck.checker.engines.explicit.unpermute import instance_images
@@ -134,7 +131,7 @@ def run_explicit(model: ir.Model, wanted: set[str], limits: Limits, cm: Compiled
         coverage[inst.action.name] = coverage.get(inst.action.name, 0) + n
     warnings = [f"action '{a}' never fired" for a, n in coverage.items() if n == 0 and res.complete]
     report = Report(model.name, model.file, model.const_values, results, states=states, coverage=coverage,
-                    warnings=notes + warnings)
+                    warnings=notes + warnings + untimed_latency.warning(model, wanted))
     if res.complete and res.symmetry is None and collision is None and not res.pruned:
         # NOTE(assumption-use): what a run without an assumption compares its graph with
         report.explored = assumptions.Explored(cm, res, graph)  # type: ignore[attr-defined]
@@ -180,8 +177,7 @@ def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
         sym = Symmetry(model)
     if not sym.active:
         return None, None, []
-    # latency properties (NOTE(latency)) ask what liveness asks (fair cycles, the full graph)
-    live = [p.name for p in model.liveness if p.name in wanted] + [p.name for p in model.latencies if p.name in wanted]
+    live = [p.name for p in model.liveness if p.name in wanted]  # latencies: the zone engine's own search
     if setting == "auto" and (live or core == "compiled" or compiled_options):
         return None, None, []
     notes = [] if isinstance(sym, Symmetry) else notes
@@ -193,26 +189,6 @@ def _symmetry_choice(model: ir.Model, wanted: set[str], core: str, setting: str,
                "cycle of the model (weak fairness is per action instance, and instances are renamed along "
                "it); run with --symmetry off (or auto)")
     return sym, why, notes
-
-
-def _latencies(cm: CompiledModel, res: explicit.Search, packed: object, wanted: set[str]) -> list[Result]:
-    """The latency properties asked for, on the explored graph: the Python search's
-    (checker/engines/latency/latency.py), or the compiled one's compact graph (`packed`, a
-    fast_explicit.PackedGraph; checker/engines/latency/fast_latency.py, the same results)."""
-    props = [p for p in cm.model.latencies if p.name in wanted]
-    if not props:
-        return []
-    from gpcheck.checker.engines.latency.latency import latency_results
-
-    if packed is not None and res.complete:  # the compiled core: on its compact graph (checker/engines/latency/fast_latency.py)
-        from gpcheck.checker.engines.explicit import fast_explicit
-        from gpcheck.checker.engines.latency import fast_latency
-
-        try:
-            return fast_latency.latency_results(cm, res, packed, props)  # type: ignore[arg-type]
-        except fast_explicit.MissedState as missed:
-            return [Result(p.name, "latency", Verdict.UNKNOWN, ENGINE, reason=str(missed)) for p in props]
-    return latency_results(cm, res, None, props)
 
 
 def compiled_unsupported(cm: CompiledModel, wanted: set[str]) -> str | None:

@@ -47,12 +47,14 @@ def _not_checked_liveness(model: ir.Model, names: Sequence[str], engine: str) ->
     return [Result(n, "liveness", Verdict.UNKNOWN, engine, reason=why, detail={"not_checked": True})
             for n in names if n in live]
 def _latency_unknown(model: ir.Model, names: Sequence[str], engine: str, why: str | None = None) -> list[Result]:
-    """NOTE(latency): kind and pdr do not compute latencies; they say so (never a verdict),
-    marked `not_checked` like the liveness they skip (issue 17: out of the exit code unless
+    """NOTE(latency): the Z3 engines do not compute latencies (elapsed time in the timed
+    semantics, which only the zone engine decides); they say so (never a verdict), marked
+    `not_checked` like the liveness kind and pdr skip (issue 17: out of the exit code unless
     named). With `why` (the budget stopped) the latency was asked for and not answered."""
     detail = {} if why else {"not_checked": True}
-    why = why or (f"{NOT_CHECKED} ({engine} does not compute latencies: bmc bounds them over an unrolling, the "
-                  "explicit engine computes them exactly; --engine explicit, or auto when its search completes)")
+    why = why or (f"{NOT_CHECKED} ({engine} does not compute latencies: a latency is elapsed time in the timed "
+                  "semantics, which the zone engine decides exactly; --engine explicit, or auto when its search "
+                  "completes)")
     lat = {p.name for p in model.latencies}
     return [Result(n, "latency", Verdict.UNKNOWN, engine, reason=why, detail=dict(detail)) for n in names if n in lat]
 
@@ -65,7 +67,7 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
 
     deadline = Deadline(timeout)
     wanted_lat = [p for p in model.latencies if p.name in set(names)]
-    lat = [] if name == "bmc" else _latency_unknown(model, names, name)
+    lat = _latency_unknown(model, names, name)
     names = [n for n in names if n not in {p.name for p in model.latencies}]
     props = safety_properties(model, list(names))
     if lat and not props and not any(p.name in set(names) for p in model.liveness):
@@ -79,10 +81,6 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
                 results = []
                 if props or any(p.name in set(names) for p in model.liveness):
                     results = _run_smt(name, model, names, props, deadline, depth)
-                if name == "bmc" and wanted_lat:
-                    # NOTE(latency): bounded, Z3 Optimize over an unrolling; after the safety and
-                    # liveness properties, so that one Optimize call cannot take their whole time
-                    lat = _bmc_latency(model, wanted_lat, depth, deadline)
                 return results + lat
         except budget.Stop as stop:  # the budget stopped, or the time limit passed, in a phase of no partial result
             why = budget.stopped() or stop.text
@@ -96,17 +94,6 @@ def run_smt(name: str, model: ir.Model, names: Sequence[str], *, depth: int | No
             why = budget.stopped() or ""
     return [Result(p.name, p.kind, Verdict.UNKNOWN, name, reason=why) for p in props] \
         + _liveness_unknown(model, names, name, why) + _latency_unknown(model, [p.name for p in wanted_lat], name, why)
-
-
-def _bmc_latency(model: ir.Model, props: list[ir.Latency], depth: int | None, deadline: object) -> list[Result]:
-    """BMC's bounded latencies; `unknown` with the reason where the time ran out before or while
-    they were encoded (the results found before are kept: the stop is caught here)."""
-    from gpcheck.checker.engines.smt.latency import run_latency
-
-    try:
-        return run_latency(model, props, DEFAULT_DEPTH if depth is None else depth, deadline)  # type: ignore[arg-type]
-    except budget.Stop as stop:  # NOTE(time-limit)
-        return _latency_unknown(model, [p.name for p in props], "bmc", budget.stopped() or stop.text)
 
 
 def _run_smt(name: str, model: ir.Model, names: Sequence[str], props: list, deadline: object,  # type: ignore[type-arg]
@@ -224,12 +211,8 @@ def _auto(
     live = {p.name for p in model.liveness}
     out = list(decided.values())
     lat = {p.name for p in model.latencies}
-    open_lat = [n for n in rest if n in lat]
-    if open_lat:  # the explicit search did not complete: bmc bounds them, else its reason stands
-        for r in run_smt("bmc", model, open_lat, depth=depth, timeout=_slice(left_at(start, timeout), 2)):
-            if r.verdict is Verdict.UNKNOWN:
-                r = next(x for x in report.results if x.property == r.property)
-            out.append(r)
+    # NOTE(latency): a latency the zone engine left undecided stays so (no Z3 engine computes one)
+    out += [next(x for x in report.results if x.property == n) for n in rest if n in lat]
     rest = [n for n in rest if n not in lat]
     safety = [n for n in rest if n not in live]
     liveness = [n for n in rest if n in live]

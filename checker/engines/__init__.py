@@ -1,3 +1,3 @@
-"""The engines: explicit search and its liveness and latency passes, the Z3 engines (bmc, k-induction, PDR), the for-all prover and the timed engine.
+"""The engines: explicit search and its liveness pass, the Z3 engines (bmc, k-induction, PDR), the for-all prover and the timed engine.
 
-May import: `gpcheck.spec`, `gpcheck.gpmodel`, `gpcheck.traces`, `gpcheck.checker.core`. Inside: param -> smt -> timed, latency -> explicit (never the other way)."""
+May import: `gpcheck.spec`, `gpcheck.gpmodel`, `gpcheck.traces`, `gpcheck.checker.core`. Inside: param -> smt -> timed -> explicit (never the other way)."""

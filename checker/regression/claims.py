@@ -12,7 +12,7 @@ A row whose derived outcome differs from the one its text argues, or whose quote
 otherwise, is reported as `evidence changed` and makes `gpcheck verify-claims` exit non-zero.
 Latency rows are computed, not stated: the AMD column's constants go into the timed rt_latency model
 and the best and worst cases are its latency properties' least and greatest measurements
-(checker/engines/latency/latency.py); GPreempt's figures come from reef_rewind, which follows the code (a busy-polling
+(checker/engines/timed/latency.py); GPreempt's figures come from reef_rewind, which follows the code (a busy-polling
 scheduler, CAP+1 resets), not from the seeds' 1 ms poll that row 4.1.6 refutes."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ _BOUNDS = dict(LAT_MAX=10**6)
 
 def _latency(ctx: Context, consts: dict[str, int]) -> dict[str, int]:
     """Best and worst RT latency and BE delay (us): the least and greatest measurements of the
-    timed rt_latency model's latency properties (checker/engines/latency/latency.py), computed now."""
+    timed rt_latency model's latency properties (checker/engines/timed/latency.py), computed now."""
     c = {**consts, **_BOUNDS}
     out: dict[str, int] = {}
     for prop, key in (("rt_completion", "latency"), ("rt_preempt_latency", "wait"), ("be_resume_delay", "be_delay")):

@@ -31,7 +31,7 @@ from gpcheck.spec.errors import UsageError
 SHARED = ("no_reexecution", "no_loss", "ring_integrity", "ring_kept", "bounded_inversion", "no_starvation")
 IMPLICIT = {"deadlock": "holds", "range": "holds"}
 # The shared latency properties (issue 15, NOTE(latency)), shown side by side in their own table;
-# every timed model states its costs in microseconds.
+# every timed model states its durations in microseconds.
 LATENCIES = ("rt_preempt_latency", "be_resume_delay")
 
 

@@ -88,8 +88,6 @@ def latency_text(r: Result) -> str:
     text = f"min {lo}, max {hi}" + (f" (within {d['within']})" if d.get("within") is not None else "")
     if d.get("unbounded"):
         text += f": {d['unbounded']}"
-    if d.get("bounded"):  # bmc: over an unrolling (checker/engines/smt/latency.py)
-        text += f" {d['bounded']}"
     if r.verdict is Verdict.UNKNOWN and r.reason:
         text += f"; {r.reason}"
     return text

@@ -1,16 +1,13 @@
-"""Benchmark (issue 35, item 3): liveness and latency after `--device cuda` at millions of states,
-phase by phase: the device search, the edges built on the device and copied to the host
-(device_graph.host_graph), the compiled core's liveness pass and its latency pass on the host.
+"""Benchmark (issue 35, item 3): liveness after `--device cuda` at millions of states, phase by
+phase: the device search, the edges built on the device and copied to the host
+(device_graph.host_graph), the compiled core's liveness pass on the host. (Latencies are elapsed
+time since `cost` retired: the zone engine decides them, with or without a device.)
 
-    python tests/bench/bench_gpu_graph.py [--per-state] [--compare] [--max-states 20000000]
-                                          CASE [CASE ...]
+    python tests/bench/bench_gpu_graph.py [--compare] [--max-states 20000000] CASE [CASE ...]
 
-CASE is MODEL:K=V,... (a bundled untimed model with liveness or latency properties, e.g.
-`cwsr:Q=2,N=3,W=2`). `--per-state` also times the latency pass as it was before
-gpmodel/vector_pred.py (the from/to predicates and the costs evaluated state by state in
-Python) and checks that both give the same results (up to --per-state-max states: it takes
-about 90 us a state); --compare up to --compare-max states. `--compare` runs the compiled CPU core on
-one thread on the same properties and checks that its report equals the device's. A case whose
+CASE is MODEL:K=V,... (a bundled untimed model with liveness properties). `--compare` (up to
+--compare-max states) runs the compiled CPU core on one thread on the same properties and checks
+that its report equals the device's. A case whose
 device search finds more than --max-states states stops after the search (said so). Needs CuPy,
 a GPU and numba."""
 
@@ -34,17 +31,14 @@ def _key(r):  # type: ignore[no-untyped-def]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cases", nargs="+")
-    ap.add_argument("--per-state", action="store_true")
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--max-states", type=int, default=20_000_000)
-    ap.add_argument("--per-state-max", type=int, default=2_000_000, help="--per-state only up to this many states")
     ap.add_argument("--compare-max", type=int, default=5_000_000, help="--compare only up to this many states")
     a = ap.parse_args()
     from gpcheck.checker.api import model_api  # noqa: F401 - the api package's import order
     from gpcheck.checker.api.explicit_run import run_explicit
     from gpcheck.checker.engines.explicit import device_graph, device_search, fast_explicit
     from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
-    from gpcheck.checker.engines.latency import fast_latency
     from gpcheck.gpmodel import compile_model
     from gpcheck.spec import load_spec
 
@@ -54,7 +48,7 @@ def main() -> int:
         consts = {k: int(v) for k, v in (p.split("=") for p in given.split(",") if p)}
         m = load_spec(str(ROOT / "spec" / "models" / f"{name}.gpspec"), consts)
         cm = compile_model(m)
-        graph = {p.name for p in (*m.liveness, *m.latencies)}
+        graph = {p.name for p in (*m.liveness, *m.latencies)}  # latencies: left to the zone engine
         wanted = select_properties(m, None) - {p.name for p in m.transitions}
         safety = wanted - graph
         device_search.search(cm, safety, Limits(max_states=1000), device="cuda")  # nvcc once
@@ -73,32 +67,12 @@ def main() -> int:
         t3 = time.perf_counter()
         print(f"{case}: liveness pass {t3 - t2:.2f} s: " + ", ".join(f"{r.property}={r.verdict.value}" for r in live),
               flush=True)
-        lats = [p for p in m.latencies if p.name in wanted]
-        lat = fast_latency.latency_results(cm, res, host, lats)
-        t4 = time.perf_counter()
-        print(f"{case}: latency pass {t4 - t3:.2f} s (column-wise predicates and costs): "
-              + ", ".join(f"{r.property}={r.verdict.value}(min {r.detail.get('min')} max {r.detail.get('max')})"
-                          for r in lat), flush=True)
-        if a.per_state and g.n <= a.per_state_max:
-            real = (fast_latency.column_predicate, fast_latency.column_value)
-            fast_latency.column_predicate = lambda *x: None  # type: ignore[assignment]
-            fast_latency.column_value = lambda *x: None  # type: ignore[assignment]
-            try:
-                t5 = time.perf_counter()
-                old = fast_latency.latency_results(cm, res, host, lats)
-                t6 = time.perf_counter()
-            finally:
-                fast_latency.column_predicate, fast_latency.column_value = real  # type: ignore[assignment]
-            same = [_key(r) for r in old] == [_key(r) for r in lat]
-            failed |= not same
-            print(f"{case}: latency pass state by state (before) {t6 - t5:.2f} s: {'SAME' if same else 'DIFFERENT'} "
-                  f"results; {(t6 - t5) / max(1e-9, t4 - t3):.1f}x", flush=True)
         if a.compare and g.n <= a.compare_max:
             t7 = time.perf_counter()
-            cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
+            cpu = run_explicit(m, wanted - {p.name for p in m.latencies}, Limits(), core="compiled", workers=1)
             t8 = time.perf_counter()
-            mine = [_key(r) for r in sorted(live + lat, key=lambda r: r.property)]
-            theirs = [_key(r) for r in sorted(cpu.results, key=lambda r: r.property) if r.kind in ("liveness", "latency")]
+            mine = [_key(r) for r in sorted(live, key=lambda r: r.property)]
+            theirs = [_key(r) for r in sorted(cpu.results, key=lambda r: r.property) if r.kind == "liveness"]
             same = cpu.states == g.n and mine == theirs
             failed |= not same
             print(f"{case}: compiled CPU core, 1 thread, whole run {t8 - t7:.2f} s: {'SAME' if same else 'DIFFERENT'}",

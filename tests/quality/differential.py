@@ -11,9 +11,11 @@ public API (`checker.verify`, the JSON shape of `--json`), and lists every disag
 - `violated` with a counterexample that the reference replay (tests/reference/replay.py) rejects,
   or, where the engine claims a shortest counterexample, one longer than the reference's.
 `unknown` is accepted (it must carry a reason) and counted.
-Latency properties (NOTE(latency)) are judged against tests/reference/latency.py: the explicit
-engine's min, max and verdict must be the reference's; another engine's `violated` needs a
-reference max above `within` (or unbounded) and its `proved` a reference verdict that holds.
+Latency properties (NOTE(latency): elapsed time in the timed semantics; a spec without `time`
+has every action `0..`) are judged against the discrete-time reference of timed specs
+(tests/reference/timed.py): the explicit engine's min, max and verdict must be the reference's;
+another engine's `violated` needs a reference max above `within` (or unbounded) and its `proved`
+a reference verdict that holds.
 
 Long run (figures: specs, engine runs, verdicts by kind, disagreements; each disagreement is
 shrunk by hypothesis and appended to --findings):
@@ -46,7 +48,6 @@ from hypothesis import seed as hseed
 from gpcheck.checker import GpcheckError, verify
 from gpcheck.spec import load_source
 from tests.reference.explore import Exploration, explore
-from tests.reference.latency import latencies
 from tests.reference.replay import check_counterexample
 from tests.reference.semantics import Model, load
 
@@ -101,6 +102,7 @@ def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None =
         tally.disagreements += 1
         return [f"load: gpcheck rejects a spec the reference runs: {str(err).splitlines()[0]}"]
     depth = ex.diameter + 2
+    lat = timed_latencies(text) if m.latencies and not ex.constrained else {}
     for engine in engines:
         tally.engine_runs += 1
         engine_depth = depth if engine == "bmc" else None
@@ -118,7 +120,7 @@ def compare(text: str, engines: tuple[str, ...] = ENGINES, tally: Tally | None =
                 tb = traceback.format_exception_only(type(err), err)[-1].strip()
                 problems.append(f"{engine}: raised {tb}")
                 continue
-        problems += [f"{engine}: {p}" for p in _judge(m, ex, engine, report, tally)]
+        problems += [f"{engine}: {p}" for p in _judge(m, ex, engine, report, tally, lat)]
     tally.disagreements += len(problems)
     return problems
 
@@ -169,8 +171,10 @@ def _verify_cli(text: str, engine: str, depth: int | None, timeout: float | None
     return report, problems
 
 
-def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally: Tally) -> list[str]:
+def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally: Tally,
+           lat: dict[str, RefLatency] | None = None) -> list[str]:
     problems: list[str] = []
+    lat = lat or {}
     kinds = _kinds(m)
     results = {r["property"]: r for r in report["results"]}
     if set(results) != set(kinds):
@@ -178,7 +182,6 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
     if engine == "explicit" and report.get("states") is not None and report["states"] != len(ex.states) \
             and "symmetry" not in report:  # a reduced count is of orbits (tests/unit/test_symmetry.py)
         problems.append(f"{report['states']} states, reference {len(ex.states)}")
-    lat = latencies(m, ex) if m.latencies and not ex.constrained else {}
     for name, r in results.items():
         kind = kinds.get(name)
         if kind is None:
@@ -225,6 +228,28 @@ def _judge(m: Model, ex: Exploration, engine: str, report: dict[str, Any], tally
         else:
             problems.append(f"{said}: not a verdict")
     return problems
+
+
+@dataclass(frozen=True)
+class RefLatency:
+    """One latency by the discrete-time reference (tests/reference/timed.py): `max` None is unbounded."""
+
+    starts: int
+    min: int | None
+    max: int | None
+
+    def verdict(self, within: int | None, constrained: bool) -> str:
+        if self.starts and (self.max is None or (within is not None and self.max > within)):
+            return "violated"
+        return "holds_to_bound" if constrained else "proved"
+
+
+def timed_latencies(text: str) -> dict[str, RefLatency]:
+    """Every latency of `text` in the one timed semantics, by the reference (tests/reference/timed.py)."""
+    from tests.reference.timed import explore as timed_explore
+    from tests.reference.timed import load_timed
+
+    return {n: RefLatency(*v) for n, v in timed_explore(load_timed(text)).latencies.items()}
 
 
 def _judge_latency(m: Model, engine: str, name: str, r: dict[str, Any], ref: Any, constrained: bool) -> list[str]:

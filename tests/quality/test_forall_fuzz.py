@@ -39,7 +39,7 @@ def test_generated_specs_are_judged_without_findings():
 
 
 # issue 38: specs of seed 38 with `_stall` (a counter stuck at a threshold, a liveness and a
-# latency whose step cost is drawn up to and past 2^63), half without `allow deadlock`: the judge
+# latency, unbounded since `cost` retired: issue 29), half without `allow deadlock`: the judge
 # wants every declared property answered (deadlock and liveness included), no exit 0 over a
 # violated or unknown one, and compares each kind with the explicit engine. Before the fix each
 # of these was a MISSING finding (deadlock, reach, lat dropped). About 25 s of CPU.

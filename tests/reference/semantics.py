@@ -145,7 +145,6 @@ class Action:
     body: tuple
     internal: bool
     fair: bool
-    cost: Any = None  # the `cost` expression (AST), None: the step takes 0
     scope: Any = None  # a module instance's action: (instance variable, module action, is an array)
 
 
@@ -210,7 +209,7 @@ def load(text: str, consts: Mapping[str, int] | None = None, modules: Mapping[st
             m.inits.append(d.init)
         elif isinstance(d, S.ActionDecl):
             params = [(p.name, _type(m, p.type)) for p in d.params]
-            m.actions.append(Action(d.name, params, d.body, d.internal, d.fair, d.cost))
+            m.actions.append(Action(d.name, params, d.body, d.internal, d.fair))
         elif isinstance(d, S.FairDecl):
             fair_names.update(n for n, _ in d.names)
         elif isinstance(d, S.InvariantDecl):
@@ -257,7 +256,7 @@ def _instance(m: Model, d: Any, modules: dict[str, str], overrides: dict[str, in
     fair = {a.name for a in sub.actions if a.fair}
     for a in sub.actions:
         m.actions.append(Action(f"{d.name}.{a.name}", element + a.params, a.body, a.internal, a.name in fair,
-                                a.cost, scope=(d.name, a, array)))
+                                scope=(d.name, a, array)))
     for name, e in sub.invariants:
         m.invariants.append((f"{d.name}.{name}", Scoped(d.name, sub, e, array)))
     for name, e in sub.transitions:

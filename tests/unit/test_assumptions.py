@@ -105,7 +105,7 @@ LEADS = """
 model leads "leads_to and latency vacuity"
 var x: 0..3 = 0
 var trig: bool = false
-action up cost 1 { require x < 3; x = x + 1 }
+action up time 1 { require x < 3; x = x + 1 }
 fair action up
 liveness never_triggered: trig leads_to x == 3
 liveness triggered: x == 1 leads_to x == 3

@@ -1,8 +1,10 @@
 """`--device cuda`'s liveness, latency and transition properties (issue 35 item 2,
 NOTE(device-edges)): the edges built by the device code (its host build here, the same C text)
-are the compiled core's CSR arrays edge for edge, and the verdicts, lassos, latency numbers,
-witnesses and transition counterexamples are the compiled core's; the GPU test runs where CuPy
-sees a GPU and skips elsewhere."""
+are the compiled core's CSR arrays edge for edge, and the verdicts, lassos and transition
+counterexamples are the compiled core's; a latency is the zone engine's answer on the host, as
+without a device (checker/api/untimed_latency.py). The GPU test runs where CuPy sees a GPU and
+skips elsewhere. The device refuses timed specs, so the tests run on an untimed spec of their own
+(MONITOR) and gp_hip_suspend."""
 
 from __future__ import annotations
 
@@ -19,18 +21,45 @@ from gpcheck.checker.core.verdict import Counterexample, Verdict
 from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
 from gpcheck.gpmodel import compile_model
-from gpcheck.checker.engines.timed import untimed
 from gpcheck.spec import load_spec
 
 MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
+# untimed (the device refuses timed specs): the LP queue is unmapped while an RT request runs; a
+# violated liveness property (a lasso), an unbounded latency (untimed actions may wait forever) and
+# one that is 0 at every start
+MONITOR = """model devmon "an untimed monitor"
+const N = 4
+var lp: 0..N = 0
+var rt: bool = false
+var mapped: bool = true
+var k: 0..3 = 0
+fair action lp_run { require mapped and lp < N
+  lp = lp + 1 }
+action rt_arrive { require not rt
+  rt = true }
+fair action monitor { require rt and mapped
+  mapped = false }
+action rt_done { require rt and not mapped
+  rt = false
+  k = (k + 1) % 4 }
+action remap { require not rt and not mapped
+  mapped = true }
+action lp_reset { require lp == N
+  lp = 0 }
+invariant no_loss: lp <= N
+liveness no_starvation: eventually lp == N
+latency be_resume_delay: from not mapped to mapped
+latency at_once: from mapped to true
+"""
+
+
+def _model(name: str):  # type: ignore[no-untyped-def]
+    from gpcheck.spec import load_source
+
+    return load_source(MONITOR, "devmon.gpspec") if name == "devmon" else load_spec(str(MODELS / f"{name}.gpspec"), {})
+
+
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
-
-
-def _load(name: str):  # type: ignore[no-untyped-def]
-    """A bundled model's untimed abstraction (the device refuses timed specs): for kfd_monitor and
-    gpreempt_timeslice, timed now, their discrete graphs (kfd_monitor's is the sequential model's,
-    620 states)."""
-    return untimed(load_spec(str(MODELS / f"{name}.gpspec"), {}))
 
 
 def _key(r):  # type: ignore[no-untyped-def]
@@ -45,7 +74,8 @@ def _wanted(m):  # type: ignore[no-untyped-def]
 
 def _replays(cm, cex: Counterexample) -> bool:  # type: ignore[no-untyped-def]
     """Every step is a transition of the model from an initial state; a lasso's last state
-    steps back to its loop state (or stutters there when the loop is the last step)."""
+    steps back to its loop state, is it (the zone engine's), or stutters there when the loop is the
+    last step."""
     decode = cm.layout.decode
     starts = [s for s in cm.initial_states() if decode(s) == cex.steps[0].state]
     if not starts:
@@ -60,16 +90,18 @@ def _replays(cm, cex: Counterexample) -> bool:  # type: ignore[no-untyped-def]
         states.append(cur)
     if cex.loop is None or cex.loop == len(cex.steps) - 1:
         return True
+    if cur == states[cex.loop]:  # the zone engine's lassos (latencies) end in their loop state
+        return True
     return any(t == states[cex.loop] for _, t in cm.successors(cur))
 
 
 @needs_cc
-@pytest.mark.parametrize("name", ["kfd_monitor", "gp_hip_suspend"])
+@pytest.mark.parametrize("name", ["devmon", "gp_hip_suspend"])
 def test_liveness_and_latency_are_the_compiled_core_s(name):
-    """kfd_monitor: a violated liveness property (a lasso) and a violated latency bound beside a
-    proved one; gp_hip_suspend: proved liveness. Same states, verdicts, numbers,
-    lassos and witnesses as the compiled CPU core, and every counterexample replays."""
-    m = _load(name)
+    """devmon: a violated liveness property (a lasso) and an unbounded latency beside a proved one;
+    gp_hip_suspend: proved liveness. Same states, verdicts, numbers, lassos and witnesses as the
+    compiled CPU core, and every counterexample replays."""
+    m = _model(name)
     wanted = _wanted(m)
     dev = run_device(m, wanted, Limits(), device="host")
     cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
@@ -81,10 +113,11 @@ def test_liveness_and_latency_are_the_compiled_core_s(name):
     for r in graph:
         if r.counterexample is not None:
             assert _replays(cm, r.counterexample), r.property
-    if name == "kfd_monitor":
+    if name == "devmon":
         by = {r.property: r for r in dev.results}
         assert by["no_starvation"].verdict is Verdict.VIOLATED and by["no_starvation"].counterexample.loop is not None
-        assert by["be_resume_delay"].verdict is Verdict.VIOLATED
+        assert by["be_resume_delay"].verdict is Verdict.VIOLATED and by["be_resume_delay"].detail["max"] is None
+        assert by["at_once"].verdict is Verdict.PROVED and by["at_once"].detail["max"] == 0
 
 
 @needs_cc
@@ -92,14 +125,14 @@ def test_liveness_and_latency_are_the_compiled_core_s(name):
 def test_the_device_edges_are_the_cpu_csr_arrays(rows):
     """Chunks of one candidate row (a state per chunk), of an odd size, and the default: the
     offsets, targets and instances of the compiled core's _csr_graph, edge for edge."""
-    m = _load("kfd_monitor")
+    m = _model("devmon")
     cm = compile_model(m)
     wanted = select_properties(m, None) - {p.name for p in (*m.transitions, *m.liveness, *m.latencies)}
     dres, g = device_search.search(cm, wanted, device="host")
     offsets, targets, iids = device_graph.device_edges(g, max(1, len(cm.instances)), rows)
     cres, cg = fast_explicit.search(cm, wanted, workers=1)
     csr = fast_explicit._csr_graph(cm, cres, cg)
-    assert g.n == cg.n == 620
+    assert g.n == cg.n == 80
     edges = int(sum(cres.fired))
     assert edges > g.n and int(offsets[-1]) == edges
     assert np.array_equal(offsets, csr.offsets)
@@ -144,10 +177,10 @@ transition y_grows: y' >= y
 
 @needs_cc
 def test_an_incomplete_device_search_leaves_liveness_and_latency_unknown():
-    m = _load("kfd_monitor")
+    m = _model("devmon")
     rep = run_device(m, _wanted(m), Limits(max_states=50), device="host")
     graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
-    assert len(graph) == 3
+    assert len(graph) == 3  # the latencies: the zone engine's own search, under the same limit
     assert all(r.verdict is Verdict.UNKNOWN and "state limit" in r.reason for r in graph)
 
 
@@ -161,9 +194,9 @@ def _has_gpu() -> bool:
 
 
 @pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
-@pytest.mark.parametrize("name", ["kfd_monitor", "cwsr", "gpreempt_timeslice", "kfd_sched"])  # untimed (abstractions): the device refuses timed specs
+@pytest.mark.parametrize("name", ["devmon", "gp_hip_suspend", "nvidia_streams"])  # untimed: the device refuses timed specs
 def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
-    m = _load(name)
+    m = _model(name)
     wanted = _wanted(m)
     dev = run_device(m, wanted, Limits(), device="cuda")
     cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
@@ -173,15 +206,18 @@ def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
 
 @needs_cc
 def test_without_numba_liveness_and_latency_are_unknown_with_the_reason(monkeypatch):
-    """The CSR passes are numba code: where numba is missing they are `unknown`, not skipped."""
+    """The CSR passes are numba code: where numba is missing liveness is `unknown`, not skipped (a
+    latency is the zone engine's, plain Python: decided)."""
     import importlib.util
 
     from gpcheck.checker.api import device_run
 
     real = importlib.util.find_spec
     monkeypatch.setattr(device_run.importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
-    m = _load("kfd_monitor")
+    m = _model("devmon")
     rep = run_device(m, _wanted(m), Limits(), device="host")
-    graph = [r for r in rep.results if r.kind in ("liveness", "latency")]
-    assert len(graph) == 3 and all(r.verdict is Verdict.UNKNOWN and "numba" in r.reason for r in graph)
+    live = [r for r in rep.results if r.kind == "liveness"]
+    assert len(live) == 1 and all(r.verdict is Verdict.UNKNOWN and "numba" in r.reason for r in live)
+    assert {r.property: r.verdict for r in rep.results if r.kind == "latency"} == {
+        "be_resume_delay": Verdict.VIOLATED, "at_once": Verdict.PROVED}
     assert {r.property: r.verdict for r in rep.results}["no_loss"] is Verdict.PROVED

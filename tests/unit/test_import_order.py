@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gpcheck.checker.api",),
     ("gpcheck.checker.engines.param", "gpcheck.checker.engines.replay"),
     ("gpcheck.checker.engines.smt",),
-    ("gpcheck.checker.engines.timed", "gpcheck.checker.engines.latency", "gpcheck.checker.report"),
+    ("gpcheck.checker.engines.timed", "gpcheck.checker.report"),
     ("gpcheck.checker.engines.explicit",),
     ("gpcheck.traces",),
     ("gpcheck.gpmodel",),
@@ -143,14 +143,14 @@ def _copy_tree(tmp_path: Path) -> Path:
 
 def test_a_planted_lazy_circle_is_found(tmp_path):
     root = _copy_tree(tmp_path)
-    victim = root / "checker" / "engines" / "explicit" / "fast_explicit.py"
+    victim = root / "checker" / "engines" / "explicit" / "liveness.py"
     victim.write_text(victim.read_text() + "\n\ndef _planted():\n"
-                      "    from gpcheck.checker.engines.latency import fast_latency\n")
+                      "    from gpcheck.checker.engines.timed import liveness\n")
     graph = import_graph(root)
-    assert ["gpcheck.checker.engines.explicit.fast_explicit",
-            "gpcheck.checker.engines.latency.fast_latency"] in circles(graph)
-    assert ("gpcheck.checker.engines.explicit.fast_explicit imports gpcheck.checker.engines.latency.fast_latency"
-            " (gpcheck.checker.engines.latency is above gpcheck.checker.engines.explicit)") in against_the_order(graph)
+    assert ["gpcheck.checker.engines.explicit.liveness",
+            "gpcheck.checker.engines.timed.liveness"] in circles(graph)
+    assert ("gpcheck.checker.engines.explicit.liveness imports gpcheck.checker.engines.timed.liveness"
+            " (gpcheck.checker.engines.timed is above gpcheck.checker.engines.explicit)") in against_the_order(graph)
 
 
 def test_a_planted_circle_through_from_package_import_is_found(tmp_path):

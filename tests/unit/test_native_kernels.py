@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
-from gpcheck.gpmodel import compile_model, jit_fingerprint, jit_kernels, jit_latency, jit_parallel, native
+from gpcheck.gpmodel import compile_model, jit_fingerprint, jit_kernels, jit_parallel, native
 from gpcheck.gpmodel.kernel_source import kernel_source
 from gpcheck.spec import bundled_models, load_source, load_spec
 
@@ -31,7 +31,7 @@ SPEC = ("model native_t\nconst N = 3\nvar x: [0..N-1] -> 0..3 = 0\nvar t: 0..9 =
 
 
 def test_kernel_source_is_what_inspect_gives():
-    for module in (jit_kernels, jit_parallel, jit_fingerprint, jit_latency):
+    for module in (jit_kernels, jit_parallel, jit_fingerprint):
         for name, fn in vars(module).items():
             if inspect.isfunction(fn) and fn.__module__ == module.__name__ and name not in ("source", "model_source",
                                                                                             "_source"):

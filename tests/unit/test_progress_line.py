@@ -43,6 +43,7 @@ def test_the_report_erases_the_progress_line_first(monkeypatch: pytest.MonkeyPat
 
 def test_explicit_phases_are_named() -> None:
     from gpcheck.checker.api.model_api import verify
+    from gpcheck.spec import load_source
 
     seen: list[str] = []
     original = progress.note
@@ -55,7 +56,9 @@ def test_explicit_phases_are_named() -> None:
     progress.note = spy  # type: ignore[assignment]
     try:
         # the phases of one search (the runs that attribute assumptions would only repeat them)
-        verify("cwsr", properties=["no_starvation", "rt_preempt_latency"], core="python", assumption_use=False)
+        spec = ("model phases\nvar x: 0..3 = 0\nfair action inc { require x < 3\n x = x + 1 }\nallow deadlock\n"
+                "liveness up: eventually x == 3\nlatency l: from x == 1 to x == 3\n")
+        verify(load_source(spec), properties=["up", "l"], core="python", assumption_use=False)
     finally:
         progress.note = original  # type: ignore[assignment]
     assert "search" in seen

@@ -1,5 +1,6 @@
 """The timed language (NOTE(timed) in spec/ir.py): `time L..U`, `time E`, `time L..`, `urgent
-action`, and the rule that a timed spec has no `cost`."""
+action`, and `cost`'s retirement (one notion of time: every `cost` is an error saying to write
+`time E`; more in tests/unit/test_retired_cost.py)."""
 
 from __future__ import annotations
 
@@ -35,18 +36,18 @@ action plain { require a == 0 }
     assert v.time is not None and v.time.urgent and v.fair and v.internal
     assert isinstance(u.time.upper, ir.Lit) and u.time.upper.value == 0
     assert _action(m, "plain").time is None
-    assert m.has_time and not m.timed
+    assert m.has_time
 
 
-def test_untimed_spec_is_not_timed_and_keeps_cost():
-    m = load_source(HEAD + "action c cost 3 { require a == 0  a = 1 }\n")
-    assert not m.has_time and m.timed
+def test_an_untimed_spec_has_no_time():
+    m = load_source(HEAD + "action c { require a == 0  a = 1 }\n")
+    assert not m.has_time and m.actions[0].time is None
 
 
 @pytest.mark.parametrize("body, message, line, column", [
     ("action c cost 4 { require a == 0 }\naction d time 1 { require a == 1 }",
-     "write `time E` for `cost E`", 4, 15),
-    ("action c cost 4 time 2 { require a == 0 }", "has both `cost` and `time`", 4, 15),
+     "write `time E` instead", 4, 10),
+    ("action c cost 4 time 2 { require a == 0 }", "`cost` is retired", 4, 10),
     ("action c time 5..2 { require a == 0 }", "lower bound 5 exceeds the upper bound 2", 4, 10),
     ("action c time true { require a == 0 }", "a time bound is an integer expression", 4, 15),
     ("action c time -1 { require a == 0 }", "cannot be negative", 4, 15),
@@ -65,4 +66,4 @@ def test_cli_rejects_cost_in_timed_spec_with_exit_2(tmp_path, capsys):
     p.write_text(HEAD + "action c cost 4 { require a == 0 }\nurgent action d { require a == 1 }\n")
     assert main(["verify", str(p)]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and "write `time E` for `cost E`" in err and f"{p}:4:15" in err
+    assert "Traceback" not in err and "write `time E` instead" in err and f"{p}:4:10" in err

@@ -1,6 +1,6 @@
-"""`--device cuda`'s state graph for liveness and latency (issue 35, item 2): the edge arrays
+"""`--device cuda`'s state graph for liveness (issue 35, item 2): the edge arrays
 are built on the device from what its search stored, then handed to the compiled core's CSR
-passes on the host (fast_explicit.liveness_results, checker/engines/latency/fast_latency.py);
+pass on the host (fast_explicit.liveness_results);
 and transition properties checked on the device over the same edges (`check_transitions`).
 
 NOTE(device-edges): after a complete device search the visited set's table holds `id + 1` for
@@ -9,7 +9,7 @@ kernel, deadlock checks off) writes each state's successors into the fixed candi
 `(state - lo) * NINST + j` (j: the successor's place in `succ`'s order), and `lookup` finds
 each row's state number in the table. Compacting the used rows in row order (on the device)
 gives each state's edges in successor order: the arrays fast_explicit._csr_graph builds on the
-CPU, edge for edge, so the SCCs, lassos and latency witnesses are the compiled core's. Only
+CPU, edge for edge, so the SCCs and lassos are the compiled core's. Only
 the compacted edges travel to the host (8 bytes an edge), with the keys, parents and flags."""
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def device_edges(g: DeviceGraph, ninst: int, chunk_rows: int | None = None) -> t
 
 def host_graph(cm: CompiledModel, res: Search, g: DeviceGraph, chunk_rows: int | None = None) -> PackedGraph:
     """The device's graph as the compiled core's PackedGraph (keys, parents, flags on the host,
-    its CSR edges built on the device), for fast_explicit.liveness_results and
-    fast_latency.latency_results after a complete search."""
+    its CSR edges built on the device), for fast_explicit.liveness_results after a complete
+    search."""
     assert res.complete
     meter.note(phase="the state graph's edges (device)")
     offsets, targets, iids = device_edges(g, max(1, len(cm.instances)), chunk_rows)

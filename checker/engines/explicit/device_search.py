@@ -10,8 +10,8 @@ backends with the same driver below:
 
 Safety only: invariants, deadlock and `range` (modelling errors). The states are numbered as the
 sequential core numbers them, so state counts, depth, verdicts and counterexamples are the
-compiled core's. Transition properties, liveness and latency are checked afterwards on the
-edges, built on the device (checker/engines/explicit/device_graph.py). When the visited set outgrows the device's
+compiled core's. Transition properties and liveness are checked afterwards on the
+edges (latencies: the zone engine, checker/api/untimed_latency.py), built on the device (checker/engines/explicit/device_graph.py). When the visited set outgrows the device's
 memory (or `max_bytes`), the search stops and the properties it did not refute are `unknown
 (device memory)`."""
 

@@ -86,8 +86,6 @@ def check_witness(cm: CompiledModel, r: Result) -> str | None:
         return range_error(cm, r, states)[1]
     if r.kind == "liveness":
         return _check_lasso(cm, r, states)
-    if r.kind == "latency":
-        return _check_latency(cm, r, states)
     return f"cannot check a {r.kind} counterexample"
 
 
@@ -137,50 +135,6 @@ def _fair_loop_or_stutter(cm: CompiledModel, states: list[State], iids: list[int
         for f in fair)
     stutter = loop == len(states) - 1 and cm.in_constraints(last) and not (enabled(last) & fair)
     return fair_loop or stutter
-
-
-def _check_latency(cm: CompiledModel, r: Result, states: list[State]) -> str | None:
-    """NOTE(latency): the measurement starts at `detail.start` (an initial P-state, or a step from
-    a non-P state into a P-state) and, without a Q-state after the start, either ends in a first
-    Q-state with the summed cost `max` (above `within`), or (max unbounded) loops: a fair cycle,
-    a fair stutter, or a cycle with a positive cost."""
-    from gpcheck.gpmodel.cost import compile_costs
-
-    assert r.counterexample is not None
-    prop = next((p for p in cm.model.latencies if p.name == r.property), None)
-    if prop is None:
-        return f"no latency property {r.property}"
-    start = r.detail.get("start")
-    if not isinstance(start, int) or not 0 <= start < len(states):
-        return "the measurement's start is not a step of the counterexample"
-    p, q = cm.predicate(prop.p), cm.predicate(prop.q)
-    if not truth(p, states[start]) or (start > 0 and truth(p, states[start - 1])):
-        return f"step {start} does not enter a P-state"
-    _, iids, _ = replay_states(cm, r.counterexample)
-    cost = compile_costs(cm)
-    costs = [cost(iids[j - 1], states[j - 1]) for j in range(1, len(states))]  # costs[j-1]: step j
-    loop = r.counterexample.loop
-    if r.detail.get("max") is None:
-        if loop is None or not start <= loop < len(states):
-            return "an unbounded latency needs a loop after the start"
-        if any(truth(q, s) for s in states[start:]):
-            return "a Q-state follows the start"
-        closing = [cost(iid, states[-1]) for iid, t in cm.enabled_steps(states[-1]) if t == states[loop]]
-        positive = bool(closing) and (sum(costs[loop:]) + max(closing) > 0)
-        if not (positive or _fair_loop_or_stutter(cm, states, iids, loop)):
-            return "the loop is neither a positive-cost cycle, a fair cycle nor a fair stutter"
-        return None
-    if loop is not None:
-        return "a bounded latency's witness is a finite behaviour"
-    first_q = next((k for k in range(start, len(states)) if truth(q, states[k])), None)
-    if first_q != len(states) - 1:
-        return "the behaviour does not end in the first Q-state after the start"
-    total = sum(costs[start:])
-    if total != r.detail["max"]:
-        return f"the measurement costs {total}, not the reported max {r.detail['max']}"
-    if prop.within is not None and total <= prop.within:
-        return f"the measurement {total} is within {prop.within}"
-    return None
 
 
 def range_error(cm: CompiledModel, r: Result, states: list[State]) -> tuple[ModelError | None, str | None]:
