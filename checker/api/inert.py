@@ -39,7 +39,7 @@ def _root(target: ir.Expr) -> int | None:
 
 def _action_exprs(a: ir.Action, skip: str) -> Iterator[ir.Expr]:
     """Every expression an action evaluates, but the guards of the assumption `skip`."""
-    for e in (a.cost, a.time.lower if a.time else None, a.time.upper if a.time else None):
+    for e in (a.time.lower if a.time else None, a.time.upper if a.time else None):
         if e is not None:
             yield e
     for s in ir.iter_stmts(a.body):
