@@ -145,7 +145,7 @@ def test_without_a_gpu_the_command_says_so(tmp_path):
 
 
 @pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
-@pytest.mark.parametrize("name", ["kfd_sched", "cwsr", "nvidia_streams"])  # untimed: the device refuses timed specs
+@pytest.mark.parametrize("name", ["kfd_monitor", "gpreempt_timeslice", "nvidia_streams"])  # untimed: the device refuses timed specs (cwsr and kfd_sched are timed now)
 def test_gpu_matches_the_python_core(name):
     m = load_spec(str(MODELS / f"{name}.gpspec"), {})
     cm, wanted = _safety(m)
@@ -162,6 +162,6 @@ def test_what_the_device_does_not_run_is_a_usage_error():
     with pytest.raises(UsageError, match="timed"):
         verify(str(MODELS / "hws_oversub.gpspec"), device="cuda")
     with pytest.raises(UsageError, match="--workers"):
-        verify(str(MODELS / "kfd_sched.gpspec"), device="cuda", workers=4)
+        verify(str(MODELS / "kfd_monitor.gpspec"), device="cuda", workers=4)  # untimed (kfd_sched is timed now)
     with pytest.raises(UsageError, match="unknown device"):
-        verify(str(MODELS / "kfd_sched.gpspec"), device="tpu")
+        verify(str(MODELS / "kfd_monitor.gpspec"), device="tpu")
