@@ -25,6 +25,7 @@ from gpcheck.checker.engines.explicit.explicit import Limits
 
 BY_ABSTRACTION = "untimed abstraction (explicit search): proved for every timing"
 BY_ZONES = "zone graph"
+BY_PATH = "untimed abstraction (explicit search): a path with a timing (checker/engines/timed/path.py)"
 
 
 def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: str = "auto") -> Report:
@@ -50,6 +51,7 @@ def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: 
                       for r in rep.results if r.verdict is Verdict.PROVED]
             if rep.states is not None:  # an action the abstraction never fires never fires in time either
                 never = [w for w in rep.warnings if w.startswith("action '") and w.endswith("' never fired")]
+            proved += _probes_reached(cm, rep.results)
     rest = wanted - {r.property for r in proved}
     if not rest:
         report = Report(model.name, model.file, model.const_values, [], warnings=never)
@@ -75,3 +77,19 @@ def _safety_names(cm: CompiledModel, wanted: set[str]) -> set[str]:
     if "range" in wanted and timed_abstraction.bounds_may_fail(cm) is None:
         names.add("range")
     return names & wanted
+
+
+def _probes_reached(cm: CompiledModel, results: list[Result]) -> list[Result]:
+    """Vacuity probes (NOTE(vacuity)) the abstraction reached along a path that has a timing
+    (path.py): reached in the timed semantics too, without the zone graph. Only a probe's verdict
+    is read (its witness is dropped), so this changes no reported counterexample."""
+    from gpcheck.checker.api.assumptions import PROBE
+
+    out = []
+    for r in results:
+        if PROBE in r.property and r.verdict is Verdict.VIOLATED and r.counterexample is not None:
+            got = timed_abstraction.confirm(cm, r)
+            if got.verdict is Verdict.VIOLATED:
+                out.append(replace(got, engine="timed", detail={**got.detail, "decided_by": BY_PATH}))
+    return out
+

@@ -255,8 +255,11 @@ def test_hover_finds_an_instances_names(tmp_path: Path) -> None:
 def test_two_bundled_cwsr_gpus_are_the_product_of_one_each() -> None:
     """Two instances of a bundled model with different constants, nothing shared: the reachable
     states are exactly the pairs (42 x 116 for cwsr at Q=1, MAXP=1 and N=1 / N=2)."""
-    two = load_source('model two_gpus\nuse cwsr as g0(Q = 1, N = 1, MAXP = 1)\nuse cwsr as g1(Q = 1, N = 2, MAXP = 1)\n')
+    from gpcheck.checker.engines.timed import untimed
+
+    # untimed abstractions (cwsr is timed: urgency couples the two GPUs' timings, not their discrete steps)
+    two = untimed(load_source('model two_gpus\nuse cwsr as g0(Q = 1, N = 1, MAXP = 1)\nuse cwsr as g1(Q = 1, N = 2, MAXP = 1)\n'))
     rep = verify(two, properties=["g0.no_loss", "g1.no_loss"])
-    one = [verify(load_spec("cwsr", {"Q": 1, "N": n, "MAXP": 1}), properties=["no_loss"]).states for n in (1, 2)]
+    one = [verify(untimed(load_spec("cwsr", {"Q": 1, "N": n, "MAXP": 1})), properties=["no_loss"]).states for n in (1, 2)]
     assert one == [42, 116] and rep.states == 42 * 116
     assert rep.result("g1.no_loss").verdict is Verdict.PROVED

@@ -28,6 +28,7 @@ from gpcheck.checker.core.verdict import Verdict
 from gpcheck.checker.engines.smt.witness import check_witness
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.symmetry import Symmetry
+from gpcheck.checker.engines.timed import untimed
 from gpcheck.spec import SpecError, load_source, load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quality"))
@@ -239,7 +240,7 @@ _SLOW_CWSR = pytest.mark.slow  # fast: nvidia_streams below, and the random-spec
     ("nvidia_streams", {}), ("nvidia_streams", {"S": 3, "Q": 1, "P": 3}),
 ])
 def test_bundled_symmetric_models_reduced_equals_unreduced(name, consts):
-    model = load_spec(name, consts)
+    model = untimed(load_spec(name, consts))  # cwsr is timed: its untimed abstraction (same discrete states)
     assert model.symmetric
     # liveness and latency properties are not checked under reduction (test below)
     skip = {x.name for x in model.liveness} | {x.name for x in model.latencies}
@@ -293,7 +294,7 @@ transition owner_kept: st[own] == Busy implies own' == own
 
 
 def test_liveness_is_refused_under_reduction_and_checked_by_auto():
-    model = load_spec("cwsr", {**OLD, "W": 3})
+    model = untimed(load_spec("cwsr", {**OLD, "W": 3}))  # cwsr is timed: symmetry reduces untimed searches
     # which search each setting makes (the runs that attribute assumptions would repeat them: off)
     on = verify(model, symmetry="on", assumption_use=False)
     r = on.result("no_starvation")
@@ -305,7 +306,7 @@ def test_liveness_is_refused_under_reduction_and_checked_by_auto():
 
 
 def test_compiled_core_falls_back_to_python_with_a_warning():
-    model = load_spec("cwsr", {**OLD, "W": 3})
+    model = untimed(load_spec("cwsr", {**OLD, "W": 3}))
     rep = run_explicit(model, {"no_loss"}, Limits(), core="compiled", symmetry="on")
     assert rep.symmetry is not None
     assert any("Python core" in w for w in rep.warnings)
