@@ -34,6 +34,8 @@ INDUCTION_ENGINES = ("kind", "pdr")  # NOTE(refinement-induction): these check `
 SYMMETRY = ("auto", "on", "off")  # symmetry reduction of the explicit engine (see run_explicit)
 RERUN_STATES_FACTOR = 50  # NOTE(assumption-use): the explicit runs without one assumption, at most this
 RERUN_STATES_MIN = 500_000  # many times the states of the run with every assumption, and at least these
+RERUN_ZONES_FACTOR = 10  # a timed model's: at most this many times its discrete states, no floor (kfd_monitor
+# without copy_save: 500,000 zones took minutes of plain-Python zone building, 6,200 take about a second)
 
 
 def load(spec: str | Path | ir.Model, consts: Mapping[str, int] | None = None) -> ir.Model:
@@ -98,9 +100,8 @@ def verify(
         limit = timeout if timeout is None or not rerun else max(0.001, timeout - (time.monotonic() - started))
         cap = max_states
         if rerun and cap is None and report is not None and report.states is not None:
-            # no floor for a timed model: its relaxed run builds zones in Python (kfd_monitor without
-            # copy_save: 500,000 zones took minutes; its 31,000 a few seconds)
-            cap = RERUN_STATES_FACTOR * report.states if m.has_time else \
+            # a timed model's relaxed run builds zones in Python: RERUN_ZONES_FACTOR, no floor
+            cap = RERUN_ZONES_FACTOR * report.states if m.has_time else \
                 max(RERUN_STATES_FACTOR * report.states, RERUN_STATES_MIN)
         if m.has_time:  # NOTE(timed): the zone engine, or an untimed engine on the untimed abstraction
             return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core)

@@ -311,6 +311,16 @@ def test_kfd_monitor_latencies() -> None:
     assert _span(run("kfd_monitor", TIMESLICE=1).result("be_resume_delay")) == (5000, 5000)
 
 
+def test_a_timed_models_assumption_rerun_stops_at_ten_times_its_states() -> None:
+    """NOTE(assumption-use) on a timed model: kfd_monitor without copy_save has millions of states,
+    whose zones the engine would build for minutes; the re-run stops at RERUN_ZONES_FACTOR x 620."""
+    from gpcheck.checker import verify
+
+    r = verify("kfd_monitor", properties=["rt_preempt_latency"]).result("rt_preempt_latency")
+    assert r.verdict is P and r.assumptions == ("copy_save",)
+    assert r.detail["assumptions_undecided"]["copy_save"] == "without it: unknown (state limit reached (6200 zones))"
+
+
 def test_kfd_sched_latencies_come_from_cwsr_with_its_ticks_timed() -> None:
     """kfd_sched (the monitor on cwsr) keeps cwsr's costs and latency properties (NOTE(compose-cost)):
     an unmap of both queues saves 2 x 5 us, and waves may run ticks (2500 us) before their save trap;
