@@ -67,11 +67,11 @@ def test_microsecond_bounds_give_the_scaled_down_answers_times_the_scale():
 
 
 def test_liveness_zone_graph_is_the_same_at_every_quantum():
-    """kfd_monitor_timed (a 1 ms quantum in microseconds): its liveness zone graph and verdict at
+    """kfd_monitor (a 1 ms quantum in microseconds): its liveness zone graph and verdict at
     TICK_US = 10 and 10^6 are the same (the tick clock it replaced passed 50,000 zones at 1000)."""
     sizes, verdicts = set(), set()
     for tick in (10, 1_000_000):
-        m = load("docs/timed/kfd_monitor_timed.gpspec", {"TICK_US": tick})
+        m = load("kfd_monitor", {"TICK_US": tick})
         cm = compile_model(m)
         tg = liveness.build(cm, Limits(20_000))
         sizes.add(len(tg.nodes))

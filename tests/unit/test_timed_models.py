@@ -57,25 +57,6 @@ def test_cwsr_queues_save_in_parallel_and_the_save_grows_with_the_saved_waves():
     assert _span(two_waves.result("rt_preempt_latency")) == (0, 10)  # two waves' contexts: 2 x SAVE_US
 
 
-KFD_MONITOR = str(ROOT / "docs" / "timed" / "kfd_monitor_timed.gpspec")
-
-
-def test_kfd_monitor_timed_keeps_the_policy_numbers_for_arrivals_at_any_instant():
-    """The monitor's policy on 1 ms quanta, timed (RT requests arrive mid-quantum too): one monitor
-    period for the preemption, starvation under strict priority, as the bundled model. At
-    TICK_US = 1 (the latencies in quanta): the zone engine's exact graph fragments with the quantum's
-    size in us (docs/timed.md, "Re-timed models"), so the test runs the small unit."""
-    r = verify(KFD_MONITOR, consts={"TICK_US": 1}, assumption_use=False,
-               properties=["rt_preempt_latency", "be_resume_delay", "no_starvation", "no_reexecution"])
-    assert _span(r.result("rt_preempt_latency")) == (0, 5)  # at most T_MON quanta
-    be = r.result("be_resume_delay")
-    assert be.verdict is Verdict.VIOLATED and _span(be) == (5, None) and be.counterexample.loop is not None
-    assert r.result("no_starvation").verdict is Verdict.VIOLATED
-    assert r.result("no_reexecution").verdict is Verdict.PROVED
-    ts = verify(KFD_MONITOR, consts={"TICK_US": 1, "TIMESLICE": 1}, assumption_use=False, properties=["be_resume_delay"])
-    assert _span(ts.result("be_resume_delay")) == (5, 5)
-
-
 KFD_SCHED = "kfd_sched"  # re-timed in spec/models itself (was docs/timed/kfd_sched_timed.gpspec)
 
 
