@@ -1,7 +1,9 @@
 """Lowering of model assumptions to guards (NOTE(assumptions) in spec/ir.py).
 
-A state assumption `assume A: P` becomes `require P` at the end of every action's body (there
-the variables hold the post-state), so no step leaves P; the initial states outside P are
+A state assumption `assume A: P` becomes `require P` at the end of every action's body that
+assigns a variable P reads (there the variables hold the post-state; an action that assigns none
+leaves P as true as it was, and gets no guard: a ghost fact such as xsched's `idempotent_mask`
+costs no step anything), so no step leaves P; the initial states outside P are
 dropped where initial states are made (`ir.Model.initial_assumptions`). A step assumption
 `assume A: E` (E has primes) becomes `require E*` at the end of every body, where E* reads
 `x'` as the variable's value there and `x` as a scalar `let` snapshot taken at the body's
@@ -37,6 +39,8 @@ def lower(actions: list[ir.Action], assumptions: list[ir.Assumption], fresh: Fre
         for a in lowered:
             assert a.expr is not None
             if a.kind == "state":
+                if not _reads(a.expr) & _writes(act.body):
+                    continue  # the step leaves every variable P reads as it was: P holds after it as before
                 cond = a.expr
             else:
                 snap = _Snapshots(fresh)
@@ -45,6 +49,19 @@ def lower(actions: list[ir.Action], assumptions: list[ir.Assumption], fresh: Fre
             tail.append(ir.Require(cond, ordinal, a.span, assumption=a.name))
             ordinal += 1
         out.append(replace(act, body=tuple(lets) + act.body + tuple(tail)))
+    return out
+
+
+def _reads(e: ir.Expr) -> set[int]:
+    return {x.var for x in ir.walk_expr(e) if isinstance(x, ir.VarRef)}
+
+
+def _writes(body: tuple[ir.Stmt, ...]) -> set[int]:
+    """The variables an action body assigns (wholly or in part)."""
+    out: set[int] = set()
+    for st in ir.iter_stmts(body):
+        if isinstance(st, ir.Assign) and (root := _root(st.target)) is not None:
+            out.add(root.var)
     return out
 
 
