@@ -239,7 +239,7 @@ def expand(init_keys, states, parent, table, flags, ctl, fired, want_inv, inv_fi
     return status
 
 
-def build_edges(succ, states, table, flags, lo, hi, offsets, targets, edge_iids, s, w, out, iids, err):  # pragma: no cover
+def build_edges(states, table, flags, lo, hi, offsets, targets, edge_iids, s, w, out, iids, err):  # pragma: no cover
     """The explored graph in CSR form, states lo..hi-1 of it (called for consecutive ranges
     from 0, so that the caller can poll its budget between them): the edges of state i are
     offsets[i]..offsets[i+1]-1 (target state, instance), in successor order; unexpanded states
@@ -468,8 +468,8 @@ def leads_to_start(unpack, live_p, states, lo, hi, which, reach, s, err):  # pra
 
 
 GRAPH_KERNELS = (hash_row, home, probe, find_or_insert, rehash, retable, fair_sccs, can_reach_accepting)  # model-independent
-MODEL_KERNELS = (expand,)  # in each model's module (build_edges, live_marks and leads_to_start, which take the
-# model's functions as arguments, are compiled once: gpmodel/jit_shared.py, NOTE(shared-kernels))
+MODEL_KERNELS = (expand, build_edges)  # in each model's module, the model's functions inlined (live_marks and
+# leads_to_start, which take them as arguments, are compiled once: gpmodel/jit_shared.py, NOTE(shared-kernels))
 CONSTANTS = {name: value for name, value in globals().items() if name.startswith(("CTL_", "MAX_LOAD", "RUNNING",
                                                                                    "DONE", "GROW", "FAULT_", "LIMIT"))}
 

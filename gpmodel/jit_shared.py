@@ -9,18 +9,20 @@ model when each model's module held its own copy (for the small models of the te
 their compile). So the kernels here are compiled once, into numba's cache, for every model:
   * the ones that never call a model function (the parallel merge and table insertion, the
     fingerprint table) are ordinary cached functions;
-  * the ones that do (the parallel expansion, the edge builder, the liveness passes, the
-    fingerprint search's rebuild) take the model's functions as arguments, as numba first-class
+  * the ones that do (the parallel expansion, the liveness passes, the fingerprint search's
+    rebuild) take the model's functions as arguments, as numba first-class
     functions of the fixed types in MODEL_FUNCTIONS: their signatures are explicit
     (SIGNATURES), so that one machine code serves every model. A call through such an argument
     is an indirect call numba makes with its own calling convention (the address is the model
     function's own machine code, compiled for exactly these types), a few nanoseconds; these
     kernels run once per state at most, after or beside the search.
-The sequential search kernel `expand` (and `expand_fp`) stays in each model's module: it runs
-for every state of every search, and there LLVM inlines the model's successor function and
-predicates into it, which an indirect call would prevent (gpmodel/native.py keeps its machine
-code whole). Each model module binds its functions to the shared kernels in plain Python
-wrappers of the same names (`model_wrappers`), so the engines call `module.build_edges(...)`
+The sequential search kernel `expand` (and `expand_fp`) and the edge builder `build_edges` stay
+in each model's module: they run for every state of every search (the edges for every search
+with liveness or latencies), and there LLVM inlines the model's successor function and
+predicates into them, which an indirect call prevents (gpmodel/native.py keeps expand's machine
+code whole). Measured on rewind N=12 (2,774,248 states), the shared `build_edges` took 27.5 and
+35.1 s against 21.1 and 26.4 s per-model (load 22): so it is not shared. Each model module binds its functions to the shared kernels in plain Python
+wrappers of the same names (`model_wrappers`), so the engines call `module.live_marks(...)`
 as before."""
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ MODEL_FUNCTIONS = {
 # the kernels that call model functions: their model-function parameters come first (in this
 # order), then the data arguments with the types the engines pass (checker/engines/explicit/)
 SIGNATURES = {
-    "build_edges": (jit_kernels.build_edges, ("succ",), "i8(I2, I1, U1, i8, i8, I1, J1, J1, I1, I1, I2, I1, I1)"),
     "live_marks": (jit_kernels.live_marks, ("unpack", "live_q"), "i8(I2, U1, i8, i8, i8, U1, I1, I1)"),
     "leads_to_start": (jit_kernels.leads_to_start, ("unpack", "live_p"), "T2(I2, i8, i8, i8, U1, I1, I1)"),
     "rebuild_states": (jit_fingerprint.rebuild_states, ("succ",), "i8(I2, J1, J1, i8, I2, I1, I1, I2, I1, I1)"),
