@@ -23,12 +23,13 @@ import importlib.util
 import re
 import sys
 import weakref
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
 from gpcheck.spec import ir
 from gpcheck.spec.usercache import cache_dir, private_dir, write_atomically  # the generated modules live there
-from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel, native
+from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_shared, native
 from gpcheck.gpmodel.compile import Compiler, _Ctx, _Emitter, _NeedListMode, _safe_comment
 from gpcheck.gpmodel.int_range import fits_int64
 from gpcheck.gpmodel.model import CompiledModel
@@ -218,7 +219,7 @@ class JitCompiler(Compiler):
         lines.append(self._liveness_source("live_q", [p.q for p in m.liveness]))
         lines.append(self._liveness_source("live_p", [p.p for p in m.liveness]))
         lines.append(jit_kernels.model_source(_module_name(jit_kernels.GRAPH_SOURCE)))
-        lines.append(jit_parallel.source())
+        lines.append(jit_shared.model_wrappers(_module_name(shared_source())))
         lines.append(jit_fingerprint.source())
         return "\n".join(_with_err(line) for line in "\n".join(lines).split("\n")) + "\n"
 
@@ -328,14 +329,23 @@ def is_cached_source(source: str) -> bool:
 
 def has_machine_code(module: ModuleType, function: str) -> bool:
     """Whether numba has cached machine code for `function` of a loaded generated module (a
-    first call then loads it instead of compiling it)."""
-    return any((cache_dir() / "__pycache__").glob(f"{module.__name__}.{function}-*.nbi"))
+    first call then loads it instead of compiling it); a kernel shared by every model
+    (NOTE(shared-kernels)) is looked up in the shared module."""
+    name = _module_name(shared_source()) if function in jit_shared.SIGNATURES else module.__name__
+    return any((cache_dir() / "__pycache__").glob(f"{name}.{function}-*.nbi"))
+
+
+@lru_cache(maxsize=None)
+def shared_source() -> str:
+    """The module of the kernels every model shares (NOTE(shared-kernels) in gpmodel/jit_shared.py)."""
+    return jit_shared.source(_module_name(jit_kernels.GRAPH_SOURCE))
 
 
 def load_model_module(source: str) -> ModuleType:
     """Import a generated model module (and first the shared modules it imports)."""
     load_module(_RUNTIME)
     load_module(jit_kernels.GRAPH_SOURCE)
+    load_module(shared_source())
     return load_module(source)
 
 

@@ -185,7 +185,7 @@ def expand_fp(init_keys, win, parent, via, table, flags, ctl, fired, want_inv, i
     return status
 
 
-def rebuild_states(roots, parent, via, n, states, s, w, out, iids, err):  # pragma: no cover - compiled
+def rebuild_states(succ, roots, parent, via, n, states, s, w, out, iids, err):  # pragma: no cover - compiled
     """The packed key of every state 0..n-1 into `states`, replaying from `roots` (the keys of
     the initial states, in their numbers) the instance `via[i]` from state parent[i] (< i)."""
     for i in range(n):
@@ -223,9 +223,9 @@ def min_gap(table):  # pragma: no cover - compiled
 
 
 def source() -> str:
-    """The fingerprint kernels as source for a model module (after the graph kernels)."""
+    """The fingerprint search kernel as source for a model module (after the graph kernels and
+    the shared ones, which hold the other fingerprint kernels: gpmodel/jit_shared.py)."""
     parts = [f"{name} = {value}" for name, value in CONSTANTS.items()]
     parts.append(f"CTL_BASE = {CTL_BASE}")
-    for fn in (fingerprint, fp_insert, fp_rehash, expand_fp, rebuild_states, min_gap):
-        parts.append("\n@njit(cache=True)\n" + kernel_source(fn))
+    parts.append("\n@njit(cache=True)\n" + kernel_source(expand_fp))
     return "\n".join(parts)

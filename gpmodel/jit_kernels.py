@@ -262,7 +262,7 @@ def build_edges(states, table, flags, lo, hi, offsets, targets, edge_iids, s, w,
     return e
 
 
-def live_marks(states, flags, lo, hi, which, notq, s, err):  # pragma: no cover - compiled
+def live_marks(unpack, live_q, states, flags, lo, hi, which, notq, s, err):  # pragma: no cover - compiled
     """notq[i] = state i (lo <= i < hi) is expanded and q of liveness property `which` fails
     there; the first state where q has a modelling error, or -1."""
     for i in range(lo, hi):
@@ -451,7 +451,7 @@ def can_reach_accepting(n, offsets, targets, notq, accept, reach, work):  # prag
     return tail
 
 
-def leads_to_start(states, lo, hi, which, reach, s, err):  # pragma: no cover - compiled
+def leads_to_start(unpack, live_p, states, lo, hi, which, reach, s, err):  # pragma: no cover - compiled
     """The first state (in BFS order) of lo..hi-1 where p of `which` holds among those marked
     in `reach`, evaluating p in all of them as the Python engine does; (state or -1, -1), or
     (-1, the first state where p has a modelling error)."""
@@ -468,7 +468,8 @@ def leads_to_start(states, lo, hi, which, reach, s, err):  # pragma: no cover - 
 
 
 GRAPH_KERNELS = (hash_row, home, probe, find_or_insert, rehash, retable, fair_sccs, can_reach_accepting)  # model-independent
-MODEL_KERNELS = (expand, build_edges, live_marks, leads_to_start)  # call the model's functions
+MODEL_KERNELS = (expand, build_edges)  # in each model's module, the model's functions inlined (live_marks and
+# leads_to_start, which take them as arguments, are compiled once: gpmodel/jit_shared.py, NOTE(shared-kernels))
 CONSTANTS = {name: value for name, value in globals().items() if name.startswith(("CTL_", "MAX_LOAD", "RUNNING",
                                                                                    "DONE", "GROW", "FAULT_", "LIMIT"))}
 

@@ -1,6 +1,7 @@
 """The parallel breadth-first search kernels of the compiled explicit engine (`--workers N`),
-as numba source appended to each model's generated module (gpmodel/jit.py), beside the
-sequential kernels of gpmodel/jit_kernels.py whose storage they share (NOTE(packed-bfs)).
+as numba source of the module shared by every model (gpmodel/jit_shared.py: the model's
+functions are arguments of `chunk_successors`), beside the sequential kernels of
+gpmodel/jit_kernels.py whose storage they share (NOTE(packed-bfs)).
 
 NOTE(parallel-bfs): the stored states not yet expanded are cut into chunks of consecutive
 states (a chunk may run past the end of a BFS level: those states are all stored). For one chunk,
@@ -23,30 +24,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpcheck.gpmodel.jit_kernels import CONSTANTS
-from gpcheck.gpmodel.kernel_source import kernel_source
 
 if TYPE_CHECKING:  # the kernels run only inside the generated modules, which import numpy as np
     import numpy as np
 
 
-def chunk_successors(states, table, flags, cur, m, out, oiids, cnt, found, hashes, ebad, ibad, inside, dead, bad,
-                     want_inv, want_tr, ntr, check_deadlock, nblocks):  # pragma: no cover - compiled
+def chunk_successors(succ, unpack_row, terminal, transitions, state_preds, states, table, flags, cur, m, out, oiids,
+                     cnt, found, hashes, ebad, ibad, inside, dead, bad, want_inv, want_tr, ntr, check_deadlock, nblocks,
+                     nslots):  # pragma: no cover - compiled
     """For the states cur..cur+m-1 (a = 0..m-1): cnt[a] successors in rows a*ninst.. of `out`
     (instances in `oiids`), dead[a] = 1 if it has none and is not terminal, bad[a] = 1 if an
     evaluation failed (then its other entries are not to be read); per successor row r:
     hashes[r], found[r] (its stored index, or -1 - the empty table slot where it would go), ebad[r, x] (transition property x fails on the
     edge); for a successor not stored yet ibad[r, x] (invariant x fails) and inside[r]."""
     ninst = oiids.shape[0] // cnt.shape[0]
+    words = states.shape[1]
     per = (m + nblocks - 1) // nblocks
     for b in prange(nblocks):  # noqa: F821
         # every array a thread makes views of is its own: views of shared arrays would count
         # references on one shared cache line from every thread
-        s = np.zeros(NSLOTS, np.int64)  # noqa: F821
-        t = np.zeros(NSLOTS, np.int64)  # noqa: F821
-        w = np.zeros(NSLOTS, np.int64)  # noqa: F821
-        key = np.zeros(WORDS, np.int64)  # noqa: F821
-        lout = np.zeros((ninst, WORDS), np.int64)  # noqa: F821
+        s = np.zeros(nslots, np.int64)
+        t = np.zeros(nslots, np.int64)
+        w = np.zeros(nslots, np.int64)
+        key = np.zeros(words, np.int64)
+        lout = np.zeros((ninst, words), np.int64)
         liids = np.zeros(ninst, np.int64)
         err = np.zeros(1, np.int64)
         tbad = np.zeros(max(1, ntr), np.uint8)
@@ -61,7 +62,7 @@ def chunk_successors(states, table, flags, cur, m, out, oiids, cnt, found, hashe
             i = cur + a
             if flags[i] == 0:
                 continue
-            for q in range(WORDS):  # noqa: F821
+            for q in range(words):
                 key[q] = states[i, q]
             k = succ(key, s, w, lout, liids, err)  # noqa: F821
             if k < 0:
@@ -80,7 +81,7 @@ def chunk_successors(states, table, flags, cur, m, out, oiids, cnt, found, hashe
             for j in range(k):
                 r = base + j
                 row = lout[j]
-                for q in range(WORDS):  # noqa: F821
+                for q in range(words):
                     out[r, q] = row[q]
                 oiids[r] = liids[j]
                 if ntr > 0:
@@ -255,14 +256,3 @@ def set_threads(n):  # pragma: no cover - runs in the generated module
 
     numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
     return numba.get_num_threads()
-
-
-def source() -> str:
-    """The parallel kernels as source for a model module (after gpmodel/jit_kernels.model_source)."""
-    parts = ["from numba import prange"]
-    parts += [f"{name} = {value}" for name, value in CONSTANTS.items()]
-    parts.append("\n@njit(cache=True, parallel=True)\n" + kernel_source(chunk_successors))
-    parts.append("\n@njit(cache=True)\n" + kernel_source(merge_chunk))
-    parts.append("\n@njit(cache=True, parallel=True)\n" + kernel_source(insert_new))
-    parts.append("\n" + kernel_source(set_threads))
-    return "\n".join(parts)

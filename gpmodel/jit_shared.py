@@ -1,0 +1,126 @@
+"""The engine kernels that are the same for every model, as the source of one generated module
+compiled once per machine (NOTE(shared-kernels)); gpmodel/jit.py loads it and each model's module
+calls it.
+
+NOTE(shared-kernels): numba compiles a function again for every module it is defined in, and a
+cold compile is mostly numba's type inference and LLVM's work over the function's body, not the
+model's: the parallel kernels, the edge builder and the liveness passes cost 5-10 s of CPU per
+model when each model's module held its own copy (for the small models of the tests, 85% of
+their compile). So the kernels here are compiled once, into numba's cache, for every model:
+  * the ones that never call a model function (the parallel merge and table insertion, the
+    fingerprint table) are ordinary cached functions;
+  * the ones that do (the parallel expansion, the liveness passes, the fingerprint search's
+    rebuild) take the model's functions as arguments, as numba first-class
+    functions of the fixed types in MODEL_FUNCTIONS: their signatures are explicit
+    (SIGNATURES), so that one machine code serves every model. A call through such an argument
+    is an indirect call numba makes with its own calling convention (the address is the model
+    function's own machine code, compiled for exactly these types), a few nanoseconds; these
+    kernels run once per state at most, after or beside the search.
+The sequential search kernel `expand` (and `expand_fp`) and the edge builder `build_edges` stay
+in each model's module: they run for every state of every search (the edges for every search
+with liveness or latencies), and there LLVM inlines the model's successor function and
+predicates into them, which an indirect call prevents (gpmodel/native.py keeps expand's machine
+code whole). Measured on rewind N=12 (2,774,248 states), the shared `build_edges` took 27.5 and
+35.1 s against 21.1 and 26.4 s per-model (load 22): so it is not shared. Each model module binds its functions to the shared kernels in plain Python
+wrappers of the same names (`model_wrappers`), so the engines call `module.live_marks(...)`
+as before."""
+
+from __future__ import annotations
+
+from gpcheck.gpmodel import jit_fingerprint, jit_kernels, jit_parallel
+from gpcheck.gpmodel.kernel_source import kernel_source
+
+# short names of the numba types in the signatures below
+TYPES = {
+    "i8": "_T.int64", "b1": "_T.boolean", "I1": "_T.int64[::1]", "I2": "_T.int64[:, ::1]",
+    "U1": "_T.uint8[::1]", "U2": "_T.uint8[:, ::1]", "H1": "_T.uint64[::1]", "J1": "_T.int32[::1]",
+    "T2": "_T.UniTuple(_T.int64, 2)",
+}
+# the model module's functions (gpmodel/jit.py JitCompiler) that shared kernels call, with the
+# types they are called with: the first-class function types of the kernels' arguments
+MODEL_FUNCTIONS = {
+    "succ": "i8(I1, I1, I1, I2, I1, I1)",
+    "unpack": "i8(I2, i8, I1)",
+    "unpack_row": "i8(I1, I1)",
+    "state_preds": "b1(I1, U1, U1, I1)",
+    "transitions": "i8(I1, I1, U1, U1, I1)",
+    "terminal": "b1(I1, I1)",
+    "live_q": "b1(I1, i8, I1)",
+    "live_p": "b1(I1, i8, I1)",
+}
+# the kernels that call model functions: their model-function parameters come first (in this
+# order), then the data arguments with the types the engines pass (checker/engines/explicit/)
+SIGNATURES = {
+    "live_marks": (jit_kernels.live_marks, ("unpack", "live_q"), "i8(I2, U1, i8, i8, i8, U1, I1, I1)"),
+    "leads_to_start": (jit_kernels.leads_to_start, ("unpack", "live_p"), "T2(I2, i8, i8, i8, U1, I1, I1)"),
+    "rebuild_states": (jit_fingerprint.rebuild_states, ("succ",), "i8(I2, J1, J1, i8, I2, I1, I1, I2, I1, I1)"),
+    "chunk_successors": (jit_parallel.chunk_successors, ("succ", "unpack_row", "terminal", "transitions", "state_preds"),
+                         "i8(I2, I1, U1, i8, i8, I2, I1, I1, I1, H1, U2, U2, U1, U1, U1, U1, U1, i8, b1, i8, i8)"),
+}
+PARALLEL = ("chunk_successors",)  # compiled with parallel=True
+# the kernels that call no model function (plain cached functions)
+PLAIN = (jit_parallel.merge_chunk, jit_fingerprint.fingerprint, jit_fingerprint.fp_insert, jit_fingerprint.fp_rehash,
+         jit_fingerprint.min_gap)
+PLAIN_PARALLEL = (jit_parallel.insert_new,)
+# what a model module imports from here unchanged (set_threads is plain Python)
+IMPORTED = tuple(fn.__name__ for fn in PLAIN + PLAIN_PARALLEL) + ("set_threads",)
+
+
+def _typed(spec: str, first: tuple[str, ...] = ()) -> str:
+    """A signature of the short type names above as numba source (`i8(I1, i8)` ->
+    `_T.int64(_T.int64[::1], _T.int64)`), with `first` (source of types) before its arguments."""
+    ret, args = spec[:-1].split("(", 1)
+    names = [TYPES[a.strip()] for a in args.split(",") if a.strip()]
+    return f"{TYPES[ret]}({', '.join([*first, *names])})"
+
+
+def source(graph_module: str) -> str:
+    """The shared module's source, importing the graph kernels from `graph_module`."""
+    graph = ", ".join(fn.__name__ for fn in jit_kernels.GRAPH_KERNELS)
+    parts = ["# generated by gpcheck (gpmodel/jit_shared.py): the engine kernels shared by every model",
+             "import numpy as np", "from numba import njit, prange", "from numba import types as _T",
+             f"from {graph_module} import {graph}", ""]
+    parts += [f"{name} = {value}" for name, value in jit_kernels.CONSTANTS.items()]
+    parts.append(f"CTL_BASE = {jit_fingerprint.CTL_BASE}")
+    parts += [f"{name.upper()}_T = _T.FunctionType({_typed(spec)})" for name, spec in MODEL_FUNCTIONS.items()]
+    for fn in PLAIN:
+        parts.append("\n@njit(cache=True)\n" + kernel_source(fn))
+    for fn in PLAIN_PARALLEL:
+        parts.append("\n@njit(cache=True, parallel=True)\n" + kernel_source(fn))
+    parts.append("\n" + kernel_source(jit_parallel.set_threads))
+    # compiled on first use, not when the module is imported (an explicit signature makes numba
+    # compile at once): a search that never runs the parallel kernels never compiles them
+    parts.append("\nSIGNATURES = {")
+    for name, (fn, funcs, spec) in SIGNATURES.items():
+        sig = _typed(spec, tuple(f"{f.upper()}_T" for f in funcs))
+        parts.append(f"    {name!r}: ({sig}, {name in PARALLEL}),")
+    parts.append("}")
+    parts.append(_COMPILED)
+    for fn, _funcs, _spec in SIGNATURES.values():
+        parts.append("\n" + kernel_source(fn))
+    return "\n".join(parts) + "\n"
+
+
+_COMPILED = '''_compiled = {}
+
+
+def compiled(name):
+    """The machine code of kernel `name` (numba's dispatcher for its one signature)."""
+    kernel = _compiled.get(name)
+    if kernel is None:
+        sig, parallel = SIGNATURES[name]
+        kernel = _compiled[name] = njit(sig, cache=True, parallel=parallel)(globals()[name])
+    return kernel
+'''
+
+
+def model_wrappers(shared_module: str) -> str:
+    """Source for a model module: the shared kernels under their names, the model's functions
+    bound (plain Python: one call per chunk of states, the model functions passed as numba
+    first-class functions). `chunk_successors` also gets the model's NSLOTS."""
+    lines = [f"import {shared_module} as _shared", f"from {shared_module} import {', '.join(IMPORTED)}", ""]
+    for name, (fn, funcs, _spec) in SIGNATURES.items():
+        bound = ", ".join(funcs)
+        tail = ", NSLOTS" if name == "chunk_successors" else ""
+        lines += ["", f"def {name}(*args):", f"    return _shared.compiled({name!r})({bound}, *args{tail})", ""]
+    return "\n".join(lines) + "\n"
