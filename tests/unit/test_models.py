@@ -156,6 +156,7 @@ def test_reef_rewind_parameters() -> None:
 # ------------------------------------------------------------------ the other models' parameters
 
 
+@pytest.mark.slow  # timed cwsr: 59 s of CPU on the loaded machine; fast: test_cwsr_exactly_once_is_proved, test_timed_models.py
 def test_cwsr_parameters() -> None:
     assert res("cwsr", "no_starvation", MAXP=0).verdict is V  # endless preemptions
     assert res("cwsr", "no_starvation", MAXP=4).verdict is P
@@ -178,6 +179,7 @@ def test_kfd_monitor_parameters() -> None:
         assert res("kfd_monitor", "no_starvation", **consts).verdict is V
 
 
+@pytest.mark.slow  # timed kfd_sched: 66 s of CPU on the loaded machine; fast: test_timed_models.py's kfd_sched findings
 def test_kfd_sched_on_cwsr() -> None:
     # the seeds' monitor reads rptr as readl(queue->doorbell_ptr), the last wptr rung: no queue ever
     # looks active, so a wake-up with HP and LP both busy does nothing (the default) ...
