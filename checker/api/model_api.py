@@ -102,7 +102,7 @@ def verify(
         if m.has_time and rerun and engine in TIMED_ENGINES:  # NOTE(timed-assumption-use)
             from gpcheck.checker.api.timed_assumptions import rerun_without, zone_cap
 
-            zcap = max_states if max_states is not None else zone_cap(report)
+            zcap = zone_cap(report) if max_states is None else min(max_states, zone_cap(report))
             return rerun_without(m, names, Limits(cap, limit, meter), core=core, zone_cap=zcap)
         if m.has_time:  # NOTE(timed): the zone engine, or an untimed engine on the untimed abstraction
             return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core)

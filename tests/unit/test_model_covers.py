@@ -59,7 +59,7 @@ def test_reef_rewind_preemption_during_a_restore_at_the_default_size() -> None:
 @pytest.mark.parametrize(("model", "cover", "consts", "want"), [
     ("gp_hip_suspend", "suspended_mid_request", {}, R),
     ("blp", "flag_cleared_before_drain", {}, U),                    # the 20 ms LC run outlasts the drain
-    ("blp", "flag_cleared_before_drain", {"LC_EXEC_US": 50}, R),    # where no_skip is violated
+    ("blp", "flag_cleared_before_drain", {"LC_MIN_US": 0, "LC_EXEC_US": 50}, R),    # where no_skip is violated
     ("nvidia_tsg", "saved_mid_block", {}, U),                       # TS = BLEN: blocks stay inside a slice
     ("nvidia_tsg", "saved_mid_block", {"TS": 3}, R),
     ("nvidia_tsg", "saved_mid_block", {"TS": 3, "PMODE": 1}, U),    # thread-block preemption saves none

@@ -127,6 +127,8 @@ def test_the_cli_exit_codes_by_induction(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="kfd_sched and kfd_monitor are timed since issue 29's last wave: "
+                   "refinement is decided on untimed models only (unknown); see test_refinement.py")
 @pytest.mark.parametrize("name, step", [("kfd_sched_monitor", 1), ("kfd_sched_lp_first", 7)])
 def test_the_bundled_refinements_agree(name: str, step: int) -> None:
     # measured: 6.6 s and 19 s of CPU by induction (424 and 958 mined lemmas), the explicit 0.8 / 1.3 s

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 from gpcheck.checker.core import budget
 from gpcheck.checker.core.verdict import Counterexample, Result, Step, Verdict
-from gpcheck.gpmodel import CompiledModel, ModelError
+from gpcheck.gpmodel import CompiledModel, ModelError, truth
 from gpcheck.spec import ir
 from gpcheck.spec.errors import GpcheckError, TraceError
 from gpcheck.traces.format import Event, TraceHeader
@@ -65,6 +65,9 @@ SHOW_CANDIDATES = 5
 
 State = tuple[int, ...]
 Key = tuple[State, int]  # (state, violated-properties mask), NOTE(replay-masks)
+
+
+INITIAL_FILTER_MAX = 1 << 20  # initial candidates enumerated before a state assumption filters them
 
 
 @dataclass(frozen=True)
@@ -311,12 +314,18 @@ class Replayer:
         total = 1
         for c in choices:
             total *= len(c)
-        if total > self.opt.max_candidates:
+        inside = self.model.initial_assumptions  # NOTE(assumptions): outside a state assumption, no initial state
+        if total > (INITIAL_FILTER_MAX if inside else self.opt.max_candidates):
             return f"__too_many__{total}"
         frontier: dict[Key, _Node | None] = {}
         states: list[State] = [()]
         for c in choices:
             states = [s + (v,) for s in states for v in c]
+        if inside:
+            preds = [self.cm.predicate(e) for e in inside]
+            states = [s for s in states if all(truth(fn, s) for fn in preds)]
+            if len(states) > self.opt.max_candidates:
+                return f"__too_many__{len(states)}"
         for s in states:
             key = (s, self._inv_mask(s))
             frontier[key] = _Node(s, None, None, 1, 0) if history else None
