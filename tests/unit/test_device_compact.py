@@ -7,7 +7,6 @@ memory)`; `run_device` takes the compact set only when no property needs the edg
 from __future__ import annotations
 
 import ctypes
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,10 +23,10 @@ from gpcheck.gpmodel.cuda_compact import SPLITMIX, _mix_source
 from gpcheck.gpmodel.cuda_kernels import PRELUDE
 from gpcheck.gpmodel.packed import PackedLayout, SlotField
 from gpcheck.spec import load_source, load_spec
+from tests.devices import needs_cc, needs_gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "spec" / "models"
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
 
 DEADLOCK = """model stuck "a counter that stops at 3, where nothing is enabled"
 var x: 0..3 = 0
@@ -168,16 +167,7 @@ def test_run_device_takes_the_compact_set_for_safety_only(monkeypatch):
     assert [(r.property, r.verdict) for r in rep.results] == [(r.property, r.verdict) for r in ref.results]
 
 
-def _has_gpu() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device
-        return False
-
-
-@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+@needs_gpu
 @pytest.mark.parametrize("name", ["kfd_sched", "cwsr", "nvidia_streams", "gp_hip_suspend"])
 def test_gpu_compact_search_is_the_full_search(name):
     """On the GPU, the table growing from 256 slots in chunks of 64 rows (many threads probe
@@ -191,7 +181,7 @@ def test_gpu_compact_search_is_the_full_search(name):
         assert _outcome(cm, cres, wanted) == _outcome(cm, fres, wanted)
 
 
-@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+@needs_gpu
 def test_gpu_a_full_device_is_unknown_device_memory():
     m = untimed(load_spec(str(MODELS / "cwsr.gpspec"), {}))
     cm, wanted = _safety(m)

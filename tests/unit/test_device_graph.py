@@ -4,11 +4,10 @@ are the compiled core's CSR arrays edge for edge, and the verdicts, lassos and t
 counterexamples are the compiled core's; a latency is the zone engine's answer on the host, as
 without a device (checker/api/untimed_latency.py). The GPU test runs where CuPy sees a GPU and
 skips elsewhere. The device refuses timed specs, so the tests run on an untimed spec of their own
-(MONITOR) and gp_hip_suspend."""
+(tests/devices.py: DEVMON) and gp_hip_suspend."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,44 +21,15 @@ from gpcheck.checker.engines.explicit import device_graph, device_search, explic
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
 from gpcheck.gpmodel import compile_model
 from gpcheck.spec import load_spec
+from tests.devices import DEVMON, needs_cc, needs_gpu
 
 MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
-# untimed (the device refuses timed specs): the LP queue is unmapped while an RT request runs; a
-# violated liveness property (a lasso), an unbounded latency (untimed actions may wait forever) and
-# one that is 0 at every start
-MONITOR = """model devmon "an untimed monitor"
-const N = 4
-var lp: 0..N = 0
-var rt: bool = false
-var mapped: bool = true
-var k: 0..3 = 0
-fair action lp_run { require mapped and lp < N
-  lp = lp + 1 }
-action rt_arrive { require not rt
-  rt = true }
-fair action monitor { require rt and mapped
-  mapped = false }
-action rt_done { require rt and not mapped
-  rt = false
-  k = (k + 1) % 4 }
-action remap { require not rt and not mapped
-  mapped = true }
-action lp_reset { require lp == N
-  lp = 0 }
-invariant no_loss: lp <= N
-liveness no_starvation: eventually lp == N
-latency be_resume_delay: from not mapped to mapped
-latency at_once: from mapped to true
-"""
-
-
 def _model(name: str):  # type: ignore[no-untyped-def]
     from gpcheck.spec import load_source
 
-    return load_source(MONITOR, "devmon.gpspec") if name == "devmon" else load_spec(str(MODELS / f"{name}.gpspec"), {})
+    return load_source(DEVMON, "devmon.gpspec") if name == "devmon" else load_spec(str(MODELS / f"{name}.gpspec"), {})
 
 
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
 
 
 def _key(r):  # type: ignore[no-untyped-def]
@@ -184,16 +154,7 @@ def test_an_incomplete_device_search_leaves_liveness_and_latency_unknown():
     assert all(r.verdict is Verdict.UNKNOWN and "state limit" in r.reason for r in graph)
 
 
-def _has_gpu() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device
-        return False
-
-
-@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+@needs_gpu
 @pytest.mark.parametrize("name", ["devmon", "gp_hip_suspend", "nvidia_streams"])  # untimed: the device refuses timed specs
 def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
     m = _model(name)

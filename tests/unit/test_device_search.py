@@ -6,7 +6,6 @@ run where CuPy sees a GPU and skip elsewhere."""
 from __future__ import annotations
 
 import ast
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +19,10 @@ from gpcheck.checker.core.verdict import Verdict
 from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.cuda_source import Untranslatable, _Printer
 from gpcheck.spec import load_source, load_spec
+from tests.devices import DEVMON, has_gpu, needs_cc, needs_gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "spec" / "models"
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
 
 OVERFLOW = """model overflow "a counter that leaves its range after three steps, beside a harmless one"
 var x: 0..3 = 0
@@ -102,7 +101,7 @@ def test_a_full_device_is_unknown_device_memory():
 
 @needs_cc
 def test_the_report_answers_every_kind_of_property():
-    m = load_source(EVERY_KIND, "kinds.gpspec")
+    m = load_source(DEVMON, "devmon.gpspec")
     rep = run_device(m, select_properties(m, None), Limits(), device="host")
     by = {r.property: r for r in rep.results}
     from gpcheck.checker import verify
@@ -116,50 +115,13 @@ def test_the_report_answers_every_kind_of_property():
     assert not [r.property for r in rep.results if r.verdict is Verdict.UNKNOWN]
 
 
-# untimed (the device refuses timed specs): an invariant, a transition property, a violated
-# liveness property and a latency that is 0 at every start
-EVERY_KIND = """model kinds
-const N = 4
-var lp: 0..N = 0
-var rt: bool = false
-var mapped: bool = true
-var k: 0..3 = 0
-fair action lp_run { require mapped and lp < N
-  lp = lp + 1 }
-action rt_arrive { require not rt
-  rt = true }
-fair action monitor { require rt and mapped
-  mapped = false }
-action rt_done { require rt and not mapped
-  rt = false
-  k = (k + 1) % 4 }
-action remap { require not rt and not mapped
-  mapped = true }
-action lp_reset { require lp == N
-  lp = 0 }
-invariant no_loss: lp <= N
-transition lp_grows: lp' >= lp or lp == N
-liveness no_starvation: eventually lp == N
-latency at_once: from mapped to true
-"""
-
-
 def test_the_printer_refuses_what_it_does_not_know():
     fn = ast.parse("def f(s):\n    while True:\n        pass\n").body[0]
     with pytest.raises(Untranslatable):
         _Printer(fn, "i64", [("s", "i64*")], 1).source()
 
 
-def _has_gpu() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device
-        return False
-
-
-@pytest.mark.skipif(_has_gpu(), reason="a GPU is present")
+@pytest.mark.skipif(has_gpu(), reason="a GPU is present")
 def test_without_a_gpu_the_command_says_so(tmp_path):
     spec = tmp_path / "overflow.gpspec"
     spec.write_text(OVERFLOW)
@@ -169,7 +131,7 @@ def test_without_a_gpu_the_command_says_so(tmp_path):
     assert "--device cuda" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.skipif(not _has_gpu(), reason="no CUDA device (CuPy and a GPU)")
+@needs_gpu
 @pytest.mark.parametrize("name", ["gp_hip_suspend", "reef_flag_race", "nvidia_streams"])  # untimed: the device refuses timed specs
 def test_gpu_matches_the_python_core(name):
     m = load_spec(str(MODELS / f"{name}.gpspec"), {})

@@ -269,20 +269,9 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), devic
     be = ds.make_backend(device, device_source(cm, packed))
     meter.note(phase=f"search ({device}, compact)")
     xp = be.xp
-    words, ninst = packed.words, max(1, len(cm.instances))
-    chunk_rows = chunk_rows or (ds.CHUNK_ROWS if device == "cuda" else ds.HOST_CHUNK_ROWS)
-    per_chunk = max(1, chunk_rows // ninst)
-    rows = per_chunk * ninst
-    if max_bytes is None and device == "cuda":
-        max_bytes = int(be.free_bytes() * 0.85) - rows * (words * 8 + 40)
+    words, ninst, per_chunk, rows, max_bytes, want_inv, inv_first, events, check_deadlock, fired = \
+        ds.search_arrays(be, cm, packed, wanted, device, chunk_rows, max_bytes)
     init = list(dict.fromkeys(packed.pack(s) for s in cm.initial_states()))
-    ninv = max(1, len(model.invariants))
-    want_inv = xp.asarray(np.array([inv.name in wanted for inv in model.invariants] or [False], dtype=np.uint8))
-    inv_first = xp.full(ninv, NO_EVENT, dtype=xp.int64)
-    events = xp.full(EVENTS, NO_EVENT, dtype=xp.int64)
-    events[EV_FULL] = 0
-    check_deadlock = int("deadlock" in wanted and not model.allow_deadlock)
-    fired = np.zeros(ninst, dtype=np.int64)
     res = Search({}, complete=False, pruned=False, depth=0, stop_reason=None, fired=[0] * len(cm.instances))
     start = time.monotonic()
     first = start_slots or (START_SLOTS if device == "cuda" else HOST_START_SLOTS)

@@ -282,21 +282,14 @@ class _Chunk:
         self.first = xp.zeros(rows, dtype=xp.int64)
 
 
-def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), device: str = "cuda",
-           max_bytes: int | None = None, chunk_rows: int | None = None) -> tuple[Search, DeviceGraph]:
-    """Breadth-first search on `device` ("cuda", or "host": the same C on the CPU); the same
-    `Search` as fast_explicit.search (parents kept on counterexample paths only). `max_bytes`
-    caps the per-state arrays and the table (default: what the device has free)."""
-    why = unsupported(cm, wanted)
-    if why is not None:
-        raise Untranslatable(why)
-    model = cm.model
-    packed = packed_layout(cm)
-    assert packed is not None
-    meter.note(engine=ENGINE, phase="compiling the model (device code)")
-    be = make_backend(device, device_source(cm, packed))
-    meter.note(phase=f"search ({device})")
-    xp = be.xp
+def search_arrays(be: Any, cm: CompiledModel, packed: PackedLayout, wanted: set[str], device: str,
+                  chunk_rows: int | None, max_bytes: int | None) -> tuple:
+    """What a device search (this one and device_compact's) sets up before its first level:
+    (words, ninst, per_chunk, rows, max_bytes, want_inv, inv_first, events, check_deadlock,
+    fired): the chunk of candidate rows, the memory cap (default: 85% of the device's free
+    memory less a chunk's arrays), the invariants asked for and their first violations, the
+    event slots, the deadlock switch and the per-instance fire counts."""
+    model, xp = cm.model, be.xp
     words, ninst = packed.words, max(1, len(cm.instances))
     chunk_rows = chunk_rows or (CHUNK_ROWS if device == "cuda" else HOST_CHUNK_ROWS)
     per_chunk = max(1, chunk_rows // ninst)
@@ -310,6 +303,25 @@ def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), devic
     events[EV_FULL] = 0
     check_deadlock = int("deadlock" in wanted and not model.allow_deadlock)
     fired = np.zeros(ninst, dtype=np.int64)
+    return words, ninst, per_chunk, rows, max_bytes, want_inv, inv_first, events, check_deadlock, fired
+
+
+def search(cm: CompiledModel, wanted: set[str], limits: Limits = Limits(), device: str = "cuda",
+           max_bytes: int | None = None, chunk_rows: int | None = None) -> tuple[Search, DeviceGraph]:
+    """Breadth-first search on `device` ("cuda", or "host": the same C on the CPU); the same
+    `Search` as fast_explicit.search (parents kept on counterexample paths only). `max_bytes`
+    caps the per-state arrays and the table (default: what the device has free)."""
+    why = unsupported(cm, wanted)
+    if why is not None:
+        raise Untranslatable(why)
+    packed = packed_layout(cm)
+    assert packed is not None
+    meter.note(engine=ENGINE, phase="compiling the model (device code)")
+    be = make_backend(device, device_source(cm, packed))
+    meter.note(phase=f"search ({device})")
+    xp = be.xp
+    words, ninst, per_chunk, rows, max_bytes, want_inv, inv_first, events, check_deadlock, fired = \
+        search_arrays(be, cm, packed, wanted, device, chunk_rows, max_bytes)
     g = DeviceGraph(be, packed, words)
     g.ninst = ninst  # type: ignore[attr-defined]
     if device != "cuda":
