@@ -7,8 +7,9 @@ search the transition properties on every edge; liveness runs the compiled core'
 host over edges built on the device (checker/engines/explicit/device_graph.py, NOTE(device-edges)).
 A latency is elapsed time: the zone engine decides it on the host (checker/api/untimed_latency.py),
 as without a device.
-A model the device cannot run, a timed spec, or no GPU: a
-UsageError (exit 2), never a silent fall-back to the CPU."""
+A timed spec: its untimed abstraction's search runs here (checker/api/timed_explicit.py, `device`),
+the zone engine on the host decides what that search leaves, as on the CPU.
+A model the device cannot run, or no GPU: a UsageError (exit 2), never a silent fall-back to the CPU."""
 
 from __future__ import annotations
 
@@ -35,8 +36,6 @@ def check_device_options(model: ir.Model, device: str, engine: str, core: str, w
         raise UsageError(f"unknown device {device!r} (devices: {', '.join(DEVICES)})")
     if device == "cpu":
         return
-    if model.has_time:
-        raise UsageError(f"{model.file}: --device cuda: the spec is timed, and only the zone engine (on the CPU) decides it")
     if engine != "explicit":
         raise UsageError(f"--device cuda runs the explicit engine (not {engine})")
     if core == "python" or fingerprint or (workers != "auto" and int(workers) > 1):

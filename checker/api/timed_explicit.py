@@ -7,7 +7,13 @@ A safety property, deadlock-freedom or (when no time bound can fail) `range` tha
 abstraction's complete search proves holds for every timing: `proved`, without the zone graph.
 Everything else (a violation to confirm or refute, a property the abstraction only bounds,
 liveness, latencies) goes to the zone engine, whose verdicts stand. Each result says which path
-decided it (`detail["decided_by"]`)."""
+decided it (`detail["decided_by"]`).
+
+With `device` "cuda" (`--device cuda`; "host": the same generated code on the CPU, for tests)
+the abstraction's search runs on the GPU (checker/api/device_run.py) instead of the compiled
+core, unreduced by symmetry; everything after it is the same code, on the host (docs/device.md
+"Timed specs"). A model the device cannot run stops with a UsageError (exit 2), never a silent
+fall-back to the CPU."""
 
 from __future__ import annotations
 
@@ -28,8 +34,10 @@ BY_ZONES = "zone graph"
 BY_PATH = "untimed abstraction (explicit search): a path with a timing (checker/engines/timed/path.py)"
 
 
-def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: str = "auto") -> Report:
-    """Every wanted property of the timed spec `model` (module docstring)."""
+def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: str = "auto",
+                       device: str = "cpu", symmetry: str = "auto") -> Report:
+    """Every wanted property of the timed spec `model` (module docstring); `core` and `symmetry`
+    are the abstraction's CPU search's, `device` where that search runs ("cpu", "cuda", "host")."""
     from gpcheck.checker.engines.timed.engine import run_timed
 
     started = time.monotonic()
@@ -40,9 +48,12 @@ def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: 
     never: list[str] = []
     if first:
         try:
-            # the compiled model is the abstraction's: its successors never read `time` (bounds.py does)
-            rep = run_explicit(timed_abstraction.untimed(model), first, limits, cm=cm, core=core, symmetry="auto")
-        except (UsageError, budget.Stop):  # the compiled core cannot run it, or the budget stopped: the zones decide
+            rep = _search_abstraction(model, first, limits, cm, core, device, symmetry)
+        except UsageError:  # the compiled core cannot run it: the zones decide; the device says why (exit 2)
+            if device != "cpu":
+                raise
+            rep = None
+        except budget.Stop:  # the budget stopped: the zones decide
             rep = None
         if rep is not None:
             untimed_states = rep.states
@@ -67,6 +78,20 @@ def run_timed_explicit(model: ir.Model, wanted: set[str], limits: Limits, core: 
     order = {n: i for i, n in enumerate(model.property_names() + ["deadlock", "range"])}
     report.results = sorted(proved + report.results, key=lambda r: order.get(r.property, len(order)))
     return report
+
+
+def _search_abstraction(model: ir.Model, first: set[str], limits: Limits, cm: CompiledModel, core: str,
+                        device: str, symmetry: str) -> Report:
+    """The explicit search of the untimed abstraction for `first`, on the CPU or on `device`."""
+    abstraction = timed_abstraction.untimed(model)
+    if device == "cpu":
+        # the compiled model is the abstraction's: its successors never read `time` (bounds.py does)
+        return run_explicit(abstraction, first, limits, cm=cm, core=core, symmetry=symmetry)
+    from gpcheck.checker.api.device_run import run_device  # noqa: PLC0415 - numpy and the C build only when asked for
+
+    # the device refuses a timed compiled model (device_search.unsupported): the abstraction's own,
+    # the same layout and successors, so its counterexamples' states are the timed model's
+    return run_device(abstraction, first, limits, cm=compile_model(abstraction), device=device)
 
 
 def _safety_names(cm: CompiledModel, wanted: set[str]) -> set[str]:

@@ -44,8 +44,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="compiled core: keep 64-bit fingerprints of states instead of the states (less memory); "
                         "holding properties are then holds_to_bound, with TLC's collision probability")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                   help="explicit engine: cpu (default), or cuda: the safety search (invariants, deadlock, range) "
-                        "on an NVIDIA GPU through CuPy; other properties are then unknown (docs/device.md)")
+                   help="explicit engine: cpu (default), or cuda: the search on an NVIDIA GPU through CuPy "
+                        "(a timed spec's untimed abstraction, the zone engine deciding the rest on the CPU; "
+                        "docs/device.md)")
     p.add_argument("--symmetry", choices=SYMMETRY, default="auto",
                    help="symmetry reduction of the explicit engine by the model's 'symmetric' types: on, off, "
                         "or auto (default: on when the model declares one and no liveness property is checked; "

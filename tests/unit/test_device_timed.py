@@ -1,0 +1,118 @@
+"""`--device cuda` on a timed spec (checker/api/timed_explicit.py, `device`): the untimed
+abstraction's search runs on the device, the zone engine on the host decides what it leaves, as
+on the CPU. Checked through the host build (the same generated C, built by `cc`) against the CPU
+path with the same search (symmetry off: the device does not reduce): the report's timed figures
+(untimed_states, discrete states, zones), every result's verdict, reason, detail (decided_by) and
+counterexample step by step (time stamps included), and the warnings. The GPU tests run where
+CuPy sees a GPU and skip elsewhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpcheck.checker import verify
+from gpcheck.checker.api import device_run, timed_explicit
+from gpcheck.checker.api.model_api import load
+from gpcheck.checker.api.timed_explicit import BY_ABSTRACTION, BY_ZONES, run_timed_explicit
+from gpcheck.checker.core.verdict import Verdict
+from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
+from gpcheck.spec import load_spec
+from gpcheck.spec.errors import UsageError
+from tests.devices import has_gpu, needs_cc, needs_gpu
+
+MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
+# host build and CPU path together within a second or two each here (2 shared cores)
+FAST = ["blp", "hws_oversub", "intel_guc", "kfd_evict", "nvidia_mps", "nvidia_partition", "nvidia_preempt",
+        "nvidia_tsg", "rt_latency", "xsched"]
+# 2-20 s here: mostly the zone engine's time, which both paths spend
+SLOWER = ["collective_gang", "cwsr", "gpreempt_timeslice", "kfd_monitor", "kfd_sched", "mes_sched", "reef_rewind"]
+
+
+def _timed_models() -> list[str]:
+    return sorted(p.stem for p in MODELS.glob("*.gpspec") if load_spec(str(p), {}).has_time)
+
+
+def _key(r):  # type: ignore[no-untyped-def]
+    c = r.counterexample
+    return (r.property, r.kind, r.verdict, r.reason, r.bound, r.engine, r.detail,
+            None if c is None else ([(s.action, s.args, s.state, s.time) for s in c.steps], c.loop))
+
+
+def _same_as_cpu(name: str, device: str) -> None:
+    m = load_spec(str(MODELS / f"{name}.gpspec"), {})
+    wanted = select_properties(m, None)
+    dev = run_timed_explicit(m, set(wanted), Limits(), device=device)
+    cpu = run_timed_explicit(m, set(wanted), Limits(), core="auto", symmetry="off")
+    assert dev.timed == cpu.timed and dev.timed["untimed_states"] > 0
+    assert dev.states == cpu.states and dev.warnings == cpu.warnings
+    assert [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
+    assert any(r.detail["decided_by"] == BY_ABSTRACTION for r in dev.results)
+
+
+def test_every_timed_model_is_in_one_list():
+    """A new timed model gets a host test (FAST, or SLOWER when it takes longer)."""
+    assert sorted(FAST + SLOWER) == _timed_models()
+
+
+@needs_cc
+@pytest.mark.parametrize("name", FAST + [pytest.param(n, marks=pytest.mark.slow) for n in SLOWER])
+def test_a_timed_model_on_the_host_device_is_the_cpu_path(name):
+    _same_as_cpu(name, "host")
+
+
+@needs_cc
+def test_the_abstraction_is_searched_on_the_device_not_the_cpu(monkeypatch):
+    """The device's search replaces the CPU core's (none runs), and a violation the abstraction
+    finds still goes to the zone engine, as on the CPU."""
+    calls: list[set[str]] = []
+    search = device_run.run_device
+
+    def spy(model, wanted, limits, cm=None, device="cuda"):  # type: ignore[no-untyped-def]
+        assert not model.has_time and device == "host"
+        calls.append(set(wanted))
+        return search(model, wanted, limits, cm=cm, device=device)
+
+    def no_cpu(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("the CPU core ran")
+
+    monkeypatch.setattr(device_run, "run_device", spy)
+    monkeypatch.setattr(timed_explicit, "run_explicit", no_cpu)
+    m = load_spec(str(MODELS / "nvidia_partition.gpspec"), {})
+    rep = run_timed_explicit(m, {"no_loss", "lc_undisturbed", "deadlock", "rt_preempt_latency"}, Limits(), device="host")
+    assert calls == [{"no_loss", "lc_undisturbed", "deadlock"}]
+    by = {r.property: (r.verdict, r.detail["decided_by"]) for r in rep.results}
+    assert by["no_loss"] == (Verdict.PROVED, BY_ABSTRACTION) and by["deadlock"] == (Verdict.PROVED, BY_ABSTRACTION)
+    assert by["lc_undisturbed"] == (Verdict.VIOLATED, BY_ZONES)
+    assert by["rt_preempt_latency"][1] == BY_ZONES
+    lc = rep.result("lc_undisturbed").counterexample
+    assert lc is not None and lc.steps[-1].time is not None  # the zone engine's timed counterexample
+
+
+@needs_cc
+def test_verify_runs_a_timed_spec_on_the_device(monkeypatch):
+    """Through verify (vacuity probes, covers, which assumptions each proof used): the same
+    report as the CPU's on a model without a symmetric type."""
+    monkeypatch.setattr(device_run, "DEVICES", (*device_run.DEVICES, "host"))
+    m = load(str(MODELS / "kfd_evict.gpspec"), {})
+    dev = verify(m, device="host")
+    cpu = verify(m)
+    assert dev.timed == cpu.timed and dev.timed["untimed_states"] == 84
+    assert [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
+    assert dev.warnings == cpu.warnings
+
+
+def test_without_a_gpu_a_timed_spec_says_so(tmp_path):
+    """No CuPy or GPU: exit 2 with the reason, as for an untimed spec (no fall-back to the CPU)."""
+    if has_gpu():
+        pytest.skip("a GPU is here")
+    m = load(str(MODELS / "rt_latency.gpspec"), {})
+    with pytest.raises(UsageError, match="CuPy"):
+        verify(m, device="cuda")
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", FAST + SLOWER)
+def test_gpu_a_timed_model_is_the_cpu_path(name):
+    _same_as_cpu(name, "cuda")
