@@ -13,7 +13,14 @@ every result's verdict, reason, numbers (latency min/max) and lasso or witness, 
 Each model also gets a `compact` line (unless --no-compact): the search with the compact visited
 set (device_compact.py, what `verify --device cuda` runs for safety alone) against the full
 one's, on the properties it checks (all but the transition properties): states, depth, fired
-counts, verdicts and counterexamples, with both stores' visited set in bytes a state."""
+counts, verdicts and counterexamples, with both stores' visited set in bytes a state.
+A timed model (`time` durations) is searched as `verify --device cuda` searches it: its untimed
+abstraction (checker/api/timed_abstraction.py) on those lines, then a `timed` line instead of
+`graph`: the whole report of the timed path with the abstraction's search on the device
+(run_timed_explicit(device=...); the zone engine on the host decides what it leaves) against the
+same path with the CPU core's search (symmetry off, as on the device): the untimed_states, discrete
+states and zones figures, and every result's verdict, reason, decided_by and counterexample
+(time stamps included), step by step."""
 
 from __future__ import annotations
 
@@ -61,6 +68,7 @@ def main() -> int:
     from gpcheck.gpmodel import compile_model
     from gpcheck.checker.engines.explicit import device_graph, device_search, explicit, fast_explicit
     from gpcheck.checker.engines.explicit.explicit import select_properties
+    from gpcheck.checker.engines.timed import untimed
 
     bad = 0
     for path, consts in _specs(a.specs):
@@ -70,7 +78,8 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001 - a line per model, whatever went wrong
             print(f"{name:28} LOAD ERROR {type(e).__name__}: {str(e)[:80]}")
             continue
-        cm = compile_model(m)
+        timed = m.has_time
+        cm = compile_model(untimed(m) if timed else m)  # a timed spec: what the device searches
         skipped: list[str] = []
         graph_props = {p.name for p in (*m.liveness, *m.latencies)}
         wanted = select_properties(m, None) - set(skipped) - graph_props
@@ -99,13 +108,16 @@ def main() -> int:
             and _results(cm, dres, wanted) == _results(cm, cres, wanted)
         verdicts = ", ".join(f"{p}={v}" + (f"({len(c) - 1} steps)" if c else "")
                              for p, v, c in _results(cm, dres, wanted))
-        print(f"{name:28} {'SAME' if same else 'DIFFERENT'} states {dg.n:,} (cpu {cn:,}) depth {dres.depth} "
+        print(f"{name:28} {'SAME' if same else 'DIFFERENT'}{' untimed abstraction:' if timed else ''} "
+              f"states {dg.n:,} (cpu {cn:,}) depth {dres.depth} "
               f"device {t1 - t0:.2f}s cpu {t2 - t1:.2f}s | {verdicts}"
               + (f" | not checked here: {', '.join(skipped)}" if skipped else ""))
         bad += not same
         if not a.no_compact:
             bad += not _compact_line(name, cm, wanted, dres, dg, a.device)
-        if graph_props and dres.complete:
+        if timed:
+            bad += not _timed_line(name, m, a.device, a.cpu)
+        elif graph_props and dres.complete:
             if a.device == "cuda":
                 bad += not _edges_line(name, cm, wanted, dg)
             if importlib.util.find_spec("numba") is None:
@@ -156,7 +168,42 @@ def _edges_line(name, cm, wanted, dg) -> bool:  # type: ignore[no-untyped-def]
 def _key(r):  # type: ignore[no-untyped-def]
     c = r.counterexample
     return (r.property, r.kind, r.verdict.value, r.reason, r.detail,
-            None if c is None else ([(s.action, s.args, s.state) for s in c.steps], c.loop))
+            None if c is None else ([(s.action, s.args, s.state, s.time) for s in c.steps], c.loop))
+
+
+def _steps(r) -> str:  # type: ignore[no-untyped-def]
+    c = r.counterexample
+    if c is None:
+        return ""
+    return f"({len(c.steps) - 1} steps)" if c.loop is None else f"(lasso {len(c.steps)} steps, loop at {c.loop})"
+
+
+def _timed_line(name, m, device, cpu) -> bool:  # type: ignore[no-untyped-def]
+    """A timed model: the timed path's report with the abstraction searched on the device
+    against the same path with the CPU core's search; one line."""
+    from gpcheck.checker.api import model_api  # noqa: F401 - the api package's import order
+    from gpcheck.checker.api.timed_explicit import BY_ABSTRACTION, run_timed_explicit
+    from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
+
+    wanted = select_properties(m, None)
+    t0 = time.monotonic()
+    try:
+        dev = run_timed_explicit(m, set(wanted), Limits(), device=device)
+    except Exception as e:  # noqa: BLE001
+        print(f"{name:28} timed DEVICE ERROR {type(e).__name__}: {str(e)[:120]}")
+        return False
+    t1 = time.monotonic()
+    ref = run_timed_explicit(m, set(wanted), Limits(), core=cpu, symmetry="off")
+    t2 = time.monotonic()
+    same = dev.timed == ref.timed and dev.states == ref.states and dev.warnings == ref.warnings \
+        and [_key(r) for r in dev.results] == [_key(r) for r in ref.results]
+    by_abs = sum(r.detail.get("decided_by") == BY_ABSTRACTION for r in dev.results)
+    t, rt = dev.timed or {}, ref.timed or {}
+    print(f"{name:28} timed {'SAME' if same else 'DIFFERENT'} untimed_states {t.get('untimed_states')} "
+          f"(cpu {rt.get('untimed_states')}) zones {t.get('zones')} (cpu {rt.get('zones')}); "
+          f"{by_abs}/{len(dev.results)} decided on the abstraction; device path {t1 - t0:.2f}s cpu path {t2 - t1:.2f}s "
+          f"| {', '.join(f'{r.property}={r.verdict.value}{_steps(r)}' for r in dev.results)}")
+    return same
 
 
 def _graph_line(name, m, wanted, device) -> bool:  # type: ignore[no-untyped-def]

@@ -3,14 +3,18 @@
 
     python tests/bench/bench_gpu_search.py [--cases rewind16,cwsr] [--cwsr Q=2,N=3,W=2]
                                            [--stores full,compact] [--threads 1,16]
-                                           [--cpu-timeout 120] [--no-cpu]
+                                           [--cpu-timeout 120] [--device-timeout S] [--no-cpu]
                                            [--spin PATH | --pan-c DIR] [--spin-timeout 600]
 
 Every side checks the same properties: the safety ones the device checks (invariants, deadlock,
-range; transition properties, liveness and latency are left out of all sides). Each side is
+range; transition properties, liveness and latency are left out of all sides). A timed model
+(`time` durations: every bundled model but a few) is searched as `verify --device cuda` and the
+explicit engine on the CPU search it: its untimed abstraction (checker/api/timed_abstraction.py;
+its row says so), whose proofs hold for every timing. Each side is
 warmed up first (nvcc and numba compile the model; a short search), so the figures are search
-time only. The CPU core stops at --cpu-timeout seconds (Limits.timeout), and its rate is then
-that of the part it explored (said in the row). The state counts of every finished side must be
+time only. The CPU core stops at --cpu-timeout seconds (Limits.timeout), the device search at
+--device-timeout (none by default), and the rate is then that of the part explored (said in the
+row). The state counts of every finished side must be
 equal; the bench exits 1 otherwise.
 
 Device stores (--stores): `full` keeps every state's packed words, parent, flag and a table
@@ -30,6 +34,9 @@ Cases:
   rewind16  tests/bench/rewind.gpspec, waves_run widened to 0..8, N=16 B=2 CAP=3 MAXP=3
             (29,904,391 states; bench_compiled.py's case)
   cwsr      spec/models/cwsr.gpspec at --cwsr (default Q=2 N=3 W=2)
+  cwsr3     spec/models/cwsr.gpspec at Q=3 N=3 W=2 (three queues)
+  reef2     spec/models/reef_rewind.gpspec with two BE queues: Q=2 N=4 INV_BOUND=11 (the tight
+            bound at Q=2, the model's comment)
   rewind12  the same as rewind16 at N=12 CAP=2 (2,774,248 states): a quick check
   NAME:K=V,...  a bundled model (or `rewind`, widened as above) at these constants, e.g.
             `--cases rewind:N=28,B=2,CAP=4,MAXP=3` (separate cases with `;`)
@@ -52,10 +59,15 @@ SPIN_HASH_BITS = {"rewind12": None, "rewind16": 26}  # bench_compiled.py's pan -
 CASES = {
     "rewind12": ("rewind", {"N": 12, "B": 2, "CAP": 2, "MAXP": 3}),
     "rewind16": ("rewind", {"N": 16, "B": 2, "CAP": 3, "MAXP": 3}),
+    "cwsr3": ("cwsr", {"Q": 3, "N": 3, "W": 2}),
+    "reef2": ("reef_rewind", {"Q": 2, "N": 4, "INV_BOUND": 11}),
 }
 
 
 def _model(case: str, cwsr: dict[str, int]):  # type: ignore[no-untyped-def]
+    """The case's model; a timed one's untimed abstraction (what the device and the CPU core
+    search for its safety properties)."""
+    from gpcheck.checker.engines.timed import untimed
     from gpcheck.spec import load_source, load_spec
 
     name, _, given = case.partition(":")
@@ -66,7 +78,7 @@ def _model(case: str, cwsr: dict[str, int]):  # type: ignore[no-untyped-def]
         consts = cwsr
     if name == "rewind":
         return load_source(EXAMPLE.read_text().replace(*WIDE), str(EXAMPLE), consts)
-    return load_spec(str(ROOT / "spec" / "models" / f"{name}.gpspec"), consts)
+    return untimed(load_spec(str(ROOT / "spec" / "models" / f"{name}.gpspec"), consts))
 
 
 def main() -> int:
@@ -75,6 +87,7 @@ def main() -> int:
     ap.add_argument("--cwsr", default="Q=2,N=3,W=2")
     ap.add_argument("--threads", default="1,16")
     ap.add_argument("--cpu-timeout", type=float, default=120.0)
+    ap.add_argument("--device-timeout", type=float, default=None)
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--stores", default="full,compact")
     ap.add_argument("--spin", default=None, help="a spin binary (default: spin on PATH)")
@@ -92,10 +105,11 @@ def main() -> int:
     print(f"device: {props['name'].decode()}, {props['totalGlobalMem'] / 2**30:.1f} GiB; CuPy {cupy.__version__}")
     failed = False
     for case in a.cases.split(";" if ":" in a.cases else ","):
+        timed = _timed(case)
         m = _model(case, cwsr)
         cm = compile_model(m)
         wanted = select_properties(m, None) - {p.name for p in (*m.transitions, *m.liveness, *m.latencies)}
-        label = case + ("" if case != "cwsr" else ":" + a.cwsr)
+        label = case + ("" if case != "cwsr" else ":" + a.cwsr) + (" (untimed abstraction)" if timed else "")
         dev_rate = 0.0
         device_n, device_complete = None, False
         seen = None
@@ -106,7 +120,7 @@ def main() -> int:
             compile_s = time.perf_counter() - t0
             cupy.get_default_memory_pool().free_all_blocks()
             t0 = time.perf_counter()
-            dres, g = run(cm, wanted, device="cuda")
+            dres, g = run(cm, wanted, Limits(timeout=a.device_timeout), device="cuda")
             wall = time.perf_counter() - t0
             rate = g.n / g.seconds  # type: ignore[attr-defined]
             verdicts = {r.property: r.verdict.value for r in explicit.safety_results(cm, dres, wanted)}
@@ -144,6 +158,15 @@ def main() -> int:
                 failed = True
             del cres, cg
     return 1 if failed else 0
+
+
+def _timed(case: str) -> bool:
+    """Whether the case's bundled model is timed (its rows are then its untimed abstraction's)."""
+    from gpcheck.spec import load_spec
+
+    name = CASES.get(case.partition(":")[0], (case.partition(":")[0],))[0]
+    path = ROOT / "spec" / "models" / f"{name}.gpspec"
+    return path.exists() and load_spec(str(path), {}).has_time
 
 
 def _spin_row(a: argparse.Namespace, case: str, label: str, device_n: int | None, complete: bool,

@@ -8,6 +8,8 @@ CuPy sees a GPU and skip elsewhere."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,8 @@ from gpcheck.spec import load_spec
 from gpcheck.spec.errors import UsageError
 from tests.devices import has_gpu, needs_cc, needs_gpu
 
-MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "spec" / "models"
 # host build and CPU path together within a second or two each here (2 shared cores)
 FAST = ["blp", "hws_oversub", "intel_guc", "kfd_evict", "nvidia_mps", "nvidia_partition", "nvidia_preempt",
         "nvidia_tsg", "rt_latency", "xsched"]
@@ -116,3 +119,34 @@ def test_without_a_gpu_a_timed_spec_says_so(tmp_path):
 @pytest.mark.parametrize("name", FAST + SLOWER)
 def test_gpu_a_timed_model_is_the_cpu_path(name):
     _same_as_cpu(name, "cuda")
+
+
+@needs_cc
+def test_device_compare_gives_a_timed_model_a_timed_line(monkeypatch, capsys):
+    """tools/device_compare.py (run on the GPU machine over every bundled model and example),
+    here on the host build: the abstraction's search line, then the timed path's whole report."""
+    tool = _load(ROOT / "tools" / "device_compare.py")
+    monkeypatch.setattr(sys, "argv", ["device_compare.py", "--device", "host", "--cpu", "python", "--no-compact",
+                                      str(MODELS / "rt_latency.gpspec")])
+    assert tool.main() == 0
+    first, timed = capsys.readouterr().out.splitlines()
+    assert first.split()[1:5] == ["SAME", "untimed", "abstraction:", "states"]
+    assert timed.split()[1:6] == ["timed", "SAME", "untimed_states", "8", "(cpu"]
+
+
+def test_the_bench_searches_a_timed_models_abstraction():
+    """tests/bench/bench_gpu_search.py's cases on timed bundled models run their untimed
+    abstraction (cwsr at three queues, reef_rewind at two)."""
+    bench = _load(ROOT / "tests" / "bench" / "bench_gpu_search.py")
+    assert bench._timed("reef2") and bench._timed("cwsr3") and bench._timed("cwsr:Q=2") and not bench._timed("rewind16")
+    m = bench._model("reef2", {})
+    assert not m.has_time and m.const_values["Q"] == 2
+
+
+def _load(path: Path):  # type: ignore[no-untyped-def]
+    """A script (tools/, tests/bench/) as a module."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
