@@ -105,7 +105,8 @@ def verify(
             zcap = zone_cap(report) if max_states is None else min(max_states, zone_cap(report))
             return rerun_without(m, names, Limits(cap, limit, meter), core=core, zone_cap=zcap)
         if m.has_time:  # NOTE(timed): the zone engine, or an untimed engine on the untimed abstraction
-            return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core, device=device)
+            return run_timed_spec(m, names, engine, Limits(cap, limit, meter), depth=depth, core=core, device=device,
+                                  symmetry=symmetry)
         if engine == "explicit":
             cm = None
             if rerun and report is not None and not fingerprint:
@@ -166,16 +167,16 @@ TIMED_ENGINES = ("explicit", "auto")  # the engines that run the zone engine on 
 
 
 def run_timed_spec(model: ir.Model, wanted: set[str], engine: str, limits: Limits, depth: int | None = None,
-                   core: str = "auto", device: str = "cpu") -> Report:
+                   core: str = "auto", device: str = "cpu", symmetry: str = "auto") -> Report:
     """NOTE(timed): a timed spec goes to the zone engine (checker/engines/timed/) under `explicit` and
     `auto`, after the explicit search of its untimed abstraction proved what it can
-    (checker/api/timed_explicit.py; `core` is that search's, `device` where it runs); bmc, kind and pdr check its untimed abstraction (checker/api/timed_abstraction.py): what
+    (checker/api/timed_explicit.py; `core` and `symmetry` are that search's, `device` where it runs); bmc, kind and pdr check its untimed abstraction (checker/api/timed_abstraction.py): what
     they prove there holds for every timing, a violation is confirmed with a timing or `unknown`,
     liveness and latencies are `unknown`, saying why. Any other engine answers `unknown`."""
     if engine in TIMED_ENGINES:
         from gpcheck.checker.api.timed_explicit import run_timed_explicit
 
-        return run_timed_explicit(model, wanted, limits, core=core, device=device)
+        return run_timed_explicit(model, wanted, limits, core=core, device=device, symmetry=symmetry)
     if engine in ("bmc", "kind", "pdr"):
         from gpcheck.checker.api import timed_abstraction
         from gpcheck.checker.api.smt_dispatch import run_engine

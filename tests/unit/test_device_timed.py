@@ -20,7 +20,7 @@ from gpcheck.checker.api.model_api import load
 from gpcheck.checker.api.timed_explicit import BY_ABSTRACTION, BY_ZONES, run_timed_explicit
 from gpcheck.checker.core.verdict import Verdict
 from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
-from gpcheck.spec import load_spec
+from gpcheck.spec import load_source, load_spec
 from gpcheck.spec.errors import UsageError
 from tests.devices import has_gpu, needs_cc, needs_gpu
 
@@ -151,3 +151,31 @@ def _load(path: Path):  # type: ignore[no-untyped-def]
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+# WATCH of tests/unit/test_timed_abstraction.py with symmetric workers
+SYM_WATCH = """model symwatch
+const N = 3
+symmetric Worker = 0..N-1
+var w: [Worker] -> 0..1 = 0
+var fired: bool = false
+action work(k: Worker) time 1..3 { require w[k] == 0  w[k] = 1 }
+action watchdog time 5 { require not fired and (any k in Worker: w[k] == 0)  fired = true }
+fair action rest { require fired or (all k in Worker: w[k] == 1)  fired = fired }
+invariant bounded: all k in Worker: w[k] <= 1
+"""
+
+
+@needs_cc
+def test_symmetry_off_on_the_cpu_gives_the_devices_untimed_states(monkeypatch):
+    """The device does not reduce by symmetry; `--symmetry off` makes the CPU path's abstraction
+    search unreduced too (the same untimed_states), `auto` reduces it (fewer, the same verdicts)."""
+    monkeypatch.setattr(device_run, "DEVICES", (*device_run.DEVICES, "host"))
+    m = load_source(SYM_WATCH)
+    dev = verify(m, device="host", assumption_use=False)
+    off = verify(m, symmetry="off", assumption_use=False)
+    auto = verify(m, assumption_use=False)
+    assert dev.timed["untimed_states"] == off.timed["untimed_states"] == 16  # 2^3 worker states x fired
+    assert auto.timed["untimed_states"] < 16
+    assert [_key(r) for r in dev.results] == [_key(r) for r in off.results]
+    assert [(r.property, r.verdict) for r in auto.results] == [(r.property, r.verdict) for r in dev.results]
