@@ -1,6 +1,7 @@
 """What the `--device cuda` tests share (tests/unit/test_device_*.py): the markers that skip
 without a host C compiler or a GPU, and an untimed spec of every property kind (the device
-refuses timed specs, and most bundled models are timed)."""
+searches a timed spec's untimed abstraction, tests/unit/test_device_timed.py, and most bundled
+models are timed)."""
 
 from __future__ import annotations
 

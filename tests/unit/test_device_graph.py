@@ -3,7 +3,8 @@ NOTE(device-edges)): the edges built by the device code (its host build here, th
 are the compiled core's CSR arrays edge for edge, and the verdicts, lassos and transition
 counterexamples are the compiled core's; a latency is the zone engine's answer on the host, as
 without a device (checker/api/untimed_latency.py). The GPU test runs where CuPy sees a GPU and
-skips elsewhere. The device refuses timed specs, so the tests run on an untimed spec of their own
+skips elsewhere. A timed spec's liveness and latencies are the zone engine's on the host
+(tests/unit/test_device_timed.py), so the tests run on an untimed spec of their own
 (tests/devices.py: DEVMON) and gp_hip_suspend."""
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def test_the_device_edges_are_the_cpu_csr_arrays(rows):
 def test_transition_properties_on_the_device_edges_are_the_compiled_core_s(rows):
     """A counter that wraps: x_grows violated (its first bad edge in the sequential order, the same
     counterexample), y_grows proved; chunks of an odd size and the default. (The bundled models with
-    transition properties that the device took, reef_rewind's, are timed now: the device refuses them.)"""
+    transition properties, reef_rewind's, are timed now: the device checks them on their untimed
+    abstraction, tests/unit/test_device_timed.py.)"""
     from gpcheck.spec import load_source
 
     m = load_source(WRAP)
@@ -155,7 +157,7 @@ def test_an_incomplete_device_search_leaves_liveness_and_latency_unknown():
 
 
 @needs_gpu
-@pytest.mark.parametrize("name", ["devmon", "gp_hip_suspend", "nvidia_streams"])  # untimed: the device refuses timed specs
+@pytest.mark.parametrize("name", ["devmon", "gp_hip_suspend", "nvidia_streams"])  # untimed: a timed spec's liveness is the zone engine's
 def test_gpu_liveness_and_latency_are_the_compiled_core_s(name):
     m = _model(name)
     wanted = _wanted(m)

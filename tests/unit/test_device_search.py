@@ -60,7 +60,7 @@ def _same_as_python(m, **kw):
 
 
 @needs_cc
-@pytest.mark.parametrize("name", ["nv_query_group", "reef_flag_race", "gp_hip_suspend"])  # untimed (the device refuses timed specs)
+@pytest.mark.parametrize("name", ["nv_query_group", "reef_flag_race", "gp_hip_suspend"])  # untimed (a timed spec: test_device_timed.py)
 def test_host_build_matches_the_python_core(name):
     """Bundled models with violated and proved invariants: the same states, depth, fired
     counts, verdicts and (shortest) counterexamples."""
@@ -132,7 +132,7 @@ def test_without_a_gpu_the_command_says_so(tmp_path):
 
 
 @needs_gpu
-@pytest.mark.parametrize("name", ["gp_hip_suspend", "reef_flag_race", "nvidia_streams"])  # untimed: the device refuses timed specs
+@pytest.mark.parametrize("name", ["gp_hip_suspend", "reef_flag_race", "nvidia_streams"])  # untimed (a timed spec: test_device_timed.py)
 def test_gpu_matches_the_python_core(name):
     m = load_spec(str(MODELS / f"{name}.gpspec"), {})
     cm, wanted = _safety(m)
@@ -146,8 +146,8 @@ def test_what_the_device_does_not_run_is_a_usage_error():
     from gpcheck.checker.api.model_api import verify
     from gpcheck.spec.errors import UsageError
 
-    with pytest.raises(UsageError, match="timed"):
-        verify(str(MODELS / "hws_oversub.gpspec"), device="cuda")
+    with pytest.raises(UsageError, match="runs the explicit engine"):  # a timed spec: its abstraction (test_device_timed.py)
+        verify(str(MODELS / "hws_oversub.gpspec"), device="cuda", engine="pdr")
     with pytest.raises(UsageError, match="--workers"):
         verify(str(MODELS / "gp_hip_suspend.gpspec"), device="cuda", workers=4)
     with pytest.raises(UsageError, match="unknown device"):
