@@ -28,6 +28,27 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # tests.reference is imported by package name
     sys.path.insert(0, str(ROOT))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bytecode: where the environment turns it off ($PYTHONDONTWRITEBYTECODE, as container images
+# often do), every process of the run (each xdist worker, each `gpcheck` a test starts) would
+# compile every module and rewrite every test's asserts from source again: about 10 s of
+# processor time per worker and a fraction of a second per child process. The run keeps its
+# bytecode under .pytest_cache/pycache instead (sys.pycache_prefix, which pytest's rewriter
+# honours too), never beside the sources; $GPCHECK_TEST_BYTECODE=0 keeps the environment's choice.
+
+
+def _bytecode_outside_the_sources() -> None:
+    if not sys.dont_write_bytecode or os.environ.get("GPCHECK_TEST_BYTECODE") == "0":
+        return
+    prefix = str(ROOT / ".pytest_cache" / "pycache")
+    sys.pycache_prefix, sys.dont_write_bytecode = prefix, False
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix  # inherited by the workers and the children
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+_bytecode_outside_the_sources()
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
 
 TIERS = ("slow", "long")
