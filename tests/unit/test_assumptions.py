@@ -76,12 +76,21 @@ def test_bmc_reaches_a_cover_and_leaves_an_unreached_one_unknown():
     assert res["done_early"].verdict is Verdict.UNKNOWN and "not reached within" in res["done_early"].reason
 
 
-@pytest.mark.parametrize("engine", ["explicit", "pdr"])
+@pytest.mark.parametrize("engine", ["explicit", "kind", "pdr"])
 def test_a_vacuous_implication_is_flagged_and_a_live_one_is_not(engine):
     res = _results(verify(load_source(SAVE), engine=engine))
-    assert "antecedent" in res["done_full"].vacuous
+    assert "antecedent" in res["done_full"].vacuous and "bound" not in res["done_full"].vacuous
     assert res["no_loss"].vacuous is None and res["saved_ok"].vacuous is None
     assert res["in_bounds"].vacuous is None
+
+
+def test_bmc_flags_vacuity_up_to_its_bound():
+    """bmc proves no probe unreachable: an antecedent not reached within its bound makes the
+    property hold to that bound vacuously, and the warning says it is the bound's (issue 30)."""
+    res = _results(verify(load_source(SAVE), engine="bmc", depth=6))
+    assert res["done_full"].verdict is Verdict.HOLDS_TO_BOUND
+    assert "antecedent" in res["done_full"].vacuous and "within the bound checked (6 steps" in res["done_full"].vacuous
+    assert res["no_loss"].vacuous is None and res["saved_ok"].vacuous is None
 
 
 def test_the_assumptions_restrict_the_behaviours_like_guards():
