@@ -16,7 +16,9 @@ top level), the trigger P of `P leads_to Q`, the 'from' predicate of a latency p
 when the model has state assumptions or constraints, a state inside all its constraints (with
 no constraint: any state). A probe proved unreachable makes its property vacuous (the last
 makes every result vacuous: no initial state lies inside the assumptions and constraints, so
-the model has no behaviour). A probe reached, or not decided, says nothing.
+the model has no behaviour). A probe that holds up to a bound (bmc: not reached within K steps)
+gives the same warning, saying "within the bound checked (K steps)": the property holds to that
+bound vacuously. A probe reached, or not decided, says nothing.
 
 NOTE(assumption-use): every result says which model assumptions (NOTE(assumptions) in
 spec/ir.py) it rests on. A proved (or unreachable) result lists those its proof used. A proof
@@ -186,6 +188,8 @@ def finish(model: ir.Model, pl: Plan, results: list[Result], use: Use | None) ->
             owner, why = pl.probes[r.property]
             if r.verdict is Verdict.PROVED:
                 vacuous[owner] = why
+            elif r.verdict is Verdict.HOLDS_TO_BOUND and r.engine == "bmc" and r.bound is not None:  # vacuous up to its bound
+                vacuous.setdefault(owner, f"{why}, within the bound checked ({r.bound} steps; a deeper state may)")
             continue
         out.append(r)
     final = []
@@ -194,7 +198,7 @@ def finish(model: ir.Model, pl: Plan, results: list[Result], use: Use | None) ->
         if r.property in pl.covers:
             r = _cover(r)
         why = vacuous.get(None) or vacuous.get(r.property)
-        if why is not None and r.kind != "cover":
+        if why is not None and r.kind != "cover" and r.verdict is not Verdict.VIOLATED:
             r = replace(r, vacuous=why)
         if use is not None:
             if proved and r.property in use.used:

@@ -88,11 +88,37 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
                   zone_cap: int | None = None) -> Report:
     """The results of the timed spec `relaxed` (a model without one assumption) for the proved
     properties `names`, each decided on the untimed abstraction where that is sound, else on
-    the zone graph with at most `zone_cap` zones (module docstring)."""
-    from gpcheck.checker.engines.timed.engine import run_timed
+    the zone graph with at most `zone_cap` zones (module docstring). What the abstraction leaves
+    and cannot depend on some variables is decided, the same way, on the model with those
+    frozen (NOTE(irrelevant-vars)): a far smaller graph where they take every combination."""
+    from gpcheck.checker.api.irrelevant import split
 
     cm = compile_model(relaxed)
-    model = relaxed
+    decided = _by_abstraction(relaxed, cm, names, limits, core)
+    results = list(decided.values())
+    zones: int | None = None
+    cap = limits.max_states if zone_cap is None else zone_cap
+    for part, model, frozen in split(relaxed, names - set(decided)):
+        if frozen:
+            cm_part = compile_model(model)
+            got = _by_abstraction(model, cm_part, part, limits, core)
+            note = {"frozen": f"{', '.join(frozen)}: no result asked for reads them (NOTE(irrelevant-vars))"}
+            results += [replace(r, detail={**r.detail, **note}) for r in got.values()]
+            part = part - set(got)
+        else:
+            cm_part = cm
+        if part:
+            more, z = _by_zones(model, cm_part, part, limits, cap)
+            results += more
+            zones = z if zones is None else max(zones, z or 0)
+    out = Report(relaxed.name, relaxed.file, relaxed.const_values, [r for r in results if r.property in names])
+    out.timed = {"zones": zones}
+    return out
+
+
+def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits: Limits,
+                    core: str) -> dict[str, Result]:
+    """The results among `names` the untimed abstraction of `model` decides (module docstring)."""
     inv = {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
     live = {p.name: p for p in model.liveness}
     lats = {p.name: p for p in model.latencies}
@@ -116,13 +142,20 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
                     got = _latency(cm, graph, lats[name])
                     if got is not None:
                         decided[name] = got
-    left = names - set(decided)
-    results = list(decided.values())
+    return decided
+
+
+def _by_zones(model: ir.Model, cm: CompiledModel, names: set[str], limits: Limits,
+              cap: int | None) -> tuple[list[Result], int | None]:
+    """The results `names` on the zone graph of `model`, at most `cap` zones; past it `unknown`."""
+    from gpcheck.checker.engines.timed.engine import run_timed
+
+    inv = {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
+    results: list[Result] = []
     zones = None
-    cap = limits.max_states if zone_cap is None else zone_cap
     # the safety properties left are violations of the abstraction no timing was found for: the zone
     # search stops once each is violated; liveness and latencies need the whole graph
-    for part, early in ((left & inv, True), (left - inv, False)):
+    for part, early in ((names & inv, True), (names - inv, False)):
         if not part:
             continue
         rep2 = run_timed(model, part, Limits(cap, limits.timeout, None), cm=cm, early=early)
@@ -132,9 +165,7 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
                 r = replace(r, verdict=Verdict.UNKNOWN, reason=f"not determined: the run without the assumption "
                             f"passed {cap:,} zones ({r.reason})" if cap is not None else r.reason)
             results.append(replace(r, detail={**r.detail, "decided_by": BY_ZONES}))
-    out = Report(model.name, model.file, model.const_values, [r for r in results if r.property in names])
-    out.timed = {"zones": zones}
-    return out
+    return results, zones
 
 
 def _graph_of(cm: CompiledModel, explored: object) -> _Graph | None:

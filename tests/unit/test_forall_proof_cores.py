@@ -102,13 +102,63 @@ def test_cwsr_for_all_cores_agree_with_the_reruns(monkeypatch):
 
 
 @pytest.mark.slow  # nvidia_tsg's for-all proof over S and NB, then once more without copy_save (minutes)
-@pytest.mark.xfail(reason="no_loss's proof (second round, counters with a symbolic-valued component) gets no "
-                          "proof core yet: the API falls back on the run without copy_save (docs/claims.md)",
-                   strict=False)
 def test_nvidia_tsg_for_all_cores_agree_with_the_reruns(monkeypatch):
     got = _agree("nvidia_tsg", ["S", "NB"], monkeypatch, properties=["no_reexecution", "no_loss", "ring_integrity"])
     assert got["no_reexecution"] == ("copy_save",) and got["no_loss"] == ("copy_save",)
     assert got["ring_integrity"] == ()
+
+
+# nvidia_tsg in small (tests/unit/test_forall_counters.py's slots): the arrays over 0..S-1 are
+# encoded by counters of rows, and a lost save (`lose`, behind copy_save) re-runs a block
+LOSE = """model lose
+const S = 2
+const NB = 2
+var slot: [0..S-1] -> 0..2 = 2
+var prog: [0..S-1] -> 0..1 = 0
+var launched: [0..1] -> 0..NB = 0
+var done: [0..1] -> 0..NB = 0
+var work: [0..1] -> 0..2*NB+1 = 0
+action launch(i: 0..S-1, s: 0..1) {
+    require slot[i] == 2 and launched[s] < NB
+    slot[i] = s
+    prog[i] = 0
+    launched[s] = launched[s] + 1
+}
+action tick(lose: bool) {
+    require assume copy_save: not lose
+    require any i in 0..S-1: slot[i] != 2
+    for i in 0..S-1 {
+        if slot[i] != 2 {
+            work[slot[i]] = if work[slot[i]] <= 2 * NB then work[slot[i]] + 1 else work[slot[i]]
+            if prog[i] == 1 {
+                done[slot[i]] = done[slot[i]] + 1
+                slot[i] = 2
+                prog[i] = 0
+            } else {
+                prog[i] = if lose then 0 else 1
+            }
+        }
+    }
+}
+allow deadlock
+invariant no_reexecution: all s in 0..1: work[s] <= 2 * NB and done[s] <= launched[s]
+"""
+
+
+def test_a_counter_encoded_proof_gets_its_core(tmp_path):
+    """Issue 30: nvidia_tsg's `--for-all S,NB` no_loss got no core. Its lemmas read the counted
+    rows; their columns were built on the encoder that mined them, and the proof core's relaxed
+    encoder (the assumptions behind literals) made its row markers in a plan of its own, so
+    every lemma was refused and range's refusal dropped every core (the old code fell back on
+    the runs without copy_save, range `copy_save?`). About 7 s of CPU."""
+    spec = tmp_path / "lose.gpspec"
+    spec.write_text(LOSE)
+    rep = verify_for_all(spec, ["S", "NB"], {"S": 1, "NB": 1}, timeout=600)
+    r = rep.result("no_reexecution")
+    assert r.verdict is Verdict.PROVED and r.assumptions == ("copy_save",)
+    assert r.detail["assumptions_how"] == CORE_HOW and "assumption_core_missing" not in r.detail
+    rng = rep.result("range")
+    assert rng.verdict is Verdict.PROVED and rng.assumptions == () and rng.detail["assumptions_how"] == CORE_HOW
 
 
 # issue 30's acceptance through --for-all: a vacuous property warned, a live one not; a proof

@@ -291,13 +291,19 @@ def settle(enc: "ParamEncoder") -> None:
     raise Unsupported("counter groups did not settle")
 
 
+OWNERS: dict[int, "CounterPlan"] = {}  # row markers in use (counters.row_formula): the plan that made each
+
+
 def element(enc: "ParamEncoder", var: int, idx: Sequence[z3.ExprRef]) -> z3.ExprRef:
     """A counted array's element in a candidate: the component of the row a marker
     (`row_formula`) stands for, at the fixed other indices."""
     plan = enc.counters
     assert plan is not None
     pos, chain = plan.vars[var]
-    row = plan.markers.get(idx[pos].get_id()) if len(idx) == len(chain) else None
+    # the plan whose row_formula made the marker: a candidate's columns were built on the encoder
+    # that mined it, and a proof core re-encodes it on another (NOTE(for-all-core))
+    owner = OWNERS.get(idx[pos].get_id(), plan) if len(idx) == len(chain) else plan
+    row = owner.markers.get(idx[pos].get_id()) if len(idx) == len(chain) else None
     if row is None:
         raise Unsupported(f"{enc.model.vars[var].name}: a counted array read other than at a row")
     at = []
@@ -307,7 +313,7 @@ def element(enc: "ParamEncoder", var: int, idx: Sequence[z3.ExprRef]) -> z3.Expr
             if not z3.is_int_value(e):
                 raise Unsupported(f"{enc.model.vars[var].name}: a counted array at a symbolic fixed index")
             at.append(e.as_long())  # type: ignore[attr-defined]
-    k = plan.index.get((var, tuple(at)))
+    k = owner.index.get((var, tuple(at)))
     if k is None:
         raise Unsupported(f"{enc.model.vars[var].name}: an index out of range")
     return row.vars[k]

@@ -201,11 +201,13 @@ def row_formula(enc: "ParamEncoder", domains: Sequence[object], distinct: bool, 
         row = plan.new_row()
         marker = z3.Int(f"row!{next(counter_plan._serial)}")
         plan.markers[marker.get_id()] = row
+        counter_plan.OWNERS[marker.get_id()] = plan
         try:
             xs = [marker if v is None else z3.IntVal(v) for v in combo]
             body = body_of(xs)
         finally:
             del plan.markers[marker.get_id()]
+            del counter_plan.OWNERS[marker.get_id()]
         if _deps([body], Row({0: marker})):
             raise Unsupported("a candidate reading the row's index itself")
         cases = split_terms(enc, [z3.Not(body)], row, "a candidate over the rows")

@@ -105,7 +105,7 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
             under(on)
             return _range(relaxed, range_lemmas, invs, deadline)
 
-        got = _core(names, range_holds)
+        got = _core_or_why(names, range_holds, "range", missing)
         if got is not None:
             cores["range"] = got
     dl = out.get("deadlock")
@@ -117,14 +117,26 @@ def assumption_cores(enc: ParamEncoder, used: Mapping[str, list[Candidate]], ran
             under(on)
             return _deadlock(enc, relaxed, deadlock_lemmas, invs, deadline)
 
-        got = _core(names, deadlock_free)
+        got = _core_or_why(names, deadlock_free, "deadlock", missing)
         if got is not None:
             cores["deadlock"] = got
-    for name, core in cores.items():
+    for name in out:
+        core = cores.get(name)
         if core is not None:
             out[name].detail["assumption_core"] = [n for n in names if n in core]
         elif name in missing:
             out[name].detail["assumption_core_missing"] = missing[name]
+
+
+def _core_or_why(names: list[str], proves: Callable[[frozenset[str]], bool | None], name: str,
+                 missing: dict[str, str]) -> frozenset[str] | None:
+    """`_core` of `range` or `deadlock`; where the relaxed encoding refuses the lemmas that result
+    rests on, None, and `missing` says so (the properties' own cores stand: issue 30)."""
+    try:
+        return _core(names, proves)
+    except Unsupported as e:
+        missing[name] = f"no proof core: the encoding with the assumptions behind literals refuses its lemmas: {e}"
+        return None
 
 
 def _core(names: list[str], proves: Callable[[frozenset[str]], bool | None],
