@@ -16,6 +16,7 @@ from gpcheck.gpmodel import compile_model
 from gpcheck.gpmodel.packed import PackedLayout
 from gpcheck.spec import bundled_models, ir, load_source, load_spec
 from tests.bundled import bundled_model
+from tests.conftest import EXAMPLES
 
 pytest.importorskip("numba")
 
@@ -72,8 +73,16 @@ def _models() -> list[object]:
     return out + bundled_params()
 
 
-def _examples(examples) -> list[tuple[str, ir.Model]]:
-    return [(p.stem, load_spec(p)) for p in sorted(examples.glob("*.gpspec"))]
+def _examples(examples) -> list[object]:
+    """pytest.param(model) for every example spec: rewind (326 states, the examples' largest, and
+    the model test_compiled_options.py compiles) in the default run; the others, each a cold
+    compilation of 4 s of CPU whose corners (fairness, lassos, arrays) the small specs above
+    cover, `slow`; rewind with N=6 and MAXP=2 (another compilation, 5,000 states in Python) too."""
+    out = [pytest.param(load_spec(p), id=p.stem, marks=() if p.stem == "rewind" else pytest.mark.slow)
+           for p in sorted(examples.glob("*.gpspec"))]
+    out.append(pytest.param(load_spec(examples / "rewind.gpspec", {"N": 6, "MAXP": 2}), id="rewind_N6",
+                            marks=pytest.mark.slow))
+    return out
 
 
 def _same(model: ir.Model) -> None:
@@ -95,14 +104,11 @@ def test_compiled_engine_matches_the_python_engine(name, model):
     _same(model)
 
 
-def test_compiled_engine_matches_on_the_example_specs(examples):
-    for _, model in _examples(examples):
-        _same(model)
-
-
-@pytest.mark.slow  # another cold compilation and a Python search of 5,000 states; fast: the test above (rewind at its defaults)
-def test_compiled_engine_matches_on_a_larger_rewind(examples):
-    _same(load_spec(examples / "rewind.gpspec", {"N": 6, "MAXP": 2}))
+# the example specs other than rewind at its defaults are `slow` (see _examples); fast: the same
+# test on rewind, and the small specs of test_compiled_engine_matches_the_python_engine
+@pytest.mark.parametrize("model", _examples(EXAMPLES) if EXAMPLES.is_dir() else [])
+def test_compiled_engine_matches_on_the_example_specs(model):
+    _same(model)
 
 
 def test_a_modelling_error_in_an_invariant_after_its_violation_is_still_reported():

@@ -154,21 +154,31 @@ def test_a_call_the_kept_signature_does_not_cover_goes_to_numba(tmp_path, monkey
     assert call.native is not None and call() == "numba"
 
 
-def test_a_warm_cache_runs_without_numba(tmp_path):
+def test_a_warm_cache_runs_without_numba(tmp_path, fault_caches):
     """A fresh process with the native code kept: the search imports neither numba nor the
-    generated module, and gives the numba run's report."""
-    spec = tmp_path / "native_t.gpspec"
-    spec.write_text(SPEC)
-    env = dict(os.environ, GPCHECK_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    env.pop("GPCHECK_NATIVE", None)
+    generated module, and gives the report of a run of numba's own cached code. The cache is a
+    copy of the run's warm cache of a small model (tests/conftest.py's `fault_caches`: made by a
+    cold `gpcheck verify --core compiled`, which kept the native code), not a cold compilation
+    of its own; test_native_search_is_the_numba_search writes and reads back kept code here."""
+    sys.path.insert(0, str(ROOT / "tests" / "quality"))
+    import fault_inject as F
+
+    cache, _, _ = F.copy_caches(*fault_caches, tmp_path)
+    spec = tmp_path / "fault_t.gpspec"
+    assert sorted((cache / "native").glob("*.expand.*.bin")), "the warm cache holds kept native code"
     code = ("import sys, json\nfrom gpcheck.checker import verify\n"
             f"r = verify({str(spec)!r}, core='compiled', workers=1)\n"
             "print(json.dumps([[x.property, x.verdict.value, repr(x.counterexample)]"
             " for x in r.results] + [r.states, 'numba' in sys.modules]))\n")
-    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
-            for _ in range(2)]
+    runs = []
+    for native_mode in ("off", None):  # numba's cached machine code, then the kept native code
+        env = dict(os.environ, GPCHECK_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+        env.pop("GPCHECK_NATIVE", None)
+        if native_mode:
+            env["GPCHECK_NATIVE"] = native_mode
+        runs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path))
     for r in runs:
         assert r.returncode == 0, r.stderr
     first, second = (json.loads(r.stdout) for r in runs)
     assert first[-1] is True and second[-1] is False, "the second process ran the kept code, numba not imported"
-    assert first[:-1] == second[:-1]
+    assert first[:-1] == second[:-1] and first[-2] > 0
