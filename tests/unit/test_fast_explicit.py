@@ -77,7 +77,7 @@ def _examples(examples) -> list[object]:
     """pytest.param(model) for every example spec: rewind (326 states, the examples' largest, and
     the model test_compiled_options.py compiles) in the default run; the others, each a cold
     compilation of 4 s of CPU whose corners (fairness, lassos, arrays) the small specs above
-    cover, `slow`; rewind with N=6 and MAXP=2 (another compilation, 5,000 states in Python) too."""
+    cover, `slow`; rewind with N=6 and MAXP=2 (another compilation, over 1,000 states searched in Python) too."""
     out = [pytest.param(load_spec(p), id=p.stem, marks=() if p.stem == "rewind" else pytest.mark.slow)
            for p in sorted(examples.glob("*.gpspec"))]
     out.append(pytest.param(load_spec(examples / "rewind.gpspec", {"N": 6, "MAXP": 2}), id="rewind_N6",
