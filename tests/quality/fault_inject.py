@@ -205,9 +205,22 @@ def prepare_caches(work: Path) -> tuple[Path, Path, tuple[int, Any]]:
     rc, doc, err = verify(work / "fault_t.gpspec", cache)
     assert doc is not None, err
     reference = (rc, summary(doc))
+    copy_shared_modules(cache, other)
     rc2, doc2, err2 = verify(work / "fault_u.gpspec", other)
     assert doc2 is not None, err2
     return cache, other, reference
+
+
+def copy_shared_modules(cache: Path, other: Path) -> None:
+    """Start `other` as a copy of `cache` less its model's own files: the generated modules every
+    model shares (the runtime helpers, the graph and shared kernels) stay warm, so that OTHER's
+    run compiles only its own module (about 5 s of CPU instead of 9), and the files a foreign
+    fault takes from `other` (kept native code, numba indexes of `succ`) are all OTHER's."""
+    shutil.copytree(cache, other, symlinks=True)
+    model_modules = {p.name.split(".")[0] for p in (other / "__pycache__").glob("gpcheck_jit_*.succ-*.nbi")}
+    for p in sorted(other.rglob("*")):
+        if p.is_file() and (p.name.split(".")[0] in model_modules or p.parent.name == "native"):
+            p.unlink()
 
 
 def copy_caches(shared: Path, cache: Path, other: Path, reference: tuple[int, Any], work: Path
@@ -292,15 +305,18 @@ def corpus_traces(work: Path, copies: int = 3) -> list[Path]:
     return out
 
 
-def _single_reports(traces: list[Path], env: dict[str, str], work: Path) -> dict[str, tuple[int, Any]]:
+def _single_reports(traces: list[Path], work: Path) -> dict[str, tuple[int, Any]]:
     """Each trace's single run, `gpcheck replay TRACE --json`: (exit code, its report without
-    timings and paths), once per distinct trace (the copies are named `<i>-<name>`)."""
+    timings and paths), once per distinct trace (the copies are named `<i>-<name>`). The
+    references run in this process (the command line's `main`, tests/docsrun.py), not in ten
+    fresh interpreters (about 1 s of CPU each): the fault under test is the cluster's."""
+    from tests.docsrun import _gpcheck as gpcheck_in_process
+
     out: dict[str, tuple[int, Any]] = {}
     for trace in traces:
         name = trace.name.split("-", 1)[1]
         if name not in out:
-            r = subprocess.run([PY, "-m", "gpcheck", "replay", str(trace), "--json"], env=env, cwd=work,
-                               capture_output=True, text=True, timeout=300)
+            r = gpcheck_in_process(["replay", str(trace), "--json"], work)
             out[name] = (r.returncode, _untimed(json.loads(r.stdout)) if r.stdout.strip() else None)
     return {str(trace): out[trace.name.split("-", 1)[1]] for trace in traces}
 
@@ -376,7 +392,7 @@ def cluster_trial(work: Path, kind: str, rng: random.Random, values: str = "150.
         argv = ["sweep", str(spec), "--const", f"N={values}"]
     else:
         traces = corpus_traces(work)
-        singles = _single_reports(traces, env, work)
+        singles = _single_reports(traces, work)
         argv = ["replay", *map(str, traces)]
     scheduler, worker, address = _start_cluster(work, env)
     run = None

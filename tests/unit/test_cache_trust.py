@@ -173,10 +173,16 @@ def test_a_foreign_native_kernel_is_not_loaded(warm):
         native.cache_dir = old  # type: ignore[assignment]
 
 
-def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, tmp_path):
-    """A file-size limit (EFBIG on every cache write of more than 512 bytes): no cache, same result."""
+def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, fault_caches, tmp_path):
+    """A file-size limit (EFBIG on every cache write of more than 512 bytes): no cache, same result.
+    The cache holds the warm modules every model shares, not the model's own: its module is
+    written and compiled afresh, and neither its file nor numba's can be written (a cold cache
+    took twice the CPU, the shared modules' writes failing the same way)."""
     work, _, _, reference = warm
     cache = tmp_path / "small"
+    F.copy_shared_modules(fault_caches[1], cache)  # the run's pristine warm cache (`warm` is damaged by the trials)
+    (cache / "spec-grammar.tables.json").unlink()  # the grammar's tables are written afresh too (and fail)
+    before = {p.relative_to(cache) for p in cache.rglob("*")}
     code = ("import resource, signal, sys\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))\n"
@@ -187,3 +193,5 @@ def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, 
     assert (r.returncode, F.summary(json.loads(r.stdout))) == reference, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     assert not [p for p in cache.rglob("*") if ".tmp" in p.name]
+    # nothing of the model's own module could be kept (every file of it is over 512 bytes)
+    assert not [p for p in cache.rglob("*") if p.relative_to(cache) not in before and p.stat().st_size > 512]

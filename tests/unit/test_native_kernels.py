@@ -23,11 +23,13 @@ from gpcheck.spec import bundled_models, load_source, load_spec
 pytest.importorskip("numba")
 np = pytest.importorskip("numpy")
 
+from tests.unit.test_compiled_options import EXTRA  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ("model native_t\nconst N = 3\nvar x: [0..N-1] -> 0..3 = 0\nvar t: 0..9 = 0\n"
-        "action inc(i: 0..N-1) { require x[i] < 3\n x[i] = x[i] + 1\n t = (t + i) % 10 }\n"
-        "action reset(i: 0..N-1) { require x[i] == 3\n x[i] = 0 }\n"
-        "invariant small: t != 7 or x[0] != 3\ntransition up: x[0]' >= x[0] or x[0] == 3\n")
+# test_compiled_options.py's `wide` corner case (81 states over four array slots, an invariant
+# violated, a transition property): the same text, so the same cached numba module, which the
+# run compiles for that file (a spec of this file's own was a cold compilation of 5 s of CPU)
+SPEC = "model t\n" + EXTRA["wide"]
 
 
 def test_kernel_source_is_what_inspect_gives():
@@ -64,7 +66,7 @@ def _same(a, b) -> None:
 # covers the same path in the default run
 @pytest.mark.parametrize("name", ["spec", *(pytest.param(m, marks=pytest.mark.slow) for m in bundled_models())])
 def test_native_search_is_the_numba_search(name, tmp_path, monkeypatch):
-    model = load_source(SPEC, "native_t.gpspec") if name == "spec" else load_spec(name)
+    model = load_source(SPEC, "wide.gpspec") if name == "spec" else load_spec(name)
     off = _search(model, "off", tmp_path / "off", monkeypatch)
     assert not hasattr(off[2].module.expand, "native")
     on = _search(model, "always", tmp_path / "on", monkeypatch)
@@ -76,7 +78,7 @@ def test_native_search_is_the_numba_search(name, tmp_path, monkeypatch):
 
 
 def _kept(tmp_path: Path, monkeypatch) -> tuple[object, Path]:
-    model = load_source(SPEC, "native_t.gpspec")
+    model = load_source(SPEC, "wide.gpspec")
     first = _search(model, "always", tmp_path, monkeypatch)
     files = sorted((tmp_path / "native").glob("*.expand.*.bin"))
     assert len(files) == 1
@@ -118,7 +120,7 @@ def test_a_damaged_file_is_not_used(damage, tmp_path, monkeypatch):
         _rewrite(file, head={"sha256": "0" * 64})
     module = first[2].module.__name__
     assert native.load(module, "expand") is None
-    again = _search(load_source(SPEC, "native_t.gpspec"), "auto", tmp_path, monkeypatch)
+    again = _search(load_source(SPEC, "wide.gpspec"), "auto", tmp_path, monkeypatch)
     _same(first, again)
 
 
@@ -154,21 +156,31 @@ def test_a_call_the_kept_signature_does_not_cover_goes_to_numba(tmp_path, monkey
     assert call.native is not None and call() == "numba"
 
 
-def test_a_warm_cache_runs_without_numba(tmp_path):
+def test_a_warm_cache_runs_without_numba(tmp_path, fault_caches):
     """A fresh process with the native code kept: the search imports neither numba nor the
-    generated module, and gives the numba run's report."""
-    spec = tmp_path / "native_t.gpspec"
-    spec.write_text(SPEC)
-    env = dict(os.environ, GPCHECK_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    env.pop("GPCHECK_NATIVE", None)
+    generated module, and gives the report of a run of numba's own cached code. The cache is a
+    copy of the run's warm cache of a small model (tests/conftest.py's `fault_caches`: made by a
+    cold `gpcheck verify --core compiled`, which kept the native code), not a cold compilation
+    of its own; test_native_search_is_the_numba_search writes and reads back kept code here."""
+    sys.path.insert(0, str(ROOT / "tests" / "quality"))
+    import fault_inject as F
+
+    cache, _, _ = F.copy_caches(*fault_caches, tmp_path)
+    spec = tmp_path / "fault_t.gpspec"
+    assert sorted((cache / "native").glob("*.expand.*.bin")), "the warm cache holds kept native code"
     code = ("import sys, json\nfrom gpcheck.checker import verify\n"
             f"r = verify({str(spec)!r}, core='compiled', workers=1)\n"
             "print(json.dumps([[x.property, x.verdict.value, repr(x.counterexample)]"
             " for x in r.results] + [r.states, 'numba' in sys.modules]))\n")
-    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
-            for _ in range(2)]
+    runs = []
+    for native_mode in ("off", None):  # numba's cached machine code, then the kept native code
+        env = dict(os.environ, GPCHECK_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+        env.pop("GPCHECK_NATIVE", None)
+        if native_mode:
+            env["GPCHECK_NATIVE"] = native_mode
+        runs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path))
     for r in runs:
         assert r.returncode == 0, r.stderr
     first, second = (json.loads(r.stdout) for r in runs)
     assert first[-1] is True and second[-1] is False, "the second process ran the kept code, numba not imported"
-    assert first[:-1] == second[:-1]
+    assert first[:-1] == second[:-1] and first[-2] > 0

@@ -197,18 +197,30 @@ def test_the_compiled_liveness_passes_in_small_pieces_give_the_same_verdicts(mon
     """The compiled core's graph kernels run in pieces, the budget checked between them (one
     pass over millions of states took tens of seconds with no poll): pieces of a few states
     and SCC steps, so that every kernel stops and resumes many times, change nothing."""
+    # specs this run compiles anyway (each new spec is a cold numba compilation of seconds of
+    # CPU): the chain of the test above, the fairness and wide corner cases of
+    # test_fast_explicit.py and test_compiled_options.py (the same text, so the same cached module)
+    from tests.unit.test_compiled_options import EXTRA
+    from tests.unit.test_fast_explicit import SMALL
+
+    models = [load_source(CHAIN, "chain.gpspec"), load_source("model t\n" + SMALL["fairness"], "fairness.gpspec"),
+              load_source("model t\n" + EXTRA["wide"], "wide.gpspec")]
+    _same_in_pieces(models, monkeypatch)
+
+
+@pytest.mark.slow  # a cold compilation of cwsr (15 to 30 s of CPU); fast: the test above (three small specs)
+def test_the_compiled_liveness_passes_of_cwsr_in_small_pieces_give_the_same_verdicts(monkeypatch) -> None:
+    from gpcheck.spec import load_spec
+
+    _same_in_pieces([load_spec("cwsr")], monkeypatch)
+
+
+def _same_in_pieces(models: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model's compiled run in pieces of 3 states and 5 SCC steps gives the whole run's report."""
     from gpcheck.checker.engines.explicit import fast_explicit
     from gpcheck.checker.api.model_api import run_explicit
     from gpcheck.checker.engines.explicit.explicit import Limits, select_properties
-    from gpcheck.spec import load_spec
 
-    models = [load_source(CHAIN.replace("6000", "60"), "chain.gpspec"),
-              load_source("model f\nvar done: [0..1] -> bool = false\nvar spin: 0..1 = 0\n"
-                          "action work(i: 0..1) { require not done[i]\n done[i] = true }\n"
-                          "fair action flip { spin = 1 - spin }\nliveness zero_done: eventually done[0]\n"
-                          "liveness often: always eventually spin == 1\n"
-                          "liveness answered: spin == 1 leads_to done[1]\n", "f.gpspec"),
-              load_spec("cwsr")]
     for model in models:
         wanted = select_properties(model, None)
         whole = run_explicit(model, wanted, Limits(), core="compiled").to_json()
