@@ -18,6 +18,7 @@ What runs, in a fresh working directory per page, in page order:
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import io
 import os
@@ -116,6 +117,28 @@ def _gpcheck(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                                        err.getvalue().decode("utf-8", "replace"))
 
 
+def _pytest(test_file: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m pytest -q TEST_FILE` in `cwd`, in this process (`pytest.main`, as pytester's
+    in-process runs): the plugin is found the way a user's run finds it (its entry point), and
+    the example's checks share the models this process loaded and checked (tests/bundled.py,
+    shared_verify), where a child would load and check cwsr again (20 to 40 s of CPU). The
+    example's own modules are forgotten afterwards."""
+    import pytest
+
+    before, saved_cwd, out = set(sys.modules), os.getcwd(), io.StringIO()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--import-mode=importlib",
+                                "--rootdir", str(cwd), test_file])
+    finally:
+        os.chdir(saved_cwd)
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(cwd)):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(["pytest", test_file], int(code), out.getvalue(), "")
+
+
 def _setenv(name: str, value: str | None) -> None:
     if value is None:
         os.environ.pop(name, None)
@@ -169,9 +192,7 @@ def run_page(page: Path, work: Path) -> list[str]:
         elif b.kind == "python":
             if pending_pytest:
                 (work / pending_pytest).write_text(b.text, encoding="utf-8")
-                r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                                    pending_pytest], cwd=work, capture_output=True, text=True, timeout=600,
-                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                r = _pytest(pending_pytest, work)
                 pending_pytest = None
             else:
                 r = subprocess.run([sys.executable, "-c", b.text], cwd=work, capture_output=True, text=True,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bundled import shared_verify
 from tests.docsrun import ROOT, contained, matches, run_page
 
 PAGES = ["docs/getting-started.md", "docs/tutorial.md", "docs/language.md", "docs/api.md", "README.md"]
@@ -18,7 +19,10 @@ PAGES = ["docs/getting-started.md", "docs/tutorial.md", "docs/language.md", "doc
 
 @pytest.mark.parametrize("page", PAGES)
 def test_examples_run(page: str, tmp_path: Path) -> None:
-    failures = run_page(ROOT / page, tmp_path)
+    # getting-started's `gpcheck verify` (the whole library), the README's plugin example (cwsr) and
+    # the model page below check the same bundled models: once per process (tests/bundled.py)
+    with shared_verify():
+        failures = run_page(ROOT / page, tmp_path)
     assert not failures, "\n\n".join(failures)
 
 
@@ -96,7 +100,8 @@ def test_a_model_page_shows_each_verdict() -> None:
     from gpcheck.spec import load_spec
 
     model = load_spec("kfd_monitor")
-    page = model_page(model)
+    with shared_verify():  # the run getting-started's `gpcheck verify` made, in this process
+        page = model_page(model)
     assert "Checked by the explicit engine at the default constants" in page
     rows = {line.split("|")[1].strip(" `"): [c.strip() for c in line.split("|")[2:-1]]
             for line in page.splitlines() if line.startswith("| `")}
