@@ -136,8 +136,8 @@ def test_houdini_exploring_from_counterexamples_keeps_the_same_fixpoint():
     assert plain == fast
 
 
-def test_pdr_reports_each_propertys_own_and_shared_seconds():
-    report = verify("nvidia_streams", engine="pdr", timeout=120)
+def test_pdr_reports_each_propertys_own_and_shared_seconds(examples):
+    report = verify(examples / "ring.gpspec", engine="pdr", timeout=120)  # nvidia_streams: twice the CPU
     checked = [r for r in report.results if r.kind in ("invariant", "transition")]
     assert checked and all(r.verdict is Verdict.PROVED for r in checked)
     shared = {r.detail["shared_seconds"] for r in checked}
