@@ -25,14 +25,14 @@ def _check(text: str, engines: tuple[str, ...], timeout: float = 20.0) -> None:
     assert not problems, text + "\n" + "\n".join(problems)
 
 
-@settings(SLICE, max_examples=50)
+@settings(SLICE, max_examples=25)
 @given(text=rich_spec(CI_FEATURES))
 def test_explicit_agrees_with_reference(text):
-    """The default run's explicit slice: 50 specs (the slow slice below, 200)."""
+    """The default run's explicit slice: 25 specs (the slow slice below, 200)."""
     _check(text, ("explicit",))
 
 
-@pytest.mark.slow  # 200 specs; fast: test_explicit_agrees_with_reference (the same generator, 50 specs)
+@pytest.mark.slow  # 200 specs; fast: test_explicit_agrees_with_reference (the same generator, 25 specs)
 @settings(SLICE, max_examples=200)
 @given(text=rich_spec(CI_FEATURES))
 def test_explicit_agrees_with_reference_on_200_specs(text):
@@ -97,7 +97,7 @@ def test_shrunk_disagreements_stay_fixed(case):
     assert not problems, case.text + "\n" + "\n".join(problems)
 
 
-@settings(SLICE, max_examples=3)
+@settings(SLICE, max_examples=2)
 @given(text=rich_spec(CI_FEATURES))
 def test_every_engine_agrees_on_a_few_specs(text):
     """The default run's differential check (the engines' slices above are `slow`): every Z3

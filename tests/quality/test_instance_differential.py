@@ -30,7 +30,8 @@ def _compare(tmp_path: Path, seed: int, engine: str) -> list[str]:
     return _judge(m, ex, engine, report, Tally())
 
 
-@pytest.mark.parametrize("seed", range(20))
+# seeds 6 and 18 have the largest state spaces (5 and 2 s of CPU): `slow`; the other 18 stay
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (6, 18) else s for s in range(20)])
 def test_explicit_agrees_with_reference_on_instances(tmp_path: Path, seed: int) -> None:
     problems = _compare(tmp_path, seed, "explicit")
     assert not problems, instance_spec(seed).top + "\n" + "\n".join(problems)

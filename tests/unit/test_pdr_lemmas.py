@@ -3,6 +3,8 @@ certificate. The states only propose; Z3 decides; the printed invariants re-chec
 
 from __future__ import annotations
 
+import pytest
+
 from gpcheck.checker import Verdict, verify
 from gpcheck.checker.engines.smt import pdr
 from gpcheck.checker.engines.smt.encode import Encoder
@@ -46,7 +48,22 @@ def test_pdr_lemma_invariant_rechecks_in_the_explicit_engine(examples):
     assert all(report.result(f"mined_{i}").verdict is Verdict.PROVED for i in range(len(lemmas)))
 
 
-def test_certificate_proves_and_refutes_with_a_replayed_counterexample(monkeypatch):
+def test_certificate_proves_and_refutes_with_a_replayed_counterexample(monkeypatch, examples):
+    """The reachable set decides: a certificate proves in_order, and no_reexecution is refuted
+    with a counterexample (rewind: 326 states, under 1 s of CPU; reef_rewind's untimed abstraction,
+    33 s, is the slow test below)."""
+    from gpcheck.checker.engines.smt.lemmas import LemmaProver
+
+    monkeypatch.setattr(LemmaProver, "usable", property(lambda self: False))  # the reachable set decides
+    report = verify(examples / "rewind.gpspec", engine="pdr", properties=["in_order", "no_reexecution"], timeout=120)
+    proved = report.result("in_order")
+    assert proved.verdict is Verdict.PROVED and "explicit reachable states" in proved.reason, proved
+    bad = report.result("no_reexecution")
+    assert bad.verdict is Verdict.VIOLATED and bad.counterexample is not None, bad
+
+
+@pytest.mark.slow  # 33 s of CPU cold; fast: test_certificate_proves_and_refutes_with_a_replayed_counterexample
+def test_certificate_of_a_timed_models_untimed_abstraction(monkeypatch):
     from gpcheck.checker.engines.smt.lemmas import LemmaProver
 
     from gpcheck.checker import load
@@ -119,8 +136,8 @@ def test_houdini_exploring_from_counterexamples_keeps_the_same_fixpoint():
     assert plain == fast
 
 
-def test_pdr_reports_each_propertys_own_and_shared_seconds():
-    report = verify("nvidia_streams", engine="pdr", timeout=120)
+def test_pdr_reports_each_propertys_own_and_shared_seconds(examples):
+    report = verify(examples / "ring.gpspec", engine="pdr", timeout=120)  # nvidia_streams: twice the CPU
     checked = [r for r in report.results if r.kind in ("invariant", "transition")]
     assert checked and all(r.verdict is Verdict.PROVED for r in checked)
     shared = {r.detail["shared_seconds"] for r in checked}

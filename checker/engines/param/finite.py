@@ -31,16 +31,17 @@ class _Group:
     the interface gpcheck.checker.engines.smt.lemmas expects of an atom (`z3`, `holds`)."""
 
     def __init__(self, cand: "Candidate", consts: dict[str, int], tuples: list[tuple[int, ...]],
-                 names: Sequence[str], decode: Callable[[tuple[int, ...]], dict]) -> None:
+                 names: Sequence[str], decode: Callable[[tuple[int, ...]], dict],
+                 columns: "_Columns | None" = None) -> None:
         self.cand, self.consts, self.tuples, self.names = cand, consts, tuples, names
         self.decode = decode
+        self.columns = columns if columns is not None else _Columns(names)
 
     def z3(self, terms: Sequence[z3.ExprRef]) -> z3.BoolRef:
         cols = self.cand.view.columns
-        by_name = {n: t for n, t in zip(self.names, terms)}
         out = []
         for ix in self.tuples:
-            vals = [c.concrete(self.consts, ix, by_name.__getitem__) for c in cols]  # type: ignore[misc]
+            vals = [self.columns.concrete(c, self.consts, ix, terms) for c in cols]
             out.append(self.cand.atom.z3(vals))
         return z3.And(*out) if out else z3.BoolVal(True)
 
@@ -49,6 +50,30 @@ class _Group:
         cols = self.cand.view.columns
         atom = self.cand.atom
         return all(atom.holds([c.value(d, self.consts, ix) for c in cols]) for ix in self.tuples)
+
+
+class _Columns:
+    """The Z3 terms of the candidates' columns at one instance, each built once: candidates share
+    columns (`done[x]` at x = 0, 1, ...), and building a term through Z3's Python API took most
+    of a for-all run's time (Z3 hash-conses terms: the same term built twice is the same AST, so
+    sharing changes nothing the solver sees)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+        self.terms: Sequence[z3.ExprRef] | None = None  # the state the cached terms are over
+        self.by_name: dict[str, z3.ExprRef] = {}
+        self.cache: dict[tuple[int, tuple[int, ...]], z3.ExprRef] = {}
+
+    def concrete(self, col: object, consts: dict[str, int], ix: tuple[int, ...],
+                 terms: Sequence[z3.ExprRef]) -> z3.ExprRef:
+        """`col`'s term at index tuple `ix` over the state `terms` (`consts`: the instance's)."""
+        if terms is not self.terms:
+            self.terms, self.by_name, self.cache = terms, dict(zip(self.names, terms)), {}
+        key = (id(col), ix)  # the columns live as long as their candidates' groups
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self.cache[key] = col.concrete(consts, ix, self.by_name.__getitem__)  # type: ignore[attr-defined]
+        return hit
 
 
 def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model], point: dict[str, int],
@@ -69,11 +94,12 @@ def _instance(enc: "ParamEncoder", load: Callable[[Mapping[str, int]], ir.Model]
     decode = functools.lru_cache(maxsize=DECODED_STATES)(cm.layout.decode)
     consts = {n: point[n] for n in enc.pm.names}
     groups = []
+    columns = _Columns(names)  # one instance, one consts: the groups share their columns' terms
     for c in cands:
         ranges = [range(_eval(d.lo, consts, enc), _eval(d.hi, consts, enc) + 1) for d in c.view.domains]
         tuples = [ix for ix in itertools.product(*ranges)
                   if not (c.view.distinct and ix[0] == ix[1])]
-        groups.append(_Group(c, consts, tuples, names, decode))
+        groups.append(_Group(c, consts, tuples, names, decode, columns))
     ck = _Checker(system, groups, 0)  # type: ignore[arg-type]
     ck.cm = cm  # type: ignore[attr-defined]
     ck.table = _GroupTable(groups, decode)  # type: ignore[attr-defined]
