@@ -32,7 +32,10 @@ def path(name: str, raw: bool = False) -> str:
     return os.path.join(REAL, "raw", f"{name}.json.gz") if raw else os.path.join(REAL, f"{name}.jsonl.gz")
 
 
-@pytest.mark.parametrize("name", TRACES + LARGE + MECHANISMS)
+# kineto_train_infer_equal (19,491 events, 1.3 s of CPU) is slow: kineto_train_infer_priority, the
+# same recording's shape and importer with another --stream-priority, stays in the default run
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "kineto_train_infer_equal" else n
+                                  for n in TRACES + LARGE + MECHANISMS])
 def test_raw_imports_to_the_committed_trace(tmp_path, name):
     header, events = import_trace(path(name, raw=True), "auto", OVERRIDES.get(name))
     out = str(tmp_path / f"{name}.jsonl.gz")
