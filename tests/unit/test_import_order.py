@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from functools import lru_cache
 from pathlib import Path
 
 import networkx as nx
@@ -52,10 +53,16 @@ def _type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
-    """The modules of ours that `name` imports (module level or lazily, not TYPE_CHECKING only)."""
-    found: set[str] = set()
-    package = path.name == "__init__.py"
+# (level, module, names) of each `from` import, (0, None, names) of each plain `import`
+RawImport = tuple[int, "str | None", tuple[str, ...]]
+
+
+@lru_cache(maxsize=None)
+def _raw_imports(text: str, module: str) -> tuple[RawImport, ...]:
+    """Every import statement of a source text, not those under `if TYPE_CHECKING:`. Cached on
+    the text: each module is parsed once per process, however many trees (the planted copies of
+    the tests below) hold it."""
+    found: list[RawImport] = []
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
@@ -64,21 +71,33 @@ def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
                     visit(stmt)
                 continue
             if isinstance(child, ast.Import):
-                found.update(a.name for a in child.names if a.name in modules)
+                found.append((0, None, tuple(a.name for a in child.names)))
             elif isinstance(child, ast.ImportFrom):
-                base = child.module or ""
-                if child.level:
-                    parts = name.split(".")[: len(name.split(".")) - child.level + (1 if package else 0)]
-                    base = ".".join(parts + ([child.module] if child.module else []))
-                for a in child.names:
-                    sub = f"{base}.{a.name}"
-                    if sub in modules:
-                        found.add(sub)
-                    elif base in modules:
-                        found.add(base)
+                found.append((child.level, child.module, tuple(a.name for a in child.names)))
             visit(child)
 
-    visit(ast.parse(path.read_text(), str(path)))
+    visit(ast.parse(text, module))  # the module name, the same in every copy of the tree
+    return tuple(found)
+
+
+def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
+    """The modules of ours that `name` imports (module level or lazily, not TYPE_CHECKING only)."""
+    found: set[str] = set()
+    package = path.name == "__init__.py"
+    for level, module, names in _raw_imports(path.read_text(), name):
+        if level == 0 and module is None:  # import a, b
+            found.update(n for n in names if n in modules)
+            continue
+        base = module or ""
+        if level:
+            parts = name.split(".")[: len(name.split(".")) - level + (1 if package else 0)]
+            base = ".".join(parts + ([module] if module else []))
+        for n in names:
+            sub = f"{base}.{n}"
+            if sub in modules:
+                found.add(sub)
+            elif base in modules:
+                found.add(base)
     found.discard(name)
     return found
 

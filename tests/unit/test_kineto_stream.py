@@ -86,8 +86,11 @@ def test_committed_kineto_traces_import_to_the_same_bytes(tmp_path, capsys, name
     assert (rc, out, err) == (rc2, out2, err2)
 
 
+# the realistic-size recording (2.3 s of CPU: three imports of 19,491 events) is slow; in the default
+# run test_synthetic_trace_with_gzip_and_both_formats streams 500 kernels (ten 64 KiB chunks, gzip,
+# both formats, stream ids and a kernel-name pattern) and the kineto_priority recording above
 @pytest.mark.parametrize("name,prios", [
-    ("kineto_train_infer_priority", {"kernel:*softmax*": -5}),
+    pytest.param("kineto_train_infer_priority", {"kernel:*softmax*": -5}, marks=pytest.mark.slow),
     pytest.param("kineto_train_infer_equal", {"14": 0}, marks=pytest.mark.long),
     pytest.param("kineto_train_infer_priority", None, marks=pytest.mark.long)])
 def test_committed_training_traces_import_to_the_same_bytes(tmp_path, name, prios):
@@ -98,12 +101,14 @@ def test_committed_training_traces_import_to_the_same_bytes(tmp_path, name, prio
 def test_synthetic_trace_with_gzip_and_both_formats(tmp_path):
     p = tmp_path / "t.json"
     with open(p, "w") as f:
-        kineto_synth.write(f, 1500, seed=5)
+        kineto_synth.write(f, 500, seed=5)  # 646 KB: ten of the stream's 64 KiB chunks, the gzip one too
     same_as_whole_document(tmp_path, str(p))
     same_as_whole_document(tmp_path, str(p), fmt="kineto")
     gz = tmp_path / "t.json.gz"
     gz.write_bytes(gzip.compress(p.read_bytes()))
     same_as_whole_document(tmp_path, str(gz), {"13": -2, "14": 0})
+    # a kernel-name pattern, and an id beside it (the id wins on its stream)
+    same_as_whole_document(tmp_path, str(gz), {"kernel:*Gelu*": -5, "13": 0})
 
 
 def write(tmp_path, doc, raw: bytes | None = None, name: str = "k.json") -> str:

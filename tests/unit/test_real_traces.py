@@ -32,7 +32,16 @@ def path(name: str, raw: bool = False) -> str:
     return os.path.join(REAL, "raw", f"{name}.json.gz") if raw else os.path.join(REAL, f"{name}.jsonl.gz")
 
 
-@pytest.mark.parametrize("name", TRACES + LARGE + MECHANISMS)
+# Slow (0.4 to 1.6 s of CPU each): kineto_train_infer_equal (kineto_train_infer_priority, the same
+# recording's shape and importer with another --stream-priority, stays), timeslice_many_kernels (the
+# four other time-slice recordings stay) and four of the six blp recordings (blp_cuda_one_lc and
+# blp_hip_two_lc, one of each runtime, stay)
+SLOW_IMPORTS = {"kineto_train_infer_equal", "timeslice_many_kernels", "blp_cuda_handover_race", "blp_cuda_two_lc_apart",
+                "blp_hip_short_lc", "blp_hip_long_lc"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IMPORTS else n
+                                  for n in TRACES + LARGE + MECHANISMS])
 def test_raw_imports_to_the_committed_trace(tmp_path, name):
     header, events = import_trace(path(name, raw=True), "auto", OVERRIDES.get(name))
     out = str(tmp_path / f"{name}.jsonl.gz")

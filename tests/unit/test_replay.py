@@ -17,6 +17,7 @@ from gpcheck.spec.errors import TraceError
 from gpcheck.traces.emit import events_of, header_for
 from gpcheck.traces.format import Event, TraceHeader
 from gpcheck.checker.engines.replay.search import ReplayOptions, Replayer, memory_source
+from tests.bundled import bundled_model  # the models at their defaults, loaded once per process
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
@@ -72,13 +73,13 @@ def test_round_trip_examples(name: str, consts: dict[str, int]) -> None:
 @pytest.mark.parametrize("name", sorted(bundled_models()))
 def test_round_trip_bundled_models(name: str) -> None:
     # seeds 0 to 2 (all eight took 30 s of CPU, rt_latency 12 s and cwsr 7 s of it); 3 to 7: the slow test below
-    _round_trip(compile_model(load_spec(name)), range(3), strict=False)
+    _round_trip(compile_model(bundled_model(name)), range(3), strict=False)
 
 
 @pytest.mark.slow  # seeds 3 to 7 (about 20 s of CPU); fast: test_round_trip_bundled_models, seeds 0 to 2 of every model
 @pytest.mark.parametrize("name", sorted(bundled_models()))
 def test_round_trip_bundled_models_more_seeds(name: str) -> None:
-    _round_trip(compile_model(load_spec(name)), range(3, 8), strict=False)
+    _round_trip(compile_model(bundled_model(name)), range(3, 8), strict=False)
 
 
 # ---------------------------------------------------------------------------------------------
