@@ -139,7 +139,7 @@ def test_arrays_window_and_tables_grow_past_the_initial_capacity(examples, monke
     monkeypatch.setattr(fast_explicit, "RESERVE_STATES", 16)
     monkeypatch.setattr(fast_explicit, "PARALLEL_CHUNK", 5)
     monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1)
-    # rewind at its defaults (326 states, two words per state), the model this file's other tests
+    # rewind at its defaults (326 states), the model this file's other tests
     # compile: the hash table, the per-state arrays and the fingerprint window grow many times from 16
     model = load_spec(examples / "rewind.gpspec")
     wanted = select_properties(model, None)

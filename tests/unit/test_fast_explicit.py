@@ -52,12 +52,11 @@ FALLIBLE = {
 
 
 # Every bundled model is `slow` here and in test_compiled_options.py (issue 33, item 3): a cold
-# numba compilation of a bundled model takes 15 to 30 s of CPU (and cwsr's Python search 15 s
-# more), and a fresh checkout's first run has a cold cache. The default run compares the cores on
-# the small specs above (each corner of the semantics: modelling errors, constraints, deadlocks,
-# transition properties, liveness under fairness, arrays of structs with `any` initial values),
-# on the example specs (rewind: 326 states, arrays of structs, several words per state) and grows
-# the tables past their initial capacity in
+# numba compilation of a bundled model takes 15 to 30 s of CPU (and cwsr's comparison with the
+# Python core 17 s more, compiled), and a fresh checkout's first run has a cold cache. The default
+# run compares the cores on the small specs above (each corner of the semantics: modelling errors,
+# constraints, deadlocks, transition properties, liveness under fairness, arrays of structs with
+# `any` initial values), on rewind (326 states) and grows the tables past their initial capacity in
 # test_compiled_options.py::test_arrays_window_and_tables_grow_past_the_initial_capacity.
 COMPILED_SAMPLE: tuple[str, ...] = ()
 
