@@ -183,15 +183,17 @@ def test_a_trace_timeout_holds_on_the_worker(tmp_path: Path) -> None:
     from gpcheck.checker.distributed.corpus import TraceJob, check_job
 
     trace = tmp_path / "hidden.jsonl"
-    assert main(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "20000", "--seed", "1", "--observe", "none",
+    # 5,000 steps: a whole replay of a second or more here (0.3 s on an idle fast machine), three
+    # times the limit at least; 20,000 steps and 0.5 s cost 1.5 s of CPU more for the same answer
+    assert main(["simulate", "cwsr", "--const", "MAXP=0", "--steps", "5000", "--seed", "1", "--observe", "none",
                  "--no-internal", "--out", str(trace)]) == 0
     parser = build_parser(["replay"])
-    args = parser.parse_args(["replay", str(trace), "--timeout", "0.5"])
+    args = parser.parse_args(["replay", str(trace), "--timeout", "0.1"])
     from gpcheck.checker.distributed.corpus import job_flags
 
     run = check_job(TraceJob("replay", str(trace), job_flags(args, "trace"), trace_outcome))
     assert run.exit_code == 3 and run.report is not None, run
-    assert run.report["verdict"] == "unknown" and run.report["reason"].startswith("timeout after 0.5 s at line ")
+    assert run.report["verdict"] == "unknown" and run.report["reason"].startswith("timeout after 0.1 s at line ")
     from gpcheck.checker.core import budget
 
     assert budget.stopped() is None  # the task's budget is gone with the task

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import networkx as nx
 
+from tests.sources import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("spec", "gpmodel", "checker", "traces")
 
@@ -76,7 +78,7 @@ def _raw_imports(text: str, module: str) -> tuple[RawImport, ...]:
                 found.append((child.level, child.module, tuple(a.name for a in child.names)))
             visit(child)
 
-    visit(ast.parse(text, module))  # the module name, the same in every copy of the tree
+    visit(parse(text, module))  # the module name, the same in every copy of the tree
     return tuple(found)
 
 

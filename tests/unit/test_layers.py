@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sources import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("spec", "gpmodel", "checker", "traces")
 MODULES = sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "record" not in p.parts)
@@ -24,7 +26,7 @@ def _layer(module: str) -> str:
 
 def imported(path: Path) -> set[str]:
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names |= {_layer(a.name) for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
