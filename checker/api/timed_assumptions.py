@@ -39,6 +39,10 @@ only for what is left, under a budget:
   many steps as it has states, each sojourn bounded by the largest deadline: the timed maximum
   is bounded: **not used**. Anything else (a cycle, a state where time may stop forever,
   `within B`) goes to the zone engine.
+* What the abstraction of M-a leaves and cannot depend on some variables is decided, the same
+  way, on M-a with those variables frozen (NOTE(irrelevant-vars) in checker/api/irrelevant.py:
+  the same verdicts on a smaller graph, e.g. kfd_monitor without copy_save with its 3^8 `lp_ops`
+  values frozen for bounded_inversion, deadlock, range and rt_preempt_latency).
 * What is left runs on the zone engine with at most ZONE_RERUN_FACTOR times the zones of the run
   with every assumption (at least ZONE_RERUN_MIN), or the user's --max-states; past that the
   result is `unknown` ("not determined: the run without `a` passed N zones"), which
