@@ -39,6 +39,10 @@ only for what is left, under a budget:
   many steps as it has states, each sojourn bounded by the largest deadline: the timed maximum
   is bounded: **not used**. Anything else (a cycle, a state where time may stop forever,
   `within B`) goes to the zone engine.
+* What the abstraction of M-a leaves and cannot depend on some variables is decided, the same
+  way, on M-a with those variables frozen (NOTE(irrelevant-vars) in checker/api/irrelevant.py:
+  the same verdicts on a smaller graph, e.g. kfd_monitor without copy_save with its 3^8 `lp_ops`
+  values frozen for bounded_inversion, deadlock, range and rt_preempt_latency).
 * What is left runs on the zone engine with at most ZONE_RERUN_FACTOR times the zones of the run
   with every assumption (at least ZONE_RERUN_MIN), or the user's --max-states; past that the
   result is `unknown` ("not determined: the run without `a` passed N zones"), which
@@ -99,18 +103,22 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
     zones: int | None = None
     cap = limits.max_states if zone_cap is None else zone_cap
     for part, model, frozen in split(relaxed, names - set(decided)):
+        got: list[Result] = []
+        cm_part = cm
         if frozen:
             cm_part = compile_model(model)
-            got = _by_abstraction(model, cm_part, part, limits, core)
-            note = {"frozen": f"{', '.join(frozen)}: no result asked for reads them (NOTE(irrelevant-vars))"}
-            results += [replace(r, detail={**r.detail, **note}) for r in got.values()]
-            part = part - set(got)
-        else:
-            cm_part = cm
+            got = list(_by_abstraction(model, cm_part, part, limits, core).values())
+            part = part - {r.property for r in got}
         if part:
             more, z = _by_zones(model, cm_part, part, limits, cap)
-            results += more
+            got += more
             zones = z if zones is None else max(zones, z or 0)
+        if frozen:  # said where the result says why it is undecided, too
+            why = f"with {', '.join(frozen)} frozen: no result asked for reads them (NOTE(irrelevant-vars))"
+            got = [replace(r, detail={**r.detail, "frozen": why},
+                           reason=f"{r.reason}; {why}" if r.verdict is Verdict.UNKNOWN and r.reason else r.reason)
+                   for r in got]
+        results += got
     out = Report(relaxed.name, relaxed.file, relaxed.const_values, [r for r in results if r.property in names])
     out.timed = {"zones": zones}
     return out
