@@ -76,3 +76,8 @@ def shared_verify() -> Iterator[None]:
     finally:
         for m, f in zip(modules, saved):
             m.verify = f  # type: ignore[attr-defined]
+
+
+def shared_report(name: str) -> Report:
+    """The report shared_verify keeps for the bundled model `name` at its default constants."""
+    return _REPORTS[_bundled_key(name)]  # type: ignore[index]
