@@ -15,7 +15,7 @@ import pytest
 from gpcheck.checker.cli.pytest_plugin import Gpcheck, autoloaded
 from gpcheck.checker.api.testing import assert_holds, assert_verdict
 from gpcheck.spec import bundled_models, load_spec
-from tests.bundled import bundled_model, shared_report, shared_verify
+from tests.bundled import bundled_model, run_folder, shared_report, shared_verify
 
 # A user's suite needs nothing: installing gpcheck registers the plugin. This line only serves
 # runs of this repository's tests without installing it.
@@ -45,12 +45,12 @@ def _expectations() -> list[Any]:
 
 
 @pytest.fixture(autouse=True)
-def _one_verify_per_model() -> Iterator[None]:
+def _one_verify_per_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Not needed by a user's suite (the plugin's cache shares one search per model among its
     expectations already): here the runs are also shared with the other test modules of this
-    process that check a whole bundled model (getting-started's `gpcheck verify`, the library
-    sample of test_models.py), which ask for it without a state limit (tests/bundled.py)."""
-    with shared_verify():
+    run that check a whole bundled model (getting-started's `gpcheck verify`, the library sample
+    of test_models.py), which ask for it without a state limit (tests/bundled.py)."""
+    with shared_verify(run_folder(tmp_path_factory)):
         yield
 
 

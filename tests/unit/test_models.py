@@ -14,7 +14,7 @@ import pytest
 from gpcheck.checker import Report, Result, Verdict, verify
 from gpcheck.checker.regression.library import SHARED, expectation_met, render_matrix, verify_library
 from gpcheck.spec import load_spec
-from tests.bundled import shared_verify
+from tests.bundled import run_folder, shared_verify
 
 MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency", "nvidia_preempt", "nvidia_mps", "nvidia_partition", "collective_gang", "intel_guc",
@@ -389,8 +389,8 @@ def _library_meets_every_expectation(models: tuple[str, ...]) -> None:
     assert cell["verdict"] == "proved" and cell["engine"] == "timed" and cell["met"] is True
 
 
-def test_verify_library_meets_every_expectation_on_a_sample() -> None:
-    with shared_verify():  # the same runs as test_library_with_plugin.py's, once per process
+def test_verify_library_meets_every_expectation_on_a_sample(tmp_path_factory: pytest.TempPathFactory) -> None:
+    with shared_verify(run_folder(tmp_path_factory)):  # the same runs as test_library_with_plugin.py's, once per run
         _library_meets_every_expectation(LIBRARY_SAMPLE)
     # the JSON form on one property (the whole of kfd_monitor again would repeat its assumption runs)
     data = verify_library(models=["kfd_monitor"], properties=["no_starvation"], json=True)
