@@ -95,7 +95,7 @@ def shared_verify(folder: Path | None = None) -> Iterator[None]:
     def verify(spec: Any, *args: Any, **kwargs: Any) -> Report:
         names = list(_DEFAULTS)[:len(args)]
         given = {**dict(zip(names, args)), **kwargs}
-        key = _bundled_key(spec) if all(given[k] == _DEFAULTS[k] for k in given) else None
+        key = _bundled_key(spec) if all(k in _DEFAULTS and given[k] == _DEFAULTS[k] for k in given) else None
         if key is None:
             return real(spec, *args, **kwargs)
         if key not in _REPORTS:
