@@ -8,9 +8,14 @@ serve every test that reads it."""
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import importlib
+import os
+import pickle
 from contextlib import contextmanager
 from functools import lru_cache, wraps
+from pathlib import Path
 from typing import Any, Iterator
 
 from gpcheck.checker.core.verdict import Report
@@ -45,26 +50,62 @@ def _bundled_key(spec: object) -> tuple[str, tuple[tuple[str, int], ...]] | None
     return None
 
 
+def run_folder(factory: Any) -> Path:
+    """The folder this test run's processes share (an xdist run's, above each worker's own; one
+    process: its own), from pytest's `tmp_path_factory`."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _load(path: Path) -> Report | None:
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)  # noqa: S301 - written by this test run's own processes
+    except FileNotFoundError:
+        return None
+
+
+def _store(path: Path, report: Report) -> None:
+    """Written whole (a temporary file renamed), so another worker reads all of it or nothing."""
+    kept = copy.copy(report)
+    kept.__dict__.pop("explored", None)  # the Python search's graph, read only inside verify
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        pickle.dump(kept, f)
+    os.replace(tmp, path)
+
+
 @contextmanager
-def shared_verify() -> Iterator[None]:
+def shared_verify(folder: Path | None = None) -> Iterator[None]:
     """While active, `verify` of a bundled model instance with every property and the default
     options runs once per process, and later such calls get that report (Reports are not changed
-    by their readers). The docs' `gpcheck verify` (the whole library), the README's plugin example
-    and a model page ask for the same runs (cwsr's alone is 20 to 40 s of CPU); any other call
-    goes to `verify` itself."""
+    by their readers). With `folder` (run_folder), once per test run: the report is kept there for
+    the other xdist workers, which read it if it is there when they ask (else they run it too).
+    The docs' `gpcheck verify` (the whole library), the README's plugin example, a model page,
+    test_library_with_plugin.py's expectations and test_models.py's library sample ask for the
+    same runs (cwsr's alone is 20 to 40 s of CPU); any other call goes to `verify` itself."""
     from gpcheck.checker.api import model_api
 
     real = model_api.verify
+    shared = folder / "bundled-verify" if folder is not None else None
+    if shared is not None:
+        shared.mkdir(exist_ok=True)
 
     @wraps(real)
     def verify(spec: Any, *args: Any, **kwargs: Any) -> Report:
         names = list(_DEFAULTS)[:len(args)]
         given = {**dict(zip(names, args)), **kwargs}
-        key = _bundled_key(spec) if all(given[k] == _DEFAULTS[k] for k in given) else None
+        key = _bundled_key(spec) if all(k in _DEFAULTS and given[k] == _DEFAULTS[k] for k in given) else None
         if key is None:
             return real(spec, *args, **kwargs)
         if key not in _REPORTS:
-            _REPORTS[key] = real(spec, *args, **kwargs)
+            path = shared / (key[0] + "-" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]) if shared else None
+            report = _load(path) if path is not None else None
+            if report is None:
+                report = real(spec, *args, **kwargs)
+                if path is not None:
+                    _store(path, report)
+            _REPORTS[key] = report
         return _REPORTS[key]
 
     modules = [importlib.import_module(m) for m in _CALLERS]
@@ -76,3 +117,8 @@ def shared_verify() -> Iterator[None]:
     finally:
         for m, f in zip(modules, saved):
             m.verify = f  # type: ignore[attr-defined]
+
+
+def shared_report(name: str) -> Report:
+    """The report shared_verify keeps for the bundled model `name` at its default constants."""
+    return _REPORTS[_bundled_key(name)]  # type: ignore[index]

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.bundled import shared_verify
+from tests.bundled import run_folder, shared_verify
 from tests.docsrun import ROOT, contained, matches, run_page
 
 PAGES = ["docs/getting-started.md", "docs/tutorial.md", "docs/language.md", "docs/api.md", "README.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_examples_run(page: str, tmp_path: Path) -> None:
+def test_examples_run(page: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     # getting-started's `gpcheck verify` (the whole library), the README's plugin example (cwsr) and
-    # the model page below check the same bundled models: once per process (tests/bundled.py)
-    with shared_verify():
+    # the model page below check the same bundled models: once per run (tests/bundled.py)
+    with shared_verify(run_folder(tmp_path_factory)):
         failures = run_page(ROOT / page, tmp_path)
     assert not failures, "\n\n".join(failures)
 
@@ -91,7 +91,7 @@ def test_site_builds_without_warnings_with_every_models_verdicts(tmp_path: Path)
     assert "Checked by the explicit engine at the default constants" in page
 
 
-def test_a_model_page_shows_each_verdict() -> None:
+def test_a_model_page_shows_each_verdict(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The model page's verdict columns (what the site build without `gpcheck_model_results=0`
     shows), on one small bundled model: each property's verdict is its expectation's."""
     from gpcheck.checker import Verdict
@@ -100,7 +100,7 @@ def test_a_model_page_shows_each_verdict() -> None:
     from gpcheck.spec import load_spec
 
     model = load_spec("kfd_monitor")
-    with shared_verify():  # the run getting-started's `gpcheck verify` made, in this process
+    with shared_verify(run_folder(tmp_path_factory)):  # the run getting-started's `gpcheck verify` made
         page = model_page(model)
     assert "Checked by the explicit engine at the default constants" in page
     rows = {line.split("|")[1].strip(" `"): [c.strip() for c in line.split("|")[2:-1]]

@@ -14,6 +14,7 @@ import pytest
 from gpcheck.checker import Report, Result, Verdict, verify
 from gpcheck.checker.regression.library import SHARED, expectation_met, render_matrix, verify_library
 from gpcheck.spec import load_spec
+from tests.bundled import run_folder, shared_verify
 
 MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency", "nvidia_preempt", "nvidia_mps", "nvidia_partition", "collective_gang", "intel_guc",
@@ -46,9 +47,15 @@ def actions(r: Result) -> list[str]:
 
 
 @pytest.mark.parametrize("model", MINE)
-def test_every_expectation_holds_at_defaults(model: str) -> None:
+def test_every_expectation_holds_at_defaults(model: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     m = load_spec(model)
-    rep = run(model)
+    if model == "cwsr":  # the verdicts only: finding its proofs' assumptions would add 20 s of CPU
+        rep = run(model)
+    else:  # the run the library run, the docs and the plugin's expectations share (tests/bundled.py)
+        from gpcheck.checker.api import model_api
+
+        with shared_verify(run_folder(tmp_path_factory)):
+            rep = model_api.verify(model)
     assert rep.states is not None and rep.states <= 50_000, "keep the library small at defaults"
     for e in m.expectations:
         r = rep.result(e.property)
@@ -314,15 +321,17 @@ def test_kfd_monitor_latencies() -> None:
     assert _span(run("kfd_monitor", TIMESLICE=1).result("be_resume_delay")) == (5000, 5000)
 
 
-def test_a_timed_models_assumption_rerun_freezes_what_the_result_does_not_read() -> None:
+def test_a_timed_models_assumption_rerun_freezes_what_the_result_does_not_read(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
     """NOTE(timed-assumption-use) on kfd_monitor: without copy_save the relaxed model has millions
     of states, most of them lp_ops's 3^8 values, which rt_preempt_latency never reads; with lp_ops
     frozen (NOTE(irrelevant-vars)) the run without copy_save proves it: copy_save is not used
     (it was `copy_save?`, undecided past the 20,000-zone cap). The cap itself:
     tests/unit/test_timed_assumptions.py."""
-    from gpcheck.checker import verify
+    from gpcheck.checker.api import model_api
 
-    rep = verify("kfd_monitor")
+    with shared_verify(run_folder(tmp_path_factory)):  # the library run's (tests/bundled.py)
+        rep = model_api.verify("kfd_monitor")
     for name in ("rt_preempt_latency", "bounded_inversion", "deadlock", "range"):
         r = rep.result(name)
         assert r.verdict is P and r.assumptions == () and "assumptions_undecided" not in r.detail, name
@@ -375,8 +384,9 @@ def _library_meets_every_expectation(models: tuple[str, ...]) -> None:
     assert cell["verdict"] == "proved" and cell["engine"] == "timed" and cell["met"] is True
 
 
-def test_verify_library_meets_every_expectation_on_a_sample() -> None:
-    _library_meets_every_expectation(LIBRARY_SAMPLE)
+def test_verify_library_meets_every_expectation_on_a_sample(tmp_path_factory: pytest.TempPathFactory) -> None:
+    with shared_verify(run_folder(tmp_path_factory)):  # the same runs as test_library_with_plugin.py's, once per run
+        _library_meets_every_expectation(LIBRARY_SAMPLE)
     # the JSON form on one property (the whole of kfd_monitor again would repeat its assumption runs)
     data = verify_library(models=["kfd_monitor"], properties=["no_starvation"], json=True)
     assert data["ok"] and [m["model"] for m in data["models"]] == ["kfd_monitor"]
