@@ -37,6 +37,8 @@ if str(ROOT) not in sys.path:  # tests.reference is imported by package name
 # processor time per worker and a fraction of a second per child process. The run keeps its
 # bytecode under .pytest_cache/pycache instead (sys.pycache_prefix, which pytest's rewriter
 # honours too), never beside the sources; $GPCHECK_TEST_BYTECODE=0 keeps the environment's choice.
+# A child under a file-size limit must not write there (CPython renames a .pyc cut short into
+# place): the tests that set one give it PYTHONDONTWRITEBYTECODE=1.
 
 
 def _bytecode_outside_the_sources() -> None:

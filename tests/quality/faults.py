@@ -113,7 +113,10 @@ def _start(argv: list[str], cwd: Path, stdout: Any, fsize: int | None, close_std
         if close_stdout:
             os.close(1)
 
-    return subprocess.Popen([sys.executable, "-m", "gpcheck", *argv], cwd=cwd, env=_env(), stdout=stdout,
+    # a file-size limit cuts bytecode short, and CPython renames a short .pyc into place: this child
+    # writes none into the run's shared bytecode (tests/conftest.py, "Bytecode")
+    env = _env() if fsize is None else {**_env(), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.Popen([sys.executable, "-m", "gpcheck", *argv], cwd=cwd, env=env, stdout=stdout,
                             stderr=subprocess.PIPE, preexec_fn=child, start_new_session=True)
 
 

@@ -189,7 +189,8 @@ def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, 
             "from gpcheck.checker.cli.command import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     r = subprocess.run([sys.executable, "-c", code, "verify", str(work / "fault_t.gpspec"), "--core", "compiled",
-                        "--json", "--no-progress"], env=F.env_for(cache), capture_output=True, text=True, timeout=900)
+                        "--json", "--no-progress"], env={**F.env_for(cache), "PYTHONDONTWRITEBYTECODE": "1"},  # no short .pyc
+                       capture_output=True, text=True, timeout=900)
     assert (r.returncode, F.summary(json.loads(r.stdout))) == reference, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     assert not [p for p in cache.rglob("*") if ".tmp" in p.name]

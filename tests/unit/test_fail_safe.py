@@ -142,8 +142,8 @@ def test_a_failed_write_part_way_is_an_error_and_leaves_nothing(tmp_path: Path) 
             "from gpcheck.traces.atomic import write_atomic\nfrom gpcheck.spec.errors import TraceError\n"
             f"try:\n    write_atomic({str(tmp_path / 'big.json')!r}, b'x' * 100000)\n"
             "except TraceError as e:\n    print(e)\n")
-    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}  # the limit would cut a .pyc short
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert "big.json: cannot write: File too large" in proc.stdout, proc.stderr
     assert os.listdir(tmp_path) == []
 
