@@ -32,8 +32,8 @@ MAX_INSTANCES = 4096  # per quantifier; beyond that the quantifier stays for E-m
 # consecution check builds an Instantiator over the same hypotheses, and walking a quantifier's
 # body through Z3's Python API took a fifth of a for-all run. The quantifier is kept beside its
 # keys, so its id is not reused while the entry lives.
-_BINDER_CACHE: "weakref.WeakKeyDictionary[ParamEncoder, dict[tuple[object, int], tuple[z3.QuantifierRef, list[str | None]]]]" = \
-    weakref.WeakKeyDictionary()
+# (array keys, quantifier id) -> (the quantifier, its binder keys)
+_BINDER_CACHE: "weakref.WeakKeyDictionary[ParamEncoder, dict[tuple[object, int], tuple]]" = weakref.WeakKeyDictionary()
 
 
 def clear_interrupt() -> None:
