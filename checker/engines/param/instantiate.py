@@ -18,6 +18,7 @@ which never makes a proof unsound, or report the property as not proved."""
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Iterable, Sequence
 
 import z3
@@ -26,6 +27,13 @@ from gpcheck.checker.engines.param.encode import ParamEncoder, PState
 from gpcheck.checker.engines.smt.terms import subterms
 
 MAX_INSTANCES = 4096  # per quantifier; beyond that the quantifier stays for E-matching
+
+# per encoder, dropped with it: each quantifier's binder keys under one set of array keys. Every
+# consecution check builds an Instantiator over the same hypotheses, and walking a quantifier's
+# body through Z3's Python API took a fifth of a for-all run. The quantifier is kept beside its
+# keys, so its id is not reused while the entry lives.
+# (array keys, quantifier id) -> (the quantifier, its binder keys)
+_BINDER_CACHE: "weakref.WeakKeyDictionary[ParamEncoder, dict[tuple[object, int], tuple]]" = weakref.WeakKeyDictionary()
 
 
 def clear_interrupt() -> None:
@@ -42,6 +50,7 @@ class Instantiator:
     def __init__(self, enc: ParamEncoder, states: Iterable[PState]) -> None:
         from gpcheck.checker.engines.param.mine import _chain
 
+        self.enc = enc
         self.keys: dict[str, list[str]] = {}
         for s in states:
             for v in enc.model.vars:
@@ -84,6 +93,18 @@ class Instantiator:
         return {k: list(v.values()) for k, v in out.items()}
 
     def _binder_keys(self, q: z3.QuantifierRef) -> list[str | None]:
+        sig = getattr(self, "_sig", None)
+        if sig is None:
+            sig = self._sig = tuple(sorted((k, tuple(v)) for k, v in self.keys.items()))
+        cache = _BINDER_CACHE.setdefault(self.enc, {})
+        hit = cache.get((sig, q.get_id()))
+        if hit is not None and hit[0].eq(q):
+            return list(hit[1])
+        keys = self._scan_binder_keys(q)
+        cache[(sig, q.get_id())] = (q, list(keys))
+        return keys
+
+    def _scan_binder_keys(self, q: z3.QuantifierRef) -> list[str | None]:
         n = q.num_vars()
         keys: list[str | None] = [None] * n
         for i in range(n):  # binders named by checker/engines/param/encode.py's range_binder
