@@ -35,6 +35,7 @@ reason (the commands show it as `unknown`, exit 3), and the cluster is closed.""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import logging
@@ -247,7 +248,7 @@ def _connect(address: str | None, workers: int | None) -> tuple[Any, Any, str]:
         if address:
             _check_address(address)
             try:
-                client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+                client = _client(Client, address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:
                 raise UsageError(f"--cluster {address}: cannot connect: {e}") from None
             try:
@@ -270,9 +271,25 @@ def _connect(address: str | None, workers: int | None) -> tuple[Any, Any, str]:
                                      worker_dashboard_address=None, silence_logs=logging.CRITICAL)
             except (OSError, RuntimeError) as e:
                 raise UsageError(f"cannot start a local cluster of {n} workers: {e}") from None
-            client = Client(local, set_as_default=False)
+            client = _client(Client, local, set_as_default=False)
             where = "local cluster"
     return client, local, where
+
+
+def _client(make: Any, *args: Any, **kwargs: Any) -> Any:
+    """A Dask Client made with the garbage collector off, and a collection after it failed: a
+    Client left half made by a failed connection, finalised inside another Client's start, closes
+    its loop runner under the lock that start holds (distributed's LoopRunner), a deadlock
+    (tests/unit/test_cluster_faults.py hung on it)."""
+    gc.disable()
+    try:
+        return make(*args, **kwargs)
+    except BaseException:
+        gc.enable()
+        gc.collect()
+        raise
+    finally:
+        gc.enable()
 
 
 def unauthenticated_warning(address: str | None) -> str | None:
