@@ -31,23 +31,11 @@ from dataclasses import replace
 from typing import Iterator
 
 from gpcheck.spec import ir
-from gpcheck.checker.api.inert import _total, property_exprs
+from gpcheck.checker.api.inert import _root, _total, _vars, property_exprs
 
 BUILTIN = ("deadlock", "range")
 WORTH_VALUES = 16  # split: the least value combinations of the frozen variables that make a slice worth running
 Interval = tuple[int, int]
-
-
-def _vars(e: ir.Expr | None) -> set[int]:
-    if e is None:
-        return set()
-    return {x.var for x in ir.walk_expr(e) if isinstance(x, ir.VarRef)}
-
-
-def _root(target: ir.Expr) -> int | None:
-    while isinstance(target, (ir.Index, ir.Field)):
-        target = target.base
-    return target.var if isinstance(target, ir.VarRef) else None
 
 
 def _target_indexes(target: ir.Expr) -> Iterator[ir.Expr]:
