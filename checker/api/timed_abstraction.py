@@ -31,6 +31,13 @@ TIMED_NOTE = "confirmed with a timing (checker/engines/timed/path.py)"
 SAFETY_KINDS = ("invariant", "transition", "deadlock", "range")
 
 
+def state_safety_names(model: ir.Model) -> set[str]:
+    """The invariants, transition properties and deadlock of `model`: what a complete search of
+    the untimed abstraction proves for every timing (`range` only when no time bound can fail,
+    bounds_may_fail)."""
+    return {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
+
+
 def bounds_may_fail(cm: CompiledModel) -> str | None:
     """Why a time bound may fail to evaluate in some reachable state (the abstraction's `range`
     then says nothing about it), or None when none can: no bound reads the state, and every

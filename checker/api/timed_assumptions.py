@@ -60,6 +60,7 @@ from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, ModelError, State, compile_model
 from gpcheck.checker.api.explicit_run import run_explicit
+from gpcheck.checker.api.timed_abstraction import state_safety_names
 from gpcheck.checker.core import budget
 from gpcheck.checker.core.verdict import Counterexample, Report, Result, Verdict
 from gpcheck.checker.engines.explicit.explicit import Limits
@@ -127,7 +128,7 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
 def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits: Limits,
                     core: str) -> dict[str, Result]:
     """The results among `names` the untimed abstraction of `model` decides (module docstring)."""
-    inv = {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
+    inv = state_safety_names(model)
     live = {p.name: p for p in model.liveness}
     lats = {p.name: p for p in model.latencies}
     ask = (names & inv) | (names & set(live)) | ({"range"} & names)
@@ -158,7 +159,7 @@ def _by_zones(model: ir.Model, cm: CompiledModel, names: set[str], limits: Limit
     """The results `names` on the zone graph of `model`, at most `cap` zones; past it `unknown`."""
     from gpcheck.checker.engines.timed.engine import run_timed
 
-    inv = {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
+    inv = state_safety_names(model)
     results: list[Result] = []
     zones = None
     # the safety properties left are violations of the abstraction no timing was found for: the zone

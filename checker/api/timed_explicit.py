@@ -98,7 +98,7 @@ def _safety_names(cm: CompiledModel, wanted: set[str]) -> set[str]:
     """The wanted properties the abstraction may prove: invariants, transition properties,
     deadlock, and `range` when no time bound can fail (timed_abstraction.bounds_may_fail)."""
     model = cm.model
-    names = {p.name for p in model.invariants} | {p.name for p in model.transitions} | {"deadlock"}
+    names = timed_abstraction.state_safety_names(model)
     if "range" in wanted and timed_abstraction.bounds_may_fail(cm) is None:
         names.add("range")
     return names & wanted

@@ -302,9 +302,9 @@ def element(enc: "ParamEncoder", var: int, idx: Sequence[z3.ExprRef]) -> z3.Expr
     pos, chain = plan.vars[var]
     # the plan whose row_formula made the marker: a candidate's columns were built on the encoder
     # that mined it, and a proof core re-encodes it on another (NOTE(for-all-core))
-    owner = OWNERS.get(idx[pos].get_id(), plan) if len(idx) == len(chain) else plan
-    row = owner.markers.get(idx[pos].get_id()) if len(idx) == len(chain) else None
-    if row is None:
+    owner = OWNERS.get(idx[pos].get_id()) if len(idx) == len(chain) else None
+    row = owner.markers.get(idx[pos].get_id()) if owner is not None else None
+    if owner is None or row is None:
         raise Unsupported(f"{enc.model.vars[var].name}: a counted array read other than at a row")
     at = []
     for p, e in enumerate(idx):
