@@ -62,6 +62,7 @@ class Instantiator:
                     self.keys[term.decl().name()] = [d.key for d in doms]
             if enc.counters is not None:  # a symbolic-valued group's arrays (checker/engines/param/symvalue.py)
                 self.keys.update(enc.counters.array_keys(s.counts))
+        self._sig = tuple(sorted((k, tuple(v)) for k, v in self.keys.items()))  # _BINDER_CACHE's key
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -93,15 +94,12 @@ class Instantiator:
         return {k: list(v.values()) for k, v in out.items()}
 
     def _binder_keys(self, q: z3.QuantifierRef) -> list[str | None]:
-        sig = getattr(self, "_sig", None)
-        if sig is None:
-            sig = self._sig = tuple(sorted((k, tuple(v)) for k, v in self.keys.items()))
         cache = _BINDER_CACHE.setdefault(self.enc, {})
-        hit = cache.get((sig, q.get_id()))
+        hit = cache.get((self._sig, q.get_id()))
         if hit is not None and hit[0].eq(q):
             return list(hit[1])
         keys = self._scan_binder_keys(q)
-        cache[(sig, q.get_id())] = (q, list(keys))
+        cache[(self._sig, q.get_id())] = (q, list(keys))
         return keys
 
     def _scan_binder_keys(self, q: z3.QuantifierRef) -> list[str | None]:
