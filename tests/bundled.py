@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import importlib
+import inspect
 import os
 import pickle
 from contextlib import contextmanager
@@ -30,11 +31,6 @@ def bundled_model(name: str) -> ir.Model:
 
 # ------------------------------------------------------------------ one verify per bundled model
 
-# verify()'s keyword defaults: a call with exactly these (and every property) is what `gpcheck verify`
-# (the library run), a model page and the testing helpers' explicit runs ask of a bundled model
-_DEFAULTS: dict[str, Any] = {"consts": None, "properties": None, "engine": "explicit", "max_states": None,
-                             "timeout": None, "depth": None, "progress": None, "core": "auto", "workers": "auto",
-                             "fingerprint": False, "symmetry": "auto", "assumption_use": True, "device": "cpu"}
 # the modules that bound `verify` by name at import, and call it for a whole bundled model
 _CALLERS = ("gpcheck.checker.api.model_api", "gpcheck.checker.regression.library", "gpcheck.checker.api.testing")
 _REPORTS: dict[tuple[str, tuple[tuple[str, int], ...]], Report] = {}
@@ -87,15 +83,18 @@ def shared_verify(folder: Path | None = None) -> Iterator[None]:
     from gpcheck.checker.api import model_api
 
     real = model_api.verify
+    # verify()'s own defaults: a call with exactly these (and every property) is what `gpcheck verify`
+    # (the library run), a model page and the testing helpers' explicit runs ask of a bundled model
+    defaults = {n: q.default for n, q in list(inspect.signature(real).parameters.items())[1:]}
     shared = folder / "bundled-verify" if folder is not None else None
     if shared is not None:
         shared.mkdir(exist_ok=True)
 
     @wraps(real)
     def verify(spec: Any, *args: Any, **kwargs: Any) -> Report:
-        names = list(_DEFAULTS)[:len(args)]
+        names = list(defaults)[:len(args)]
         given = {**dict(zip(names, args)), **kwargs}
-        key = _bundled_key(spec) if all(k in _DEFAULTS and given[k] == _DEFAULTS[k] for k in given) else None
+        key = _bundled_key(spec) if all(k in defaults and given[k] == defaults[k] for k in given) else None
         if key is None:
             return real(spec, *args, **kwargs)
         if key not in _REPORTS:
