@@ -17,26 +17,27 @@ import fault_inject as F  # noqa: E402
 pytest.importorskip("numba")
 
 
-def _pile_up(tmp_path: Path, fault_caches: tuple, faults: int) -> None:
+def _pile_up(tmp_path: Path, fault_caches: tuple, faults: int, every: bool) -> None:
     """`faults` seeded faults, each followed by one run, in one cache (a private copy of the
     run's warm cache). Each run that meets a damaged entry compiles it again
-    (seconds of CPU), so the default run piles up two faults and the slow tier five; each run
-    must repair what it needs and give the reference result."""
+    (seconds of CPU), so the default run piles up two faults, a numba fault over the runtime
+    helpers' files alone (`every=False`, fault_inject.numba_targets), and the slow tier five over
+    every file; each run must repair what it needs and give the reference result."""
     cache, other, reference = F.copy_caches(*fault_caches, tmp_path)  # warm, made once per run
     rng = random.Random(36)
     for _ in range(faults):
         kind = rng.choice([k for k in F.CACHE_FAULTS if k != "none"])
-        ok, what = F.cache_trial(tmp_path, cache, other, kind, rng, reference)
+        ok, what = F.cache_trial(tmp_path, cache, other, kind, rng, reference, every=every)
         assert ok, what
 
 
 def test_cache_faults_piled_up_between_runs(tmp_path, fault_caches):
-    _pile_up(tmp_path, fault_caches, 2)
+    _pile_up(tmp_path, fault_caches, 2, every=False)
 
 
-@pytest.mark.slow  # five runs, most of them recompiling (about 30 s of CPU); fast: the test above (the same seed, its first two faults)
+@pytest.mark.slow  # five runs, most of them recompiling every module (about 30 s of CPU); fast: the test above (the same seed, its first two faults)
 def test_five_cache_faults_piled_up_between_runs(tmp_path, fault_caches):
-    _pile_up(tmp_path, fault_caches, 5)
+    _pile_up(tmp_path, fault_caches, 5, every=True)
 
 
 def test_a_sweep_whose_worker_is_killed_ends_honestly(tmp_path):

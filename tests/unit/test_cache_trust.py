@@ -145,10 +145,24 @@ def warm(tmp_path_factory, fault_caches):
 
 @pytest.mark.parametrize("kind", [k for k in F.CACHE_FAULTS if k != "none"])
 def test_each_kind_of_planted_file_changes_nothing(kind, warm):
+    """A numba fault plants over the runtime helpers' files alone (`every=False`: the model's
+    module stays warm, a second of recompiling instead of seven); cache_trial checks that each
+    planted file was read, refused and written afresh."""
     work, cache, other, reference = warm
-    ok, what = F.cache_trial(work, cache, other, kind, random.Random(kind), reference)
+    ok, what = F.cache_trial(work, cache, other, kind, random.Random(kind), reference, every=False)
     assert ok, what
     assert "nothing to" not in what and "no " not in what.split(":")[0], what  # the fault was injected
+
+
+# slow: every generated module recompiled (7 s of CPU each); fast: the same kinds above, planted
+# over the runtime helpers' files (the same refusal in gpmodel/numba_cache.py)
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["malicious_nbi", "malicious_nbc", "truncated_nbi_with_digest"])
+def test_each_kind_of_planted_numba_file_over_every_file_changes_nothing(kind, warm):
+    work, cache, other, reference = warm
+    ok, what = F.cache_trial(work, cache, other, kind, random.Random(kind), reference, every=True)
+    assert ok, what
+    assert "nothing to" not in what and "no " not in what.split(":")[0], what
 
 
 def test_a_foreign_native_kernel_is_not_loaded(warm):
@@ -173,7 +187,46 @@ def test_a_foreign_native_kernel_is_not_loaded(warm):
         native.cache_dir = old  # type: ignore[assignment]
 
 
+def _verify_unwritable(cache: Path, spec: Path, reference: tuple) -> None:
+    """`gpcheck verify` of `spec` under a file-size limit (EFBIG on every write of more than 512
+    bytes): the reference result, no traceback, no temporary file, and no file over 512 bytes
+    added to `cache` (nothing that had to be written could be kept)."""
+    before = {p.relative_to(cache) for p in cache.rglob("*")}
+    code = ("import resource, signal, sys\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))\n"
+            "from gpcheck.checker.cli.command import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    r = subprocess.run([sys.executable, "-c", code, "verify", str(spec), "--core", "compiled",
+                        "--json", "--no-progress"], env={**F.env_for(cache), "PYTHONDONTWRITEBYTECODE": "1"},  # no short .pyc
+                       capture_output=True, text=True, timeout=900)
+    assert (r.returncode, F.summary(json.loads(r.stdout))) == reference, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert not [p for p in cache.rglob("*") if ".tmp" in p.name]
+    assert not [p for p in cache.rglob("*") if p.relative_to(cache) not in before and p.stat().st_size > 512]
+
+
 def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, fault_caches, tmp_path):
+    """A cache that cannot be written (a file-size limit) costs time only. The cache is the run's
+    pristine warm cache of SPEC (`warm` is damaged by the trials) less what a run must then write:
+    the runtime helpers' module (its text and numba's files: the module runs uncached), the
+    grammar's tables and the model's kept native kernel (built from numba's warm machine code,
+    then not kept). The slow test below writes the model's whole module afresh instead."""
+    work, _, _, reference = warm
+    cache = tmp_path / "small"
+    shutil.copytree(fault_caches[1], cache, symlinks=True)
+    helpers = F.runtime_module()
+    gone = [p for p in cache.rglob("*") if p.is_file() and (p.name.split(".")[0] == helpers or p.parent.name == "native")]
+    gone.append(cache / "spec-grammar.tables.json")
+    assert len(gone) > 3 and any(p.parent.name == "native" for p in gone)
+    for p in gone:
+        p.unlink()
+    _verify_unwritable(cache, work / "fault_t.gpspec", reference)
+    assert not [p for p in gone if p.exists() and p.stat().st_size > 512]  # none came back
+
+
+@pytest.mark.slow  # the model's module compiled afresh (7 s of CPU); fast: the test above (the same limit, the helpers' module)
+def test_an_unwritable_cache_without_the_models_module_gives_the_same_result(warm, fault_caches, tmp_path):
     """A file-size limit (EFBIG on every cache write of more than 512 bytes): no cache, same result.
     The cache holds the warm modules every model shares, not the model's own: its module is
     written and compiled afresh, and neither its file nor numba's can be written (a cold cache
@@ -182,17 +235,4 @@ def test_an_unwritable_cache_gives_the_same_result_and_no_temporary_files(warm, 
     cache = tmp_path / "small"
     F.copy_shared_modules(fault_caches[1], cache)  # the run's pristine warm cache (`warm` is damaged by the trials)
     (cache / "spec-grammar.tables.json").unlink()  # the grammar's tables are written afresh too (and fail)
-    before = {p.relative_to(cache) for p in cache.rglob("*")}
-    code = ("import resource, signal, sys\n"
-            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))\n"
-            "from gpcheck.checker.cli.command import main\n"
-            "sys.exit(main(sys.argv[1:]))\n")
-    r = subprocess.run([sys.executable, "-c", code, "verify", str(work / "fault_t.gpspec"), "--core", "compiled",
-                        "--json", "--no-progress"], env={**F.env_for(cache), "PYTHONDONTWRITEBYTECODE": "1"},  # no short .pyc
-                       capture_output=True, text=True, timeout=900)
-    assert (r.returncode, F.summary(json.loads(r.stdout))) == reference, r.stderr[-2000:]
-    assert "Traceback" not in r.stderr
-    assert not [p for p in cache.rglob("*") if ".tmp" in p.name]
-    # nothing of the model's own module could be kept (every file of it is over 512 bytes)
-    assert not [p for p in cache.rglob("*") if p.relative_to(cache) not in before and p.stat().st_size > 512]
+    _verify_unwritable(cache, work / "fault_t.gpspec", reference)
