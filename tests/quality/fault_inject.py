@@ -285,6 +285,18 @@ def copy_caches(shared: Path, cache: Path, other: Path, reference: tuple[int, An
 
 
 # ------------------------------------------------------------------------------ the cluster
+def scheduler_address(sched_file: Path, deadline: float) -> str:
+    """The address in a `dask scheduler --scheduler-file`, once the scheduler has written it:
+    the file appears before its text does (an empty file read too early failed a test run)."""
+    while True:
+        try:
+            return str(json.loads(sched_file.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def _start_cluster(work: Path, env: dict[str, str], worker_env: dict[str, str] | None = None
                    ) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], str]:
     sched_file = work / f"scheduler-{time.monotonic_ns()}.json"
@@ -292,14 +304,24 @@ def _start_cluster(work: Path, env: dict[str, str], worker_env: dict[str, str] |
     scheduler = subprocess.Popen([PY, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
                                   "--no-dashboard", "--scheduler-file", str(sched_file)],
                                  env=env, stdout=logs, stderr=logs, cwd=work, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not sched_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    address = json.loads(sched_file.read_text())["address"]
+    address = scheduler_address(sched_file, time.monotonic() + 120)
     worker = subprocess.Popen([PY, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1",
                                "--no-dashboard"], env=worker_env or env, stdout=logs, stderr=logs, cwd=work,
                               start_new_session=True)
     return scheduler, worker, address
+
+
+def _wait_for_worker(address: str) -> bool:
+    """Whether the cluster at `address` has a worker within two minutes; asked from this
+    process (a child interpreter importing distributed cost a second and a half of CPU)."""
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(1, timeout=120)
+    except (OSError, TimeoutError):
+        return False
+    return True
 
 
 def _kill_group(proc: subprocess.Popen[Any] | None) -> None:
@@ -446,10 +468,7 @@ def cluster_trial(work: Path, kind: str, rng: random.Random, values: str = "150.
     scheduler, worker, address = _start_cluster(work, env)
     run = None
     try:
-        wait_workers = subprocess.run([PY, "-c", "import sys; from distributed import Client; "
-                                       "c = Client(sys.argv[1], timeout=60); c.wait_for_workers(1, timeout=120); c.close()",
-                                       address], env=env, capture_output=True, timeout=200)
-        if wait_workers.returncode != 0:
+        if not _wait_for_worker(address):
             return False, f"{kind}: the test cluster did not start", 0.0
         started = time.monotonic()
         run = subprocess.Popen([PY, "-m", "gpcheck", *argv, "--cluster", address, "--json", "--timeout", "60"],

@@ -32,6 +32,9 @@ from gpcheck.checker.distributed.sweep import (
 from gpcheck.spec.errors import ConstantError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "quality"))
+import fault_inject as F  # noqa: E402
+
 REAL = ROOT / "traces" / "corpus" / "real"
 SIM = ROOT / "traces" / "corpus" / "sim"
 
@@ -52,10 +55,7 @@ def cluster_address(tmp_path_factory):
                                  env=env, stdout=logs, stderr=logs, cwd=tmp, start_new_session=True)
     worker = None
     try:
-        deadline = time.monotonic() + 60
-        while not sched_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
+        address = F.scheduler_address(sched_file, time.monotonic() + 60)  # written after the file appears
         worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "2",
                                    "--nthreads", "1", "--no-dashboard"], env=env, stdout=logs, stderr=logs, cwd=tmp,
                                   start_new_session=True)
