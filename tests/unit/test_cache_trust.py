@@ -105,7 +105,13 @@ def grammar_cache(tmp_path_factory):
     return cache, cold
 
 
-@pytest.mark.parametrize("plant", ["malicious_tables", "malicious_lark_cache", "truncated", "foreign_key", "garbage"])
+# truncated and garbage tables take malicious_tables' path (the file is not JSON: spec/parser.py
+# _read_tables): slow, with that case their counterpart
+GRAMMAR_PLANTS = [*(pytest.param(k, marks=pytest.mark.slow) if k in ("truncated", "garbage") else k
+                    for k in ("malicious_tables", "malicious_lark_cache", "truncated", "foreign_key", "garbage"))]
+
+
+@pytest.mark.parametrize("plant", GRAMMAR_PLANTS)
 def test_planted_grammar_tables_never_run_and_change_nothing(plant, grammar_cache, tmp_path):
     cache = tmp_path / "cache"
     shutil.copytree(grammar_cache[0], cache)
@@ -143,7 +149,17 @@ def warm(tmp_path_factory, fault_caches):
     return work, cache, other, reference
 
 
-@pytest.mark.parametrize("kind", [k for k in F.CACHE_FAULTS if k != "none"])
+# Kinds that take another kind's path are slow, with that one their counterpart: foreign_numba is
+# malicious_nbi's (an index whose digest does not match its name and bytes, refused before it is
+# unpickled), but a recompilation of the model's expand (4 s of CPU); foreign_native is
+# forged_native_header's and test_a_foreign_native_kernel_is_not_loaded's (a kept kernel refused,
+# numba's code used); malicious_tables and malicious_lark_cache are
+# test_planted_grammar_tables_never_run_and_change_nothing's (the same tables read by a parse).
+SAME_PATH = ("foreign_numba", "foreign_native", "malicious_tables", "malicious_lark_cache")
+KINDS = [pytest.param(k, marks=pytest.mark.slow) if k in SAME_PATH else k for k in F.CACHE_FAULTS if k != "none"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_each_kind_of_planted_file_changes_nothing(kind, warm):
     """A numba fault plants over the runtime helpers' files alone (`every=False`: the model's
     module stays warm, a second of recompiling instead of seven); cache_trial checks that each
