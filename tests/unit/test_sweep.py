@@ -2,7 +2,7 @@
 
 One Dask cluster for the module, started the way a user starts one: a scheduler process on
 localhost and a worker process with two single-threaded workers (`--cluster` tests the path to an
-existing cluster). The embedded local cluster (two workers) is started once, by the interrupt
+existing cluster). The embedded local cluster (one worker) is started once, by the interrupt
 test, as `gpcheck sweep` starts it. Cluster start-up takes seconds on two cores, hence sharing."""
 
 from __future__ import annotations
@@ -291,9 +291,11 @@ def test_interrupt_prints_the_finished_rows(tmp_path):
     spec = tmp_path / "grid.gpspec"
     spec.write_text(BIG)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    # Two quick combinations, then two that search millions of states (bounded by --timeout).
+    # Two quick combinations, then two that search millions of states (bounded by --timeout): the
+    # one worker is interrupted in the third, the fourth never starts (a second worker, interrupted
+    # in the fourth, took another process's start-up and the same path)
     proc = subprocess.Popen([sys.executable, "-m", "gpcheck", "sweep", str(spec), "--const", "N=1,2,3000,3001",
-                             "--workers", "2", "--timeout", "60", "--json"], env=env, cwd=tmp_path,
+                             "--workers", "1", "--timeout", "60", "--json"], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         lines = []
