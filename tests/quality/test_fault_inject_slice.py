@@ -1,6 +1,6 @@
 """The CI slice of tests/quality/fault_inject.py (issue 36): a seeded sequence of cache faults
 piled up in one cache directory between runs (never repaired by hand: each run must repair what
-it needs), and one sweep and one corpus replay whose only worker is killed at a random moment. The long mode with
+it needs), and one sweep and one corpus replay (slow) whose only worker is killed at a random moment. The long mode with
 the figures is `python tests/quality/fault_inject.py --minutes 5`."""
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def test_a_sweep_whose_worker_is_killed_ends_honestly(tmp_path):
     assert ok, what
 
 
+# slow: a second test cluster and run (5 to 7 s of CPU) for the cluster layer the sweep trial above
+# exercises; fast: that trial, and test_cluster_faults.py's
+# test_a_corpus_trace_the_cluster_loses_is_unknown_with_the_reason (run_corpus's row for a lost trace)
+@pytest.mark.slow
 def test_a_corpus_run_whose_worker_is_killed_ends_honestly(tmp_path):
     ok, what, seconds = F.cluster_trial(tmp_path, "kill_worker", random.Random(37), workload="corpus")
     assert ok, what

@@ -97,6 +97,35 @@ def test_a_healthy_cluster_is_waited_for():
     assert not t.is_alive() and box[0].error == "not checked: the scheduler went away for 0.2 s"
 
 
+def _one_trace(flags, trace):
+    return {"trace": trace}, 0
+
+
+class _FirstOnly(_Client):
+    """Finishes the first item submitted at once; the rest never finish (jobs are not hashable)."""
+
+    def submit(self, fn, *args, pure=True):
+        fn_, item, fingerprint = args
+        self.submitted.append(args)
+        done = len(self.submitted) == 1
+        return _Future(len(self.submitted), fn_(item) if done else None, "finished" if done else "pending")
+
+
+def test_a_corpus_trace_the_cluster_loses_is_unknown_with_the_reason():
+    """run_corpus's row for a trace whose check the cluster never finished (its worker killed:
+    quality/test_fault_inject_slice.py's corpus trial, slow): exit 3 with the reason, the other
+    rows the single command's; the corpus's exit code is then 3."""
+    from gpcheck.checker.distributed.corpus import TraceJob, corpus_exit_code, run_corpus
+
+    client = _FirstOnly(set(), {}, "running")  # the first trace is checked, then the worker is gone
+    jobs = [TraceJob("replay", f"t{i}.jsonl", {"timeout": None}, _one_trace) for i in range(2)]
+    rows = dict(run_corpus(C.Cluster(client, "test", 1, stall_s=0.3), jobs))
+    assert (rows[0].exit_code, rows[0].report, rows[0].error) == (0, {"trace": "t0.jsonl"}, None)
+    assert (rows[1].trace, rows[1].exit_code, rows[1].report) == ("t1.jsonl", 3, None)
+    assert rows[1].error == f"not checked: {C.NO_WORKER} for 0.3 s"
+    assert corpus_exit_code([r.exit_code for r in rows.values()]) == 3
+
+
 def test_a_worker_with_another_gpcheck_refuses_the_task():
     assert C.checked_call(lambda x: x + 1, 1, C.code_fingerprint()) == 2
     with pytest.raises(C.WrongGpcheck, match="another gpcheck"):
