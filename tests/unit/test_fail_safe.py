@@ -36,9 +36,12 @@ def _is_device(path: str) -> bool:
         return False
 
 
+# check's JSON report takes verify's path (write_out's bytes), a subcommand's help the top-level
+# help's (argparse's): slow, with those their counterparts (each case is a child, 0.5 s of CPU)
 @pytest.mark.skipif(not _is_device("/dev/full"), reason="no /dev/full device")
-@pytest.mark.parametrize("argv", [["verify", "blp"], ["verify", "blp", "--json"], ["check", TRACE, "--json"],
-                                  ["--help"], ["--version"], ["verify", "--help"]])
+@pytest.mark.parametrize("argv", [["verify", "blp"], ["verify", "blp", "--json"],
+                                  pytest.param(["check", TRACE, "--json"], marks=pytest.mark.slow),
+                                  ["--help"], ["--version"], pytest.param(["verify", "--help"], marks=pytest.mark.slow)])
 def test_a_full_standard_output_is_exit_2(argv: list[str]) -> None:
     with open("/dev/full", "wb") as full:
         proc = _gpcheck(*argv, stdout=full)
