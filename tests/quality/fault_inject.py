@@ -26,10 +26,11 @@ mode here runs both kinds for --minutes and prints the figures.
 
 A numba fault plants over every file of its kind (`every=True`: whichever the run loads first),
 so the run recompiles every generated module (seconds of CPU). The default test run plants over
-the files of the runtime helpers' module alone, which every model imports and which compiles in
-a fraction of a second, and over one file of the model's own module (`every=False`): the same
-code refuses them (gpmodel/numba_cache.py), whichever module a file belongs to. Either way the
-trial checks that each planted file was read and refused: numba wrote it afresh, with its digest."""
+the files of the runtime helpers' module alone (`every=False`), which every model imports and
+which compiles in a fraction of a second: the same code refuses them (gpmodel/numba_cache.py),
+whichever module a file belongs to. A foreign numba file goes over the index of the one model
+function a warm run reads (MODEL_FUNCTION). Either way the trial checks that each planted numba
+file was read and refused: after the run numba has written it afresh, with its digest."""
 
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def plant(cache: Path, other: Path, kind: str, marker: Path, rng: random.Random,
         if not targets:
             return "nothing to plant over", {}
         with_digest = rng.random() < 0.5
-        for victim in targets:  # every one: whichever the run loads first
+        for victim in targets:
             victim.write_bytes(evil)
             if with_digest:  # a plain digest of the bytes, not gpcheck's (which covers the name too)
                 (victim.parent / (victim.name + ".sha256")).write_text(hashlib.sha256(evil).hexdigest())
@@ -192,7 +193,7 @@ def plant(cache: Path, other: Path, kind: str, marker: Path, rng: random.Random,
         targets = numba_targets(pyc, ".nbi", every)
         if not targets:
             return "no index", {}
-        planted = {}
+        planted: dict[Path, bytes] = {}
         for victim in targets:
             data = victim.read_bytes()[: rng.randrange(0, 40)]
             victim.write_bytes(data)
