@@ -314,14 +314,22 @@ def _start_cluster(work: Path, env: dict[str, str], worker_env: dict[str, str] |
 
 def _wait_for_worker(address: str) -> bool:
     """Whether the cluster at `address` has a worker within two minutes; asked from this
-    process (a child interpreter importing distributed cost a second and a half of CPU)."""
+    process (a child interpreter importing distributed cost a second and a half of CPU). No
+    garbage collection while the Client starts, and one after: a Client left half made must not
+    be finalised inside a later one's start (test_cluster_faults.py's _no_collection_inside)."""
+    import gc
+
     from distributed import Client
 
+    gc.disable()
     try:
         with Client(address, timeout=60) as client:
             client.wait_for_workers(1, timeout=120)
     except (OSError, TimeoutError):
         return False
+    finally:
+        gc.enable()
+        gc.collect()
     return True
 
 
