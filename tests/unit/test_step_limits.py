@@ -98,10 +98,12 @@ def _cli(*args: str) -> dict:
 
 def test_two_runs_of_a_for_all_command_print_the_same_invariant(examples, capsys):
     """A fresh process, then the same command in this one (which ran other tests before: a
-    for-all run has its own Z3 context, NOTE(fresh-context)); a second child process cost 2.5 s."""
+    for-all run has its own Z3 context, NOTE(fresh-context)); a second child process cost 2.5 s.
+    Over N alone (B as declared): the proof's lemmas are still picked by an unsat core at N=2, the
+    choice that could differ between runs (over N and B: 0.6 s more per run)."""
     from gpcheck.checker.cli.command import main
 
-    args = (str(examples / "ring.gpspec"), "--for-all", "N,B", "--property", "no_reexecution")
+    args = (str(examples / "ring.gpspec"), "--for-all", "N", "--property", "no_reexecution")
     first = _cli(*args)
     assert main(["verify", *args, "--json"]) in (0, 1, 3)
     second = json.loads(capsys.readouterr().out)
