@@ -109,10 +109,24 @@ invariant conserved: free + (sum s in 0..S-1: held[s]) == SLOTS
     assert r.result("conserved").verdict is not Verdict.PROVED
 
 
-def test_cli_for_all_json_and_usage_errors(examples, capsys):
-    rc = main(["verify", str(examples / "ring.gpspec"), "--for-all", "N,B", "--property", "ring_order", "--json"])
+# two counters in step, two constants (a for-all proof of a fraction of a second; ring's took 1 s)
+STEPS = """model steps
+const N = 2
+const M = 1
+var a: 0..N = 0
+var b: 0..N = 0
+var m: 0..M = 0
+action inc { require a < N; a = a + 1; b = b + 1 }
+action mark { require m < M; m = m + 1 }
+allow deadlock
+invariant ok: a == N implies b == N
+"""
+
+
+def test_cli_for_all_json_and_usage_errors(examples, capsys, tmp_path):
+    rc = main(["verify", str(write_spec(tmp_path, STEPS)), "--for-all", "N,M", "--property", "ok", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert rc == 0 and out["results"][0]["verdict"] == "proved" and out["results"][0]["for_all"] == ["N", "B"]
+    assert rc == 0 and out["results"][0]["verdict"] == "proved" and out["results"][0]["for_all"] == ["N", "M"]
     assert main(["verify", str(examples / "ring.gpspec"), "--for-all", "NOPE"]) == 2
     assert "no constant 'NOPE'" in capsys.readouterr().err
     assert main(["verify", str(examples / "ring.gpspec"), "--for-all", "N>=x"]) == 2

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from gpcheck.checker import verify
 from gpcheck.checker.engines.smt import session
 
@@ -19,12 +21,21 @@ def _printed(report) -> list[tuple[str, str, str | None, object]]:
             for r in report.results]
 
 
-def test_a_timeout_does_not_change_what_kind_proves(examples):
+# ring with two kernels of one wave: 75 auxiliary lemmas, 0.4 s of CPU a run (1 s at its defaults)
+SMALL = {"N": 2, "B": 1}
+
+
+@pytest.fixture(scope="module")
+def free(examples) -> list[tuple[str, str, str | None, object]]:
+    """k-induction's results on the small ring without a time limit (one run for both tests)."""
+    return _printed(verify(examples / "ring.gpspec", engine="kind", consts=SMALL))
+
+
+def test_a_timeout_does_not_change_what_kind_proves(examples, free):
     """With 9 s the old code mined no auxiliary invariants and printed other proofs (and a
     `no_reexecution` climbing k into the timeout) than without a limit."""
-    free = _printed(verify(examples / "ring.gpspec", engine="kind"))
     assert any(lemmas for *_, lemmas in free)  # the auxiliary invariants take part
-    assert _printed(verify(examples / "ring.gpspec", engine="kind", timeout=9)) == free
+    assert _printed(verify(examples / "ring.gpspec", engine="kind", consts=SMALL, timeout=9)) == free
 
 
 class _FastClock:
@@ -37,11 +48,11 @@ class _FastClock:
         return self.t0 + (time.monotonic() - self.t0) * self.factor
 
 
-def test_a_slow_machine_only_turns_results_into_timeouts(examples, monkeypatch):
-    free = {p: rest for p, *rest in _printed(verify(examples / "ring.gpspec", engine="kind"))}
+def test_a_slow_machine_only_turns_results_into_timeouts(examples, monkeypatch, free):
+    free = {p: rest for p, *rest in free}
     for factor in (30.0, 300.0):
         monkeypatch.setattr(session, "time", _FastClock(factor))
-        got = _printed(verify(examples / "ring.gpspec", engine="kind", timeout=60))
+        got = _printed(verify(examples / "ring.gpspec", engine="kind", consts=SMALL, timeout=60))
         monkeypatch.undo()
         for prop, verdict, reason, lemmas in got:
             if verdict == "unknown" and reason is not None and reason.startswith("timeout"):

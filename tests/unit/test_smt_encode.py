@@ -34,6 +34,7 @@ def outcomes(src: str):
     cm = compile_model(m)
     doms = [range(t.lo, t.hi + 1) if hasattr(t, "lo") else range(0, 2) for t in cm.layout.slot_types]
     out = []
+    encoders = (Encoder(m), bv_encoder(m))  # built once: a step's terms depend only on its arguments
     for st in itertools.product(*doms):
         for iid, inst in enumerate(cm.instances):
             try:
@@ -41,7 +42,7 @@ def outcomes(src: str):
                 want = "disabled" if isinstance(r, int) else r
             except ModelError:
                 want = "error"
-            for enc in (Encoder(m), bv_encoder(m)):
+            for enc in encoders:
                 ai = m.actions.index(inst.action)
                 lits = tuple(scalar_lit(sl.type, v, enc.num) for sl, v in zip(enc.slots, st))
                 step = enc.step(ai, lits, enc.instance_args(ai, inst.args))

@@ -190,7 +190,10 @@ def test_canonical_forms_are_exact_one_per_orbit():
     _exact_orbits(load_source(GOOD, "good.gpspec"))
 
 
-@pytest.mark.parametrize("seed", list(range(0, 40)) + [241, 388])  # 241, 388: stopped at a modelling error
+# 241, 388: stopped at a modelling error; seeds 20 to 39 `slow` (other random specs through the
+# same two searches: seeds 0 to 19 are the default run's)
+@pytest.mark.parametrize("seed", list(range(0, 20)) + [pytest.param(s, marks=pytest.mark.slow) for s in range(20, 40)]
+                         + [241, 388])
 def test_random_symmetric_specs_reduced_equals_unreduced(seed):
     text = sym_spec(seed)
     model = load_source(text, "rnd.gpspec")
@@ -210,7 +213,8 @@ def test_random_symmetric_specs_reduced_equals_unreduced(seed):
             assert on.states == _orbits(model, set(full.parent)), text
 
 
-@pytest.mark.parametrize("seed", range(100, 125))
+# seeds 112 to 124 `slow` (other random specs through the same comparison: 100 to 111 are the default run's)
+@pytest.mark.parametrize("seed", [s if s < 112 else pytest.param(s, marks=pytest.mark.slow) for s in range(100, 125)])
 def test_random_symmetric_specs_agree_with_the_reference(seed):
     """The reduced search (verify's default `auto`) against the independent reference
     semantics: verdicts, shortest lengths, and the reference's replay of every counterexample."""
