@@ -51,6 +51,13 @@ def _bytecode_outside_the_sources() -> None:
 
 
 _bytecode_outside_the_sources()
+
+# Idle OpenMP threads sleep instead of spinning (numba's `omp` threading layer runs the parallel
+# search, `--workers`): between the many small parallel chunks of the tests the spinning threads
+# burned processor time the other xdist worker needed (rewind's 326 states in chunks of 5 at two
+# workers: 0.8 s of CPU spinning, 0.06 s sleeping; the same states). Set before numba starts its
+# pool; $OMP_WAIT_POLICY set by the environment is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 EXAMPLES = ROOT.parent / "shared" / "spec-examples"
 
 TIERS = ("slow", "long")

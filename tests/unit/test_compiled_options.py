@@ -23,7 +23,7 @@ from gpcheck.spec.errors import UsageError
 
 pytest.importorskip("numba")
 
-from tests.unit.test_fast_explicit import SMALL, bundled_params  # noqa: E402  (the corner-case specs)
+from tests.unit.test_fast_explicit import SMALL, SMALL_SLOW, bundled_params, small_params  # noqa: E402
 from tests.bundled import bundled_model  # noqa: E402
 
 # modelling errors in actions, predicates evaluated on new states and on edges, deadlocks,
@@ -45,32 +45,40 @@ def _models() -> list[tuple[str, ir.Model]]:
     return out
 
 
-# The small specs the fingerprint test runs in the default run: a modelling error in an action
-# after a few levels (late_fault), an invariant violated beside a constraint, a terminal
-# condition and liveness (constraint), a deadlock, and a transition property with liveness under
-# fairness over 81 states (wide). The fingerprint kernels are compiled per model (about 3 s of
-# CPU each, cold): the other small specs and every bundled model are `slow` (issue 33, item 3);
+# The small specs the fingerprint test runs in the default run: an invariant violated beside a
+# holding transition property and liveness under fairness over 81 states (wide, the model
+# test_collision_estimate_is_tlcs_smallest_gap searches by fingerprints), and a deadlock from
+# one of several initial states (structs_any_init);
+# test_arrays_window_and_tables_grow_past_the_initial_capacity runs rewind by fingerprints too.
+# The fingerprint kernel is compiled per model (about 3 s of CPU each, cold): the other small
+# specs (a modelling error after a few levels, late_fault; a constraint and a terminal condition,
+# constraint; a deadlock, deadlock; ...) and every bundled model are `slow` (issue 33, item 3);
 # test_fast_explicit.py compares the sequential compiled search on each of them with the Python core.
-FINGERPRINT_SAMPLE = ("late_fault", "constraint", "deadlock", "wide")
+FINGERPRINT_SAMPLE = ("structs_any_init", "wide")
 
 
 def _fingerprinted() -> list[object]:
     """The small specs (FINGERPRINT_SAMPLE in the default run), and the bundled models with
     test_fast_explicit's tiers (every bundled model is a cold compilation of 15 to 30 s of CPU)."""
-    small = [pytest.param(name, load_source("model t\n" + src, f"{name}.gpspec"),
-                          marks=() if name in FINGERPRINT_SAMPLE else pytest.mark.slow)
-             for name, src in {**SMALL, **EXTRA}.items()]
-    return small + bundled_params()
+    specs = {**SMALL, **EXTRA}
+    return small_params(specs, set(specs) - set(FINGERPRINT_SAMPLE)) + bundled_params()
+
+
+# `slow` in the parallel test besides test_fast_explicit.SMALL_SLOW (whose models the default run
+# does not compile): late_fault, whose modelling error after a few levels bad_index's on the
+# second level covers (a chunk committed, then one that faults and is run again sequentially)
+PARALLEL_SLOW = {*SMALL_SLOW, "late_fault"}
 
 
 def _chunked() -> list[object]:  # pytest.param(name, model, chunk size)
     """(name, model, chunk size): tiny chunks (many per BFS level, across level ends) on the
     small specs, chunks of 97 states and whole levels on the bundled models. `slow`: the bundled
-    models (two worker processes over each whole state space) and chunks of one state (10 to 20 s
-    of CPU per small spec, in messages between the processes); chunks of three states and whole
-    levels on the small specs cover the same code in the default run."""
+    models (two worker processes over each whole state space), chunks of one state (10 to 20 s
+    of CPU per small spec, in messages between the processes) and PARALLEL_SLOW; chunks of three
+    states and whole levels on the other small specs cover the same code in the default run."""
     small = set(SMALL) | set(EXTRA)
-    return [pytest.param(name, model, chunk, marks=() if name in small and chunk > 1 else pytest.mark.slow)
+    return [pytest.param(name, model, chunk,
+                         marks=() if name in small and chunk > 1 and name not in PARALLEL_SLOW else pytest.mark.slow)
             for name, model in _models() for chunk in ((1, 3, 1 << 16) if name in small else (97, 1 << 16))]
 
 
@@ -153,7 +161,7 @@ def test_arrays_window_and_tables_grow_past_the_initial_capacity(examples, monke
 
 
 def test_collision_estimate_is_tlcs_smallest_gap():
-    model = load_source("model t\n" + SMALL["deadlock"], "t.gpspec")
+    model = load_source("model t\n" + EXTRA["wide"], "t.gpspec")  # its fingerprint kernel: compiled for the test above
     _, g = fast_explicit.search(compile_model(model), set(), fingerprint=True)
     g.table = np.array([0, 40, 7, 0, 19, 1 << 40], dtype=np.int64)
     g.n = 4

@@ -5,7 +5,8 @@ counterexamples are the compiled core's; a latency is the zone engine's answer o
 without a device (checker/api/untimed_latency.py). The GPU test runs where CuPy sees a GPU and
 skips elsewhere. A timed spec's liveness and latencies are the zone engine's on the host
 (tests/unit/test_device_timed.py), so the tests run on an untimed spec of their own
-(tests/devices.py: DEVMON) and gp_hip_suspend."""
+(tests/devices.py: DEVMON), small specs the compiled-core tests compile (test_fast_explicit.py,
+test_compiled_options.py) and gp_hip_suspend (`slow`)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,17 @@ from tests.devices import DEVMON, needs_cc, needs_gpu
 
 MODELS = Path(__file__).resolve().parents[2] / "spec" / "models"
 def _model(name: str):  # type: ignore[no-untyped-def]
+    """devmon, a small spec of test_fast_explicit.py (`model t` + its text: the same numba module
+    as that file's, which the run compiles anyway), or a bundled model."""
     from gpcheck.spec import load_source
 
-    return load_source(DEVMON, "devmon.gpspec") if name == "devmon" else load_spec(str(MODELS / f"{name}.gpspec"), {})
+    if name == "devmon":
+        return load_source(DEVMON, "devmon.gpspec")
+    if name in ("fairness", "transition"):
+        from tests.unit.test_fast_explicit import SMALL
+
+        return load_source("model t\n" + SMALL[name], f"{name}.gpspec")
+    return load_spec(str(MODELS / f"{name}.gpspec"), {})
 
 
 
@@ -66,16 +75,24 @@ def _replays(cm, cex: Counterexample) -> bool:  # type: ignore[no-untyped-def]
     return any(t == states[cex.loop] for _, t in cm.successors(cur))
 
 
+# Each model the compiled core runs here is a cold numba compilation (gp_hip_suspend 8 s of CPU,
+# devmon 7 s): in the default run the compiled core runs `fairness` (test_fast_explicit.py compiles
+# it), and devmon is compared with the Python core, whose reports test_fast_explicit.py holds
+# equal to the compiled core's, lassos included; gp_hip_suspend and devmon against the compiled
+# core are `slow`, with those two as their fast counterparts (the same device path)
 @needs_cc
-@pytest.mark.parametrize("name", ["devmon", "gp_hip_suspend"])
-def test_liveness_and_latency_are_the_compiled_core_s(name):
+@pytest.mark.parametrize("name,core", [("devmon", "python"), ("fairness", "compiled"),
+                                       pytest.param("devmon", "compiled", marks=pytest.mark.slow),
+                                       pytest.param("gp_hip_suspend", "compiled", marks=pytest.mark.slow)])
+def test_liveness_and_latency_are_the_compiled_core_s(name, core):
     """devmon: a violated liveness property (a lasso) and an unbounded latency beside a proved one;
-    gp_hip_suspend: proved liveness. Same states, verdicts, numbers, lassos and witnesses as the
-    compiled CPU core, and every counterexample replays."""
+    fairness: liveness under fairness proved and violated; gp_hip_suspend: proved liveness. Same
+    states, verdicts, numbers, lassos and witnesses as the CPU core, and every counterexample
+    replays."""
     m = _model(name)
     wanted = _wanted(m)
     dev = run_device(m, wanted, Limits(), device="host")
-    cpu = run_explicit(m, wanted, Limits(), core="compiled", workers=1)
+    cpu = run_explicit(m, wanted, Limits(), core=core, workers=1)
     assert dev.states == cpu.states
     assert [_key(r) for r in dev.results] == [_key(r) for r in cpu.results]
     graph = [r for r in dev.results if r.kind in ("liveness", "latency")]
@@ -84,6 +101,9 @@ def test_liveness_and_latency_are_the_compiled_core_s(name):
     for r in graph:
         if r.counterexample is not None:
             assert _replays(cm, r.counterexample), r.property
+    if name == "fairness":
+        by = {r.property: r.verdict for r in dev.results}
+        assert (by["often"], by["zero_done"]) == (Verdict.PROVED, Verdict.VIOLATED)
     if name == "devmon":
         by = {r.property: r for r in dev.results}
         assert by["no_starvation"].verdict is Verdict.VIOLATED and by["no_starvation"].counterexample.loop is not None
@@ -95,15 +115,20 @@ def test_liveness_and_latency_are_the_compiled_core_s(name):
 @pytest.mark.parametrize("rows", [1, 7, None])
 def test_the_device_edges_are_the_cpu_csr_arrays(rows):
     """Chunks of one candidate row (a state per chunk), of an odd size, and the default: the
-    offsets, targets and instances of the compiled core's _csr_graph, edge for edge."""
-    m = _model("devmon")
+    offsets, targets and instances of the compiled core's _csr_graph, edge for edge. On
+    test_compiled_options.py's `wide` (81 states, 8 instances; the same text, so the numba module
+    the run compiles for that file: devmon's own was a cold compilation of 7 s of CPU)."""
+    from gpcheck.spec import load_source
+    from tests.unit.test_compiled_options import EXTRA
+
+    m = load_source("model t\n" + EXTRA["wide"], "wide.gpspec")
     cm = compile_model(m)
     wanted = select_properties(m, None) - {p.name for p in (*m.transitions, *m.liveness, *m.latencies)}
     dres, g = device_search.search(cm, wanted, device="host")
     offsets, targets, iids = device_graph.device_edges(g, max(1, len(cm.instances)), rows)
     cres, cg = fast_explicit.search(cm, wanted, workers=1)
     csr = fast_explicit._csr_graph(cm, cres, cg)
-    assert g.n == cg.n == 80
+    assert g.n == cg.n == 81
     edges = int(sum(cres.fired))
     assert edges > g.n and int(offsets[-1]) == edges
     assert np.array_equal(offsets, csr.offsets)
@@ -118,9 +143,7 @@ def test_transition_properties_on_the_device_edges_are_the_compiled_core_s(rows)
     counterexample), y_grows proved; chunks of an odd size and the default. (The bundled models with
     transition properties, reef_rewind's, are timed now: the device checks them on their untimed
     abstraction, tests/unit/test_device_timed.py.)"""
-    from gpcheck.spec import load_source
-
-    m = load_source(WRAP)
+    m = _model("transition")  # test_fast_explicit.py's wrapping counter: the module it compiles
     cm = compile_model(m)
     wanted = {p.name for p in m.transitions}
     assert wanted == {"x_grows", "y_grows"}
@@ -136,15 +159,6 @@ def test_transition_properties_on_the_device_edges_are_the_compiled_core_s(rows)
     assert [(s.action, s.args, s.state) for s in cex.steps] == [(s.action, s.args, s.state) for s in cpu.steps]
 
 
-WRAP = """model wrap
-var x: 0..3 = 0
-var y: 0..3 = 0
-action inc { require x < 3  x = x + 1 }
-action wrap { require x == 3  x = 0  y = if y < 3 then y + 1 else y }
-allow deadlock
-transition x_grows: x' >= x
-transition y_grows: y' >= y
-"""
 
 
 @needs_cc

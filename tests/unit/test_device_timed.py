@@ -34,7 +34,11 @@ SLOWER = ["collective_gang", "cwsr", "gpreempt_timeslice", "kfd_monitor", "kfd_s
 
 
 def _timed_models() -> list[str]:
-    return sorted(p.stem for p in MODELS.glob("*.gpspec") if load_spec(str(p), {}).has_time)
+    # tests/bundled.py's models, loaded once per process (at collection, by the files that
+    # parametrize over them): parsing the 20-odd models again took 1.3 s of CPU
+    from tests.bundled import bundled_model
+
+    return sorted(p.stem for p in MODELS.glob("*.gpspec") if bundled_model(p.stem).has_time)
 
 
 def _key(r):  # type: ignore[no-untyped-def]

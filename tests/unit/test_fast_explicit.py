@@ -26,16 +26,26 @@ SMALL = {
     "division": "var x: 0..4 = 2\nvar y: 0..4 = 1\naction go { y = y - 1\n x = x / y }\nallow deadlock\n",
     "require_after_fault": "var x: 0..1 = 1\naction go { x = x + 1\n require false }\nallow deadlock\n",
     "require_before_fault": "var x: 0..1 = 1\naction go { require false\n x = x + 1 }\nallow deadlock\n",
+    # both orders in one model (the default run's): `first` must not fault (its require comes
+    # first), `then` must (its write out of range comes before the require); a core that got
+    # either wrong reports no fault or the fault of `first`
+    "require_order": ("var x: 0..1 = 1\naction first { require false\n x = x + 1 }\n"
+                      "action then { x = x + 1\n require false }\nallow deadlock\n"),
     "deadlock": "var x: 0..2 = 0\naction inc { require x < 2\n x = x + 1 }\n",
     "constraint": ("var x: 0..9 = 0\naction inc { require x < 9\n x = x + 1 }\nterminal: x == 9\n"
                    "invariant small: x <= 5\nconstraint c: x < 7\nliveness nine: eventually x == 9\n"),
-    "transition": ("var x: 0..3 = 0\naction inc { require x < 3\n x = x + 1 }\n"
-                   "action reset { require x == 3\n x = 0 }\ntransition monotone: x' >= x\n"),
+    # a violated transition property (its first bad edge) beside a proved one: the text of
+    # tests/unit/test_device_graph.py's device-edge test, which compiles the same module
+    "transition": ("var x: 0..3 = 0\nvar y: 0..3 = 0\naction inc { require x < 3\n x = x + 1 }\n"
+                   "action wrap { require x == 3\n x = 0\n y = if y < 3 then y + 1 else y }\nallow deadlock\n"
+                   "transition x_grows: x' >= x\ntransition y_grows: y' >= y\n"),
+    # arrays of structs with `any` initial values, and a deadlock (both queues full and drained,
+    # a shortest path from one of the nine initial states): `deadlock`'s corner in the default run
     "structs_any_init": ("enum P { Lo, Hi }\nstruct Q { rptr: 0..2, wptr: 0..2 }\n"
                          "var q: [P] -> Q = {rptr: 0, wptr: any}\n"
                          "action push(p: P) { require q[p].wptr < 2\n q[p].wptr = q[p].wptr + 1 }\n"
                          "action pop(p: P) { require q[p].rptr < q[p].wptr\n q[p].rptr = q[p].rptr + 1 }\n"
-                         "allow deadlock\ninvariant order: all p in P: q[p].rptr <= q[p].wptr\n"),
+                         "invariant order: all p in P: q[p].rptr <= q[p].wptr\n"),
     "fairness": ("var done: [0..1] -> bool = false\nvar spin: 0..1 = 0\n"
                  "action work(i: 0..1) { require not done[i]\n done[i] = true }\n"
                  "fair action flip { spin = 1 - spin }\nliveness zero_done: eventually done[0]\n"
@@ -67,9 +77,24 @@ def bundled_params() -> list[object]:
             for name in bundled_models()]
 
 
+# The small specs `slow` here and in test_compiled_options.py (issue 33, item 3: each is a cold
+# numba compilation of 3 to 4 s of CPU), with the default-run spec that covers each one's corner:
+# require_order writes out of range after the require it passes and not before the one it
+# fails, bad_index faults on the second level (after a level without one), structs_any_init
+# deadlocks.
+SMALL_SLOW = {"range_write": "require_order, bad_index", "require_after_fault": "require_order",
+              "require_before_fault": "require_order", "deadlock": "structs_any_init"}
+
+
+def small_params(specs: dict[str, str], slow: set[str] | frozenset[str] = frozenset(SMALL_SLOW)) -> list[object]:
+    """pytest.param(name, model) of each spec `model t` + text, those in `slow` marked so."""
+    return [pytest.param(name, load_source("model t\n" + src, f"{name}.gpspec"),
+                         marks=pytest.mark.slow if name in slow else ())
+            for name, src in specs.items()]
+
+
 def _models() -> list[object]:
-    out: list[object] = [(name, load_source("model t\n" + src, f"{name}.gpspec")) for name, src in SMALL.items()]
-    return out + bundled_params()
+    return small_params(SMALL) + bundled_params()
 
 
 def _examples() -> list[object]:

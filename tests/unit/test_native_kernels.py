@@ -9,6 +9,7 @@ import hashlib
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,9 +78,23 @@ def test_native_search_is_the_numba_search(name, tmp_path, monkeypatch):
     _same(off, again)
 
 
-def _kept(tmp_path: Path, monkeypatch) -> tuple[object, Path]:
-    model = load_source(SPEC, "wide.gpspec")
-    first = _search(model, "always", tmp_path, monkeypatch)
+@pytest.fixture(scope="module")
+def kept_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path]:
+    """One search of SPEC that kept its native code (in the folder returned): building and
+    writing it is most of a damage test's CPU, and each test damages a copy of its own."""
+    folder = tmp_path_factory.mktemp("kept")
+    with pytest.MonkeyPatch.context() as mp:
+        first = _search(load_source(SPEC, "wide.gpspec"), "always", folder, mp)
+    return first, folder
+
+
+def _kept(tmp_path: Path, monkeypatch, kept_once: tuple[object, Path]) -> tuple[object, Path]:
+    """The search that kept SPEC's native code, and the kept file, copied into `tmp_path`, where
+    the kept files are looked for from now on (as after that search in this folder)."""
+    first, folder = kept_once
+    shutil.copytree(folder / "native", tmp_path / "native")
+    monkeypatch.setenv("GPCHECK_NATIVE", "always")
+    monkeypatch.setattr(native, "cache_dir", lambda: tmp_path)
     files = sorted((tmp_path / "native").glob("*.expand.*.bin"))
     assert len(files) == 1
     return first, files[0]
@@ -97,8 +112,8 @@ def _rewrite(file: Path, head: dict | None = None, obj: bytes | None = None) -> 
 
 @pytest.mark.parametrize("damage", ["flipped", "truncated", "empty", "missing", "bad_json",
                                     "unresolved_symbol", "other_format", "stale_digest"])
-def test_a_damaged_file_is_not_used(damage, tmp_path, monkeypatch):
-    first, file = _kept(tmp_path, monkeypatch)
+def test_a_damaged_file_is_not_used(damage, tmp_path, monkeypatch, kept_once):
+    first, file = _kept(tmp_path, monkeypatch, kept_once)
     data = file.read_bytes()
     head, _, obj = data.partition(b"\n")
     if damage == "flipped":
@@ -124,9 +139,9 @@ def test_a_damaged_file_is_not_used(damage, tmp_path, monkeypatch):
     _same(first, again)
 
 
-def test_another_key_is_not_used(tmp_path, monkeypatch):
+def test_another_key_is_not_used(tmp_path, monkeypatch, kept_once):
     """Another CPU, llvmlite or numba gives another key: the file is not found."""
-    first, file = _kept(tmp_path, monkeypatch)
+    first, file = _kept(tmp_path, monkeypatch, kept_once)
     module = first[2].module.__name__
     assert native.load(module, "expand") is not None
     monkeypatch.setattr(native, "_key", "0123456789abcdef")
@@ -136,8 +151,8 @@ def test_another_key_is_not_used(tmp_path, monkeypatch):
     assert native.load(module, "expand") is None
 
 
-def test_a_call_the_kept_signature_does_not_cover_goes_to_numba(tmp_path, monkeypatch):
-    first, file = _kept(tmp_path, monkeypatch)
+def test_a_call_the_kept_signature_does_not_cover_goes_to_numba(tmp_path, monkeypatch, kept_once):
+    first, file = _kept(tmp_path, monkeypatch, kept_once)
     module = first[2].module.__name__
     kernel = native.load(module, "expand")
     assert kernel is not None

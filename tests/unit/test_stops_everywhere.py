@@ -156,16 +156,29 @@ def _interrupt() -> None:
     budget.request_stop(budget.INTERRUPTED, "interrupted (test)")
 
 
+def _wide():  # type: ignore[no-untyped-def]
+    """test_compiled_options.py's `wide` corner case, the same text: the same cached numba module,
+    which the run compiles for that file (CHAIN compiled was a cold compilation of 3.5 s of CPU)."""
+    from tests.unit.test_compiled_options import EXTRA
+
+    return load_source("model t\n" + EXTRA["wide"], "wide.gpspec")
+
+
 @pytest.mark.parametrize("core, where", [("python", "sccs"), ("compiled", "find")])
 def test_a_stop_in_the_liveness_pass_gives_a_partial_report(monkeypatch, fresh_budget, core, where) -> None:
-    """SIGINT during the SCC pass (the Python core's own Tarjan; the compiled core between its
-    kernels): the safety results stand, each liveness property is `unknown`, interrupted."""
-    model = load_source(CHAIN, "chain.gpspec")
+    """SIGINT during the SCC pass (the Python core's own Tarjan on CHAIN; the compiled core
+    between its kernels, on `wide`): the safety results stand, each liveness property is
+    `unknown`, interrupted."""
+    model = load_source(CHAIN, "chain.gpspec") if core == "python" else _wide()
+    safety, live = (("bounded", Verdict.PROVED), ("ends", "wobbles")) if core == "python" else (
+        ("not_full", Verdict.VIOLATED), ("full",))
     _raise_in(monkeypatch, "check", where, _interrupt)
     with budget.cooperative():
         report = verify(model, core=core)
-    assert report.result("bounded").verdict is Verdict.PROVED
-    for name in ("ends", "wobbles"):
+    assert report.result(safety[0]).verdict is safety[1]
+    if core == "compiled":
+        assert report.result("one_step").verdict is Verdict.PROVED
+    for name in live:
         r = report.result(name)
         assert r.verdict is Verdict.UNKNOWN and r.reason == "interrupted (test)", r
 
@@ -198,21 +211,20 @@ def test_the_compiled_liveness_passes_in_small_pieces_give_the_same_verdicts(mon
     pass over millions of states took tens of seconds with no poll): pieces of a few states
     and SCC steps, so that every kernel stops and resumes many times, change nothing."""
     # specs this run compiles anyway (each new spec is a cold numba compilation of seconds of
-    # CPU): the chain of the test above, the fairness and wide corner cases of
-    # test_fast_explicit.py and test_compiled_options.py (the same text, so the same cached module)
-    from tests.unit.test_compiled_options import EXTRA
+    # CPU): the fairness and wide corner cases of test_fast_explicit.py and
+    # test_compiled_options.py (the same text, so the same cached module); CHAIN's 6,000 states
+    # in 2,000 pieces are `slow`, below
     from tests.unit.test_fast_explicit import SMALL
 
-    models = [load_source(CHAIN, "chain.gpspec"), load_source("model t\n" + SMALL["fairness"], "fairness.gpspec"),
-              load_source("model t\n" + EXTRA["wide"], "wide.gpspec")]
+    models = [load_source("model t\n" + SMALL["fairness"], "fairness.gpspec"), _wide()]
     _same_in_pieces(models, monkeypatch)
 
 
-@pytest.mark.slow  # a cold compilation of cwsr (15 to 30 s of CPU); fast: the test above (three small specs)
+@pytest.mark.slow  # cold compilations of cwsr (15 to 30 s of CPU) and CHAIN; fast: the test above (two small specs)
 def test_the_compiled_liveness_passes_of_cwsr_in_small_pieces_give_the_same_verdicts(monkeypatch) -> None:
     from gpcheck.spec import load_spec
 
-    _same_in_pieces([load_spec("cwsr")], monkeypatch)
+    _same_in_pieces([load_spec("cwsr"), load_source(CHAIN, "chain.gpspec")], monkeypatch)
 
 
 def _same_in_pieces(models: list, monkeypatch: pytest.MonkeyPatch) -> None:
