@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-import pytest
 
 from tests.sources import parse
 
