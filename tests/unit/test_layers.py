@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-
 from tests.sources import parse
 
 ROOT = Path(__file__).resolve().parents[2]
