@@ -20,17 +20,21 @@ def _chain(n: int, last: str = "", step: str = "+ 1") -> str:
 
 def _peak(text: str) -> int:
     """The peak of memory allocated while `text` is loaded: a count of allocations, the same on a
-    loaded machine. Cyclic garbage of earlier tests is collected first (else a collection that
-    falls inside one load frees it there), and the parser is built before (else the first load
-    counts it)."""
+    loaded machine. The parser is built before (else the first load counts it), and the garbage
+    collector is off meanwhile (a collection falling inside one load, at a point set by whatever
+    the process allocated before, would free garbage there and not in the other; a collection
+    before it costs seconds in a test process holding millions of objects)."""
     load_source("model warm\n" + TAIL, "warm.gpspec")
-    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
     tracemalloc.start()
     try:
         load_source(text, "chain.gpspec")
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+        if was_enabled:
+            gc.enable()
 
 
 def test_chained_constants_take_linear_memory() -> None:
