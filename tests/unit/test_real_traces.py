@@ -32,12 +32,13 @@ def path(name: str, raw: bool = False) -> str:
     return os.path.join(REAL, "raw", f"{name}.json.gz") if raw else os.path.join(REAL, f"{name}.jsonl.gz")
 
 
-# Slow (0.4 to 1.6 s of CPU each): kineto_train_infer_equal (kineto_train_infer_priority, the same
-# recording's shape and importer with another --stream-priority, stays), timeslice_many_kernels (the
-# four other time-slice recordings stay) and four of the six blp recordings (blp_cuda_one_lc and
-# blp_hip_two_lc, one of each runtime, stay)
-SLOW_IMPORTS = {"kineto_train_infer_equal", "timeslice_many_kernels", "blp_cuda_handover_race", "blp_cuda_two_lc_apart",
-                "blp_hip_short_lc", "blp_hip_long_lc"}
+# Slow (0.4 to 2.5 s of CPU each): the two realistic-size Kineto recordings (19,491 events each;
+# kineto_priority, the same importer, stays, and test_kineto_stream.py's
+# test_synthetic_trace_with_gzip_and_both_formats streams 500 kernels through it in ten chunks),
+# timeslice_many_kernels (the four other time-slice recordings stay) and four of the six blp
+# recordings (blp_cuda_one_lc and blp_hip_two_lc, one of each runtime, stay)
+SLOW_IMPORTS = {"kineto_train_infer_priority", "kineto_train_infer_equal", "timeslice_many_kernels",
+                "blp_cuda_handover_race", "blp_cuda_two_lc_apart", "blp_hip_short_lc", "blp_hip_long_lc"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IMPORTS else n
