@@ -246,6 +246,7 @@ def fault_caches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
 
 from typing import Any, Callable, Iterator, Sequence  # noqa: E402
 
+
 class _InProcessCluster:
     """Runs each job here, after a pickle round trip (what the Dask cluster does to it)."""
 
