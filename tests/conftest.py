@@ -246,3 +246,40 @@ def fault_caches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
     rc, (states, rows) = json.loads(done.read_text())
     return shared, shared / "cache", shared / "other", (rc, (states, [tuple(r) for r in rows]))
 
+
+
+# ---------------------------------------------------------------------------------------------
+# An in-process stand-in for the Dask cluster
+
+from typing import Any, Callable, Iterator, Sequence  # noqa: E402
+
+
+class _InProcessCluster:
+    """Runs each job here, after a pickle round trip (what the Dask cluster does to it)."""
+
+    where, workers = "in-process stand-in", 1
+
+    def run(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        import pickle
+
+        from gpcheck.checker.distributed.cluster import Outcome
+
+        for i, item in enumerate(items):
+            yield Outcome(i, fn(pickle.loads(pickle.dumps(item))))
+
+
+@pytest.fixture
+def in_process_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`open_cluster` gives `_InProcessCluster`: a sweep or corpus run goes through its whole
+    command path but checks each job in this process, instead of starting a local Dask cluster
+    (seconds of processor time in worker processes) where the test is not about the cluster
+    (tests/unit/test_sweep.py and test_cluster_faults.py are)."""
+    from contextlib import contextmanager
+
+    from gpcheck.checker.distributed import cluster as cluster_mod
+
+    @contextmanager
+    def fake(address: str | None = None, workers: int | None = None) -> Iterator[_InProcessCluster]:
+        yield _InProcessCluster()
+
+    monkeypatch.setattr(cluster_mod, "open_cluster", fake)

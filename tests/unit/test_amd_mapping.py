@@ -147,7 +147,7 @@ def test_kfd_sched_behaviours_recorded_as_rocprof_and_kfd_smi_conform(seed: int,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """kfd_sched's monitor takes LP off the runlist (a KFD SMI queue eviction) and puts it back (a
     restore); its kernels' starts and ends are the submits and retirements. Every seed's run
-    evicts LP (each of seeds 1 to 3 by its 13th step)."""
+    evicts LP (each of seeds 1 to 3 within its first ten recorded steps)."""
     import random
 
     from gpcheck.gpmodel import compile_model
@@ -155,8 +155,10 @@ def test_kfd_sched_behaviours_recorded_as_rocprof_and_kfd_smi_conform(seed: int,
     from gpcheck.spec import load_spec
 
     # RPTR_READ=1: the monitor reads the real rptr, so it sees both queues busy and evicts LP
-    # (with the seeds' doorbell read it never does)
-    cm = compile_model(load_spec(KFD, {"RPTR_READ": 1}))
+    # (with the seeds' doorbell read it never does); T_MON=1: it runs every tick, the same
+    # eviction and restore with fewer hidden ticks between two recorded events for the replay's
+    # search (1.4 s of CPU for seed 1's replay; 3 s at the default T_MON=2)
+    cm = compile_model(load_spec(KFD, {"RPTR_READ": 1, "T_MON": 1}))
     steps, prev = [], True
     for iid, st in simulate(cm, 300, random.Random(seed)):
         if iid is None:
@@ -172,8 +174,8 @@ def test_kfd_sched_behaviours_recorded_as_rocprof_and_kfd_smi_conform(seed: int,
     trace = tmp_path / f"kfd{seed}_kernel_trace.jsonl"
     assert main(["import", str(csv), "--kfd-smi", str(log), "--out", str(trace)]) == 0
     capsys.readouterr()
-    rc = main(["replay", str(trace), "--model", KFD, "--const", "RPTR_READ=1", "--map", "--json", "--no-progress",
-               "--no-timing"])  # the discrete mapping (the stamps are the recorder's)
+    rc = main(["replay", str(trace), "--model", KFD, "--const", "RPTR_READ=1", "--const", "T_MON=1", "--map", "--json",
+               "--no-progress", "--no-timing"])  # the discrete mapping (the stamps are the recorder's)
     rep = json.loads(capsys.readouterr().out)
     assert rep["verdict"] == "conforms", rep.get("divergence")
     assert nsmi > 0  # the run evicted LP

@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from gpcheck.checker.distributed import cluster as cluster_mod
 from gpcheck.checker.cli.command import build_parser, main
-from gpcheck.checker.distributed.cluster import Outcome
 from gpcheck.checker.distributed.corpus import CORPUS_LEVEL_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,25 +55,6 @@ REPLAY_CASES: dict[str, tuple[list[str], bool]] = {
     "--format": (["--format", "gpcheck"], False),
     "--timeout": (["--timeout", "60"], False),
 }
-
-
-class _InProcessCluster:
-    """Runs each job here, after a pickle round trip (what the Dask cluster does to it)."""
-
-    where, workers = "in-process stand-in", 1
-
-    def run(self, fn: Any, items: Any) -> Iterator[Outcome[Any]]:
-        for i, item in enumerate(items):
-            yield Outcome(i, fn(pickle.loads(pickle.dumps(item))))
-
-
-@pytest.fixture
-def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    @contextmanager
-    def fake(address: str | None = None, workers: int | None = None) -> Iterator[_InProcessCluster]:
-        yield _InProcessCluster()
-
-    monkeypatch.setattr(cluster_mod, "open_cluster", fake)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
@@ -135,7 +112,7 @@ def _rows_without_flags(capsys: pytest.CaptureFixture[str], command: str, traces
 
 
 @pytest.mark.parametrize("flag", sorted(CHECK_CASES))
-def test_check_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], in_process: None, flag: str) -> None:
+def test_check_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], in_process_cluster: None, flag: str) -> None:
     extra, changes = CHECK_CASES[flag]
     with_flag = _rows_equal_single_runs(capsys, "check", CHECK_TRACES, extra)
     if changes:
@@ -146,7 +123,7 @@ SLOW = {"--max-candidates"}  # past the limit the Z3 fallback decides blp-hidden
 
 
 @pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.long) if f in SLOW else f for f in sorted(REPLAY_CASES)])
-def test_replay_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], in_process: None, flag: str) -> None:
+def test_replay_corpus_rows_are_single_runs(capsys: pytest.CaptureFixture[str], in_process_cluster: None, flag: str) -> None:
     extra, changes = REPLAY_CASES[flag]
     with_flag = _rows_equal_single_runs(capsys, "replay", REPLAY_TRACES, extra)
     if changes:
@@ -170,7 +147,7 @@ def test_every_job_gets_every_flag(command: str, first: str, cases: dict[str, tu
         assert flags[dest] != defaults[dest], flag  # the value given, not the default, reaches the job
 
 
-def test_all_flags_at_once(capsys: pytest.CaptureFixture[str], in_process: None) -> None:
+def test_all_flags_at_once(capsys: pytest.CaptureFixture[str], in_process_cluster: None) -> None:
     _rows_equal_single_runs(capsys, "check", CHECK_TRACES, [a for args, _ in CHECK_CASES.values() for a in args])
     _rows_equal_single_runs(capsys, "replay", REPLAY_TRACES, ["--engine", "lazy", "--max-candidates", "50",
                                                               "--const", "N=3", "--timeout", "60"])

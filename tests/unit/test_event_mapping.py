@@ -44,6 +44,11 @@ def _result(out: dict, prop: str) -> dict:
 
 # ------------------------------------------------------------------ the rewind recordings
 
+# slow: 4 to 5 s of CPU, the lazy search through reef_rewind's first events (78 initial candidates),
+# for the whole recording; test_timing_conformance.py's
+# test_a_rewind_prefix_through_the_preemption_conforms_in_time replays it through the same mapping
+# up to k4's second end (line 38) and asserts the same no_reexecution line and preemption_effective
+@pytest.mark.slow
 def test_rewind_mid_port_violates_no_reexecution_where_k4_completes_again(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out = _replay(capsys, REAL / "rewind_mid_port.jsonl.gz", "reef_rewind")
     assert out["verdict"] == "conforms" and rc == 1

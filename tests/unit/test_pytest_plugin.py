@@ -483,4 +483,4 @@ def test_commands_quote_and_name_models(tmp_path: Path, monkeypatch: pytest.Monk
     assert check_command("t.jsonl", max_inversion_ns=1000) == "gpcheck check t.jsonl --max-inversion 1000"
     assert check_command(None) is None
     assert safe_name("tests/x.py::test_a[N=4-CAP=1]") == "tests_x.py_test_a_N=4-CAP=1"
-    assert_violated("reef_rewind", "no_reexecution")  # a bundled model by name, from anywhere
+    assert_violated("reef_flag_race", "preemption_effective")  # a bundled model by name, from anywhere (a small one)

@@ -32,12 +32,13 @@ def path(name: str, raw: bool = False) -> str:
     return os.path.join(REAL, "raw", f"{name}.json.gz") if raw else os.path.join(REAL, f"{name}.jsonl.gz")
 
 
-# Slow (0.4 to 1.6 s of CPU each): kineto_train_infer_equal (kineto_train_infer_priority, the same
-# recording's shape and importer with another --stream-priority, stays), timeslice_many_kernels (the
-# four other time-slice recordings stay) and four of the six blp recordings (blp_cuda_one_lc and
-# blp_hip_two_lc, one of each runtime, stay)
-SLOW_IMPORTS = {"kineto_train_infer_equal", "timeslice_many_kernels", "blp_cuda_handover_race", "blp_cuda_two_lc_apart",
-                "blp_hip_short_lc", "blp_hip_long_lc"}
+# Slow (0.4 to 2.5 s of CPU each): the two realistic-size Kineto recordings (19,491 events each;
+# kineto_priority, the same importer, stays, and test_kineto_stream.py's
+# test_synthetic_trace_with_gzip_and_both_formats streams 500 kernels through it in ten chunks),
+# timeslice_many_kernels (the four other time-slice recordings stay) and four of the six blp
+# recordings (blp_cuda_one_lc and blp_hip_two_lc, one of each runtime, stay)
+SLOW_IMPORTS = {"kineto_train_infer_priority", "kineto_train_infer_equal", "timeslice_many_kernels",
+                "blp_cuda_handover_race", "blp_cuda_two_lc_apart", "blp_hip_short_lc", "blp_hip_long_lc"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IMPORTS else n
@@ -152,7 +153,7 @@ def test_a_trace_with_a_lost_completion_does_not_replay(tmp_path, capsys):
 def test_training_with_inference_traces():
     """The realistic-size Kineto recordings (README): thousands of kernels, two streams; at CUDA
     priority -5 the inference kernels are sometimes passed by training kernels that started while
-    they were queued, at equal priority no inversion is defined."""
+    they were queued (at equal priority no inversion is defined: the slow test below)."""
     r = {p.name: p for p in observe(path("kineto_train_infer_priority")).results}
     assert r["exactly_once"].status == "ok" and r["stream_order"].status == "ok"
     assert r["priority_inversion"].count > 100
@@ -160,6 +161,13 @@ def test_training_with_inference_traces():
     header, events = read_trace(path("kineto_train_infer_priority"))
     assert sum(1 for e in events if e.action == "launch") == 6497
     assert [s.get("cuda_priority") for s in header.extra["source"]["streams"]] == [None, -5]
+
+
+# slow (0.5 s of CPU, the whole equal-priority recording observed); fast: test_priority_traces
+# (priority_equal: one level, no inversion possible) and test_cupti_probe_trace (activity records:
+# time slicing undecided)
+@pytest.mark.slow
+def test_training_with_inference_at_equal_priority():
     # imported with --stream-priority 14=0: priorities given, one level: no inversion possible (ok);
     # Kineto records no per-block stamps or context switches: time slicing undecided
     assert statuses("kineto_train_infer_equal") == {"exactly_once": "ok", "stream_order": "ok",

@@ -109,13 +109,14 @@ def test_realistic_trace_prefix_agrees(name: str, length: int) -> None:
 
 
 def test_thinned_simulated_traces_agree() -> None:
-    # 40 cases (every model and example spec at least once; 3 s of CPU); the 120 of the slow twin below
-    tally, problems = run(40, seed=11)
+    # 25 cases: every bundled model and example spec once (cases go round the 25; about 1 s of CPU
+    # past compiling them: case 27, cwsr's second, alone takes 1.5 s); the 120 of the slow twin below
+    tally, problems = run(25, seed=11)
     assert not problems, "\n".join(problems[:5])
-    assert tally.compared >= 35  # the exhaustive side finished on nearly all of them
+    assert tally.compared >= 22  # the exhaustive side finished on nearly all of them
 
 
-@pytest.mark.slow  # 10 s of CPU; test_thinned_simulated_traces_agree runs the first 40 of these cases
+@pytest.mark.slow  # 10 s of CPU; test_thinned_simulated_traces_agree runs the first 25 of these cases
 def test_thinned_simulated_traces_agree_120_cases() -> None:
     tally, problems = run(120, seed=11)
     assert not problems, "\n".join(problems[:5])
@@ -132,7 +133,7 @@ def test_realistic_trace_replays_and_a_lost_completion_diverges_at_its_line(tmp_
     rep = Replayer(cm).replay(file_source(path), path)
     assert rep.conforms is True and rep.events == len(events) and rep.peak_candidates < 50
     assert rep.max_hidden is None and rep.exit_code == 0
-    i = [k for k, e in enumerate(events) if e.action == "end"][300]
+    i = [k for k, e in enumerate(events) if e.action == "end"][100]  # past the exhaustive tests' 80-event prefixes
     stream = events[i].args["stream"]
     nxt = next(e for e in events[i + 1:] if e.action == "start" and e.args["stream"] == stream)
     # the events up to a few past that start (the replay stops at the divergence)

@@ -76,7 +76,9 @@ latency preempt: from req to saved[0] and saved[1] within 5
 """
 
 
-def test_sweep_decides_a_timed_spec_in_the_timed_semantics(tmp_path, capsys):
+def test_sweep_decides_a_timed_spec_in_the_timed_semantics(tmp_path, capsys, in_process_cluster):
+    # the sweep's command path with each combination checked in this process (the local Dask
+    # cluster, seconds of processor time to start, is tests/unit/test_sweep.py's)
     from gpcheck.checker.cli.command import main
 
     spec = tmp_path / "saves.gpspec"

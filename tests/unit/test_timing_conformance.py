@@ -71,11 +71,20 @@ def test_every_rewind_recording_conforms_in_time(recording: str, capsys: pytest.
 def test_a_rewind_prefix_through_the_preemption_conforms_in_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rewind_mid_port up to the RT task's end: the preemption, the RT kernels waiting behind BE k4
     # (the emulation kills nothing: RESET_KILLS = 0 from the header) and k5 running beside them
-    lines = _lines("rewind_mid_port")[:31]
-    assert json.loads(lines[-1])["action"] == "rt_done"
+    # (line 24, found at line 22), and on to k4's second end after the resume (line 38): the
+    # mapping's no_reexecution finding of test_event_mapping.py's (slow) whole-recording replay
+    lines = _lines("rewind_mid_port")[:38]
+    assert json.loads(lines[30])["action"] == "rt_done"
     rc, out = _replay(capsys, _write(tmp_path, lines), "reef_rewind")
     _conforms_in_time(out, "reef_rewind")
-    assert next(r for r in out["results"] if r["property"] == "preemption_effective")["verdict"] == "violated"
+    results = {r["property"]: r for r in out["results"]}
+    assert results["preemption_effective"]["verdict"] == "violated" and rc == 1
+    line = results["no_reexecution"]["detail"]["line"]
+    assert results["no_reexecution"]["verdict"] == "violated" and line == 38
+    # the second run of k4 ends there: its first run ended earlier in the file
+    ends = [k + 1 for k, x in enumerate(lines) if json.loads(x).get("action") == "end"
+            and json.loads(x).get("meta", {}).get("kernel") == "be:k4"]
+    assert ends == [22, line]
 
 
 # ------------------------------------------------------------------ each fitted bound is tight
