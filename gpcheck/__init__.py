@@ -31,6 +31,42 @@ def _checkout_root() -> str | None:
     return root if all(_os.path.isfile(m) for m in markers) else None
 
 
+def _stop_before_work(signum: int, frame: object) -> None:
+    try:
+        _os.write(2, b"gpcheck: interrupted before any work\n")
+    except OSError:
+        pass
+    _os._exit(128 + signum)
+
+
+def _install_quiet_stop() -> None:
+    """SIGINT/SIGTERM end the process quietly (exit 128 + the signal, no traceback) until
+    `checker/core/budget.py` installs the real handlers once a command runs (gpcheck/__main__.py)."""
+    import _signal  # the built-in C module: `signal` would import enum first
+
+    for s in (_signal.SIGINT, _signal.SIGTERM):
+        _signal.signal(s, _stop_before_work)
+
+
+def _run_as_the_command() -> bool:
+    """Whether this process is the `gpcheck` command (`python -m gpcheck`, the console script),
+    which imports this package before gpcheck/__main__.py runs a line: a Ctrl-C during the imports
+    below was a traceback (tests/unit/test_fail_safe.py). A program that imports gpcheck keeps
+    its own handlers."""
+    import sys
+
+    argv = getattr(sys, "orig_argv", [])
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):  # the interpreter's options, up to -m MODULE
+        if argv[k].startswith("-m"):
+            return argv[k] == "-mgpcheck" or (argv[k] == "-m" and argv[k + 1:k + 2] == ["gpcheck"])
+        k += 2 if argv[k] in ("-X", "-W") else 1
+    return bool(sys.argv) and _os.path.basename(sys.argv[0]) == "gpcheck"
+
+
+if _run_as_the_command():
+    _install_quiet_stop()
+
 _root = _checkout_root()
 if _root is not None and _root not in __path__:
     __path__.append(_root)

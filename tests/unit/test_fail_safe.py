@@ -162,3 +162,22 @@ def test_a_fanned_out_run_cut_by_the_memory_limit_is_unknown_not_interrupted() -
         budget.request_stop(budget.INTERRUPTED, "interrupted (SIGTERM)", signal.SIGTERM)
         assert interrupted_exit_code() == 143
     assert interrupted_exit_code() == 130  # a KeyboardInterrupt without a budget
+
+
+@pytest.mark.parametrize("orig, argv0, command", [
+    (["python", "-S", "-m", "gpcheck", "verify"], "-m", True),
+    (["python", "-X", "importtime", "-mgpcheck"], "-m", True),
+    (["/venv/bin/python", "/venv/bin/gpcheck", "verify"], "/venv/bin/gpcheck", True),
+    (["python", "-m", "pytest"], "-m", False),  # a program that imports gpcheck keeps its handlers
+    (["python", "app.py"], "app.py", False),
+    (["python", "-c", "import gpcheck"], "-c", False),
+])
+def test_the_package_knows_when_it_is_the_command(orig: list[str], argv0: str, command: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quiet stop of test_ctrl_c_during_the_imports_is_exit_130 (slow: signals at wall-clock
+    delays) is installed by the package's first lines exactly when it runs as the command."""
+    import gpcheck
+
+    monkeypatch.setattr(sys, "orig_argv", orig)
+    monkeypatch.setattr(sys, "argv", [argv0])
+    assert gpcheck._run_as_the_command() is command
