@@ -39,10 +39,15 @@ only for what is left, under a budget:
   many steps as it has states, each sojourn bounded by the largest deadline: the timed maximum
   is bounded: **not used**. Anything else (a cycle, a state where time may stop forever,
   `within B`) goes to the zone engine.
-* What the abstraction of M-a leaves and cannot depend on some variables is decided, the same
-  way, on M-a with those variables frozen (NOTE(irrelevant-vars) in checker/api/irrelevant.py:
-  the same verdicts on a smaller graph, e.g. kfd_monitor without copy_save with its 3^8 `lp_ops`
-  values frozen for bounded_inversion, deadlock, range and rt_preempt_latency).
+* What cannot depend on some variables is decided, the same way, on M-a with those variables
+  frozen (NOTE(irrelevant-vars) in checker/api/irrelevant.py: the same verdicts on a smaller graph,
+  e.g. kfd_monitor without copy_save with its 3^8 `lp_ops` values frozen for bounded_inversion,
+  deadlock, range and rt_preempt_latency). NOTE(slice-first): the results a slice keeps are asked
+  of its abstraction before the whole M-a's, which then searches only for the others: where both
+  decide, both say the same (the bisimulation), and the slice's graph is the smaller one.
+* NOTE(violations-first) (`_violations_first`): an abstraction search asked only safety
+  properties stops after the Python search's first PROBE_STATES states when that finished or
+  found every property asked violated.
 * What is left runs on the zone engine with at most ZONE_RERUN_FACTOR times the zones of the run
   with every assumption (at least ZONE_RERUN_MIN), or the user's --max-states; past that the
   result is `unknown` ("not determined: the run without `a` passed N zones"), which
@@ -94,9 +99,11 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
                   zone_cap: int | None = None) -> Report:
     """The results of the timed spec `relaxed` (a model without one assumption) for the proved
     properties `names`, each decided on the untimed abstraction where that is sound, else on
-    the zone graph with at most `zone_cap` zones (module docstring). What the abstraction leaves
-    and cannot depend on some variables is decided, the same way, on the model with those
-    frozen (NOTE(irrelevant-vars)): a far smaller graph where they take every combination."""
+    the zone graph with at most `zone_cap` zones (module docstring). What cannot depend on some
+    variables is decided, the same way, on the model with those frozen (NOTE(irrelevant-vars)):
+    a far smaller graph where they take every combination. The slices' abstractions answer
+    first, the whole model's abstraction what they leave (NOTE(slice-first)), then the slices'
+    and the whole model's zone graphs the rest."""
     from gpcheck.checker.api.irrelevant import split
 
     cm = compile_model(relaxed)
@@ -112,7 +119,7 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
     decided = {r.property for r in results}
     zones: int | None = None
     cap = limits.max_states if zone_cap is None else zone_cap
-    for part, model, frozen in split(relaxed, names - decided):
+    for part, model, frozen in split(relaxed, names - decided) if names - decided else ():
         got = []
         cm_part = cm
         if frozen:

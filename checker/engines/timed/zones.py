@@ -89,7 +89,7 @@ class ZoneGraph:
         # entries, per bounds the extrapolation constants and invariants, per (bounds, instance)
         # its lower bound's constraint
         self._fires: dict[tuple[FrozenBounds, int], tuple[int, int | None, int]] = {}
-        self._targets: dict[State, tuple[list[tuple[int, int]], bool]] = {}
+        self._targets: dict[State, tuple[list[tuple[int, int]], bool, dict[int, Bounds]]] = {}
         self._gathers: dict[tuple[int, tuple[int, ...]], itemgetter] = {}  # type: ignore[type-arg]
         self._invariants: dict[FrozenBounds, tuple[list[int], list[tuple[int, int]]]] = {}
 
@@ -218,13 +218,16 @@ class ZoneGraph:
         old_bounds = node.bounds
         n, rows_old = self._layout(old_bounds)
         base_old = n - self.extra
-        enabled_timed, delay = self._target(t)
+        enabled_timed, delay, fresh = self._target(t)
         new: list[Bounds | None] = [None] * len(self.timed)
         src: list[int] = [0]  # the old row each new row copies (0: the reference clock, a reset)
         for k, i in enabled_timed:
             old = old_bounds[k]
             if i == iid or old is None:
-                b = new[k] = self.bounds_fn(i, t)
+                b = fresh.get(i)
+                if b is None:
+                    b = fresh[i] = self.bounds_fn(i, t)
+                new[k] = b
                 if b[0] > 0 or b[1] is not None:  # _active
                     src.append(0)
             else:
@@ -255,13 +258,14 @@ class ZoneGraph:
         z = self._settle(e, n2, bounds, extra_m or [-1] * self.extra, delay)
         return None if z is None else (bounds, z)
 
-    def _target(self, t: State) -> tuple[list[tuple[int, int]], bool]:
-        """NOTE(step-plans): the timed instances enabled in `t` as (timed index, instance), and
-        whether time passes there."""
+    def _target(self, t: State) -> tuple[list[tuple[int, int]], bool, dict[int, Bounds]]:
+        """NOTE(step-plans): the timed instances enabled in `t` as (timed index, instance), whether
+        time passes there, and the bounds of those instances in `t` found so far (each evaluated
+        when a step first needs it, so that a bound that fails fails where it did)."""
         got = self._targets.get(t)
         if got is None:
             ids = {i for i, _ in self.enabled(t)}
-            got = self._targets[t] = ([(k, i) for k, i in enumerate(self.timed) if i in ids], self.delays(t))
+            got = self._targets[t] = ([(k, i) for k, i in enumerate(self.timed) if i in ids], self.delays(t), {})
         return got
 
     def fired(self, node: Node, iid: int) -> Sequence[int] | None:
