@@ -57,6 +57,7 @@ Each result says which path decided it (`detail["decided_by"]`)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -158,8 +159,11 @@ def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits:
     decided: dict[str, Result] = {}
     if ask or names & set(lats):
         try:
+            started = time.monotonic()
             rep = _violations_first(model, cm, ask, limits, core) if ask <= inv and not names & set(lats) else None
             if rep is None:
+                if limits.timeout is not None:  # what the first 20,000 states took is spent
+                    limits = replace(limits, timeout=max(0.001, limits.timeout - (time.monotonic() - started)))
                 rep = run_explicit(untimed(model), ask, limits, cm=cm, core=core, symmetry="off")
         except (budget.Stop, ModelError, UsageError):  # stopped, or a core that cannot run it: the zones decide
             rep = None

@@ -48,14 +48,11 @@ def actions(r: Result) -> list[str]:
 
 @pytest.mark.parametrize("model", MINE)
 def test_every_expectation_holds_at_defaults(model: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    m = load_spec(model)
-    if model == "cwsr":  # the verdicts only: finding its proofs' assumptions would add 20 s of CPU
-        rep = run(model)
-    else:  # the run the library run, the docs and the plugin's expectations share (tests/bundled.py)
-        from gpcheck.checker.api import model_api
+    from gpcheck.checker.api import model_api
 
-        with shared_verify(run_folder(tmp_path_factory)):
-            rep = model_api.verify(model)
+    m = load_spec(model)
+    with shared_verify(run_folder(tmp_path_factory)):  # the run the library run, the docs and the
+        rep = model_api.verify(model)  # plugin's expectations share (tests/bundled.py); cwsr's too
     assert rep.states is not None and rep.states <= 50_000, "keep the library small at defaults"
     for e in m.expectations:
         r = rep.result(e.property)
@@ -312,9 +309,12 @@ def test_rt_latency_parameters() -> None:
     assert all(r.verdict is P for r in rep.results) and _span(rep.result("rt_completion")) == (20400, 21400)
 
 
-def test_kfd_monitor_latencies() -> None:
+def test_kfd_monitor_latencies(tmp_path_factory: pytest.TempPathFactory) -> None:
     # w15 timed the monitor's policy model (then called kfd_sched; kfd_sched is now the monitor on cwsr)
-    rep = run("kfd_monitor")
+    from gpcheck.checker.api import model_api
+
+    with shared_verify(run_folder(tmp_path_factory)):  # the defaults: the library run's report (tests/bundled.py)
+        rep = model_api.verify("kfd_monitor")
     assert _span(rep.result("rt_preempt_latency")) == (0, 5000)  # one monitor period
     r = rep.result("be_resume_delay")  # strict priority: RT requests can keep LP unmapped forever
     assert r.verdict is V and r.detail["max"] is None and r.detail["min"] == 5000 and r.counterexample.loop is not None
