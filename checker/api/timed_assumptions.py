@@ -186,9 +186,10 @@ def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits:
 def _violations_first(model: ir.Model, cm: CompiledModel, ask: set[str], limits: Limits, core: str) -> Report | None:
     """NOTE(violations-first): safety properties only (no latency wants the graph): the Python
     search of the abstraction to PROBE_STATES first. Where it finishes, or finds every property
-    asked violated, that is the run's answer: the whole search (core auto starts with this same
-    Python search) would give the same verdicts and the same shortest counterexamples, as a
-    breadth-first search finds a violation at the same place however far it goes on. Else None:
+    asked violated, that is the run's answer: the whole search gives the same verdicts (a
+    violation found is one; a finished search is the whole search, core auto's own first stage),
+    and breadth-first counterexamples of the same, shortest length, found where core auto's
+    first stage (the same Python search to these states) finds them. Else None:
     the whole search runs. Without this, a relaxed model of millions of states whose properties
     left are all violated at a shallow depth (kfd_monitor without copy_save: no_loss and
     no_reexecution) had core auto compile it (20 s of CPU the first time) to search on to its
