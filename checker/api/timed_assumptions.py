@@ -39,10 +39,15 @@ only for what is left, under a budget:
   many steps as it has states, each sojourn bounded by the largest deadline: the timed maximum
   is bounded: **not used**. Anything else (a cycle, a state where time may stop forever,
   `within B`) goes to the zone engine.
-* What the abstraction of M-a leaves and cannot depend on some variables is decided, the same
-  way, on M-a with those variables frozen (NOTE(irrelevant-vars) in checker/api/irrelevant.py:
-  the same verdicts on a smaller graph, e.g. kfd_monitor without copy_save with its 3^8 `lp_ops`
-  values frozen for bounded_inversion, deadlock, range and rt_preempt_latency).
+* What cannot depend on some variables is decided, the same way, on M-a with those variables
+  frozen (NOTE(irrelevant-vars) in checker/api/irrelevant.py: the same verdicts on a smaller graph,
+  e.g. kfd_monitor without copy_save with its 3^8 `lp_ops` values frozen for bounded_inversion,
+  deadlock, range and rt_preempt_latency). NOTE(slice-first): the results a slice keeps are asked
+  of its abstraction before the whole M-a's, which then searches only for the others: where both
+  decide, both say the same (the bisimulation), and the slice's graph is the smaller one.
+* NOTE(violations-first) (`_violations_first`): an abstraction search asked only safety
+  properties stops after the Python search's first PROBE_STATES states when that finished or
+  found every property asked violated.
 * What is left runs on the zone engine with at most ZONE_RERUN_FACTOR times the zones of the run
   with every assumption (at least ZONE_RERUN_MIN), or the user's --max-states; past that the
   result is `unknown` ("not determined: the run without `a` passed N zones"), which
@@ -52,6 +57,7 @@ Each result says which path decided it (`detail["decided_by"]`)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -59,7 +65,7 @@ import numpy as np
 from gpcheck.spec import ir
 from gpcheck.spec.errors import UsageError
 from gpcheck.gpmodel import CompiledModel, ModelError, State, compile_model
-from gpcheck.checker.api.explicit_run import run_explicit
+from gpcheck.checker.api.explicit_run import AUTO_PYTHON_STATES_CACHED, run_explicit
 from gpcheck.checker.api.timed_abstraction import state_safety_names
 from gpcheck.checker.core import budget
 from gpcheck.checker.core.verdict import Counterexample, Report, Result, Verdict
@@ -67,6 +73,7 @@ from gpcheck.checker.engines.explicit.explicit import Limits
 from gpcheck.checker.engines.timed import untimed
 
 ZONE_RERUN_FACTOR = 4  # the zone engine's run without an assumption: at most this many times the zones
+PROBE_STATES = AUTO_PYTHON_STATES_CACHED  # NOTE(violations-first): the Python search's states before the whole one
 ZONE_RERUN_MIN = 20_000  # of the run with every assumption, and at least these many
 BY_ABSTRACTION = "untimed abstraction of the model without the assumption (NOTE(timed-assumption-use))"
 BY_ZONES = "zone graph of the model without the assumption"
@@ -93,36 +100,53 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
                   zone_cap: int | None = None) -> Report:
     """The results of the timed spec `relaxed` (a model without one assumption) for the proved
     properties `names`, each decided on the untimed abstraction where that is sound, else on
-    the zone graph with at most `zone_cap` zones (module docstring). What the abstraction leaves
-    and cannot depend on some variables is decided, the same way, on the model with those
-    frozen (NOTE(irrelevant-vars)): a far smaller graph where they take every combination."""
+    the zone graph with at most `zone_cap` zones (module docstring). What cannot depend on some
+    variables is decided, the same way, on the model with those frozen (NOTE(irrelevant-vars)):
+    a far smaller graph where they take every combination. The slices' abstractions answer
+    first, the whole model's abstraction what they leave (NOTE(slice-first)), then the slices'
+    and the whole model's zone graphs the rest."""
     from gpcheck.checker.api.irrelevant import split
 
     cm = compile_model(relaxed)
-    decided = _by_abstraction(relaxed, cm, names, limits, core)
-    results = list(decided.values())
+    results: list[Result] = []
+    tried: dict[tuple[str, ...], set[str]] = {}  # per frozen slice: the names its abstraction was asked
+    for part, model, frozen in split(relaxed, names):  # NOTE(slice-first)
+        if frozen:
+            got = list(_by_abstraction(model, compile_model(model), part, limits, core).values())
+            tried[tuple(frozen)] = set(part)
+            results += _frozen(got, frozen)
+    decided = {r.property for r in results}
+    results += _by_abstraction(relaxed, cm, names - decided, limits, core).values()
+    decided = {r.property for r in results}
     zones: int | None = None
     cap = limits.max_states if zone_cap is None else zone_cap
-    for part, model, frozen in split(relaxed, names - set(decided)):
-        got: list[Result] = []
+    for part, model, frozen in split(relaxed, names - decided) if names - decided else ():
+        got = []
         cm_part = cm
         if frozen:
             cm_part = compile_model(model)
-            got = list(_by_abstraction(model, cm_part, part, limits, core).values())
+            again = part - tried.get(tuple(frozen), set())  # the same slice decides the same again
+            got = list(_by_abstraction(model, cm_part, again, limits, core).values()) if again else []
             part = part - {r.property for r in got}
         if part:
             more, z = _by_zones(model, cm_part, part, limits, cap)
             got += more
             zones = z if zones is None else max(zones, z or 0)
-        if frozen:  # said where the result says why it is undecided, too
-            why = f"with {', '.join(frozen)} frozen: no result asked for reads them (NOTE(irrelevant-vars))"
-            got = [replace(r, detail={**r.detail, "frozen": why},
-                           reason=f"{r.reason}; {why}" if r.verdict is Verdict.UNKNOWN and r.reason else r.reason)
-                   for r in got]
-        results += got
+        results += _frozen(got, frozen)
     out = Report(relaxed.name, relaxed.file, relaxed.const_values, [r for r in results if r.property in names])
     out.timed = {"zones": zones}
     return out
+
+
+def _frozen(got: list[Result], frozen: list[str]) -> list[Result]:
+    """Results decided with the variables `frozen` frozen, saying so (where one is undecided, in its
+    reason too)."""
+    if not frozen:
+        return got
+    why = f"with {', '.join(frozen)} frozen: no result asked for reads them (NOTE(irrelevant-vars))"
+    return [replace(r, detail={**r.detail, "frozen": why},
+                    reason=f"{r.reason}; {why}" if r.verdict is Verdict.UNKNOWN and r.reason else r.reason)
+            for r in got]
 
 
 def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits: Limits,
@@ -135,7 +159,12 @@ def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits:
     decided: dict[str, Result] = {}
     if ask or names & set(lats):
         try:
-            rep = run_explicit(untimed(model), ask, limits, cm=cm, core=core, symmetry="off")
+            started = time.monotonic()
+            rep = _violations_first(model, cm, ask, limits, core) if ask <= inv and not names & set(lats) else None
+            if rep is None:
+                if limits.timeout is not None:  # what the first 20,000 states took is spent
+                    limits = replace(limits, timeout=max(0.001, limits.timeout - (time.monotonic() - started)))
+                rep = run_explicit(untimed(model), ask, limits, cm=cm, core=core, symmetry="off")
         except (budget.Stop, ModelError, UsageError):  # stopped, or a core that cannot run it: the zones decide
             rep = None
         if rep is not None:
@@ -152,6 +181,25 @@ def _by_abstraction(model: ir.Model, cm: CompiledModel, names: set[str], limits:
                     if got is not None:
                         decided[name] = got
     return decided
+
+
+def _violations_first(model: ir.Model, cm: CompiledModel, ask: set[str], limits: Limits, core: str) -> Report | None:
+    """NOTE(violations-first): safety properties only (no latency wants the graph): the Python
+    search of the abstraction to PROBE_STATES first. Where it finishes, or finds every property
+    asked violated, that is the run's answer: the whole search gives the same verdicts (a
+    violation found is one; a finished search is the whole search, core auto's own first stage),
+    and breadth-first counterexamples of the same, shortest length, found where core auto's
+    first stage (the same Python search to these states) finds them. Else None:
+    the whole search runs. Without this, a relaxed model of millions of states whose properties
+    left are all violated at a shallow depth (kfd_monitor without copy_save: no_loss and
+    no_reexecution) had core auto compile it (20 s of CPU the first time) to search on to its
+    state cap and decide nothing more."""
+    if core != "auto" or (limits.max_states is not None and limits.max_states <= PROBE_STATES):
+        return None
+    rep = run_explicit(untimed(model), ask, replace(limits, max_states=PROBE_STATES), cm=cm, core="python",
+                       symmetry="off")
+    done = rep.states is not None or all(r.verdict is Verdict.VIOLATED for r in rep.results if r.property in ask)
+    return rep if done else None
 
 
 def _by_zones(model: ir.Model, cm: CompiledModel, names: set[str], limits: Limits,

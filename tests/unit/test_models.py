@@ -14,7 +14,7 @@ import pytest
 from gpcheck.checker import Report, Result, Verdict, verify
 from gpcheck.checker.regression.library import SHARED, expectation_met, render_matrix, verify_library
 from gpcheck.spec import load_spec
-from tests.bundled import run_folder, shared_verify
+from tests.bundled import finished_report, run_folder, shared_verify
 
 MINE = ("reef_rewind", "gpreempt_timeslice", "cwsr", "kfd_sched", "kfd_monitor", "xsched", "reef_flag_race", "gp_hip_suspend", "nvidia_tsg", "nv_query_group", "blp",
         "rt_latency", "nvidia_preempt", "nvidia_mps", "nvidia_partition", "collective_gang", "intel_guc",
@@ -49,8 +49,10 @@ def actions(r: Result) -> list[str]:
 @pytest.mark.parametrize("model", MINE)
 def test_every_expectation_holds_at_defaults(model: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     m = load_spec(model)
-    if model == "cwsr":  # the verdicts only: finding its proofs' assumptions would add 20 s of CPU
-        rep = run(model)
+    if model == "cwsr":  # the verdicts only: the library run's report if another test made it already,
+        # else a run without its proofs' assumptions (finding them adds 20 s of CPU, 40 s on a cold cache)
+        shared = finished_report(model, run_folder(tmp_path_factory))
+        rep = shared if shared is not None else run(model)
     else:  # the run the library run, the docs and the plugin's expectations share (tests/bundled.py)
         from gpcheck.checker.api import model_api
 
@@ -312,9 +314,12 @@ def test_rt_latency_parameters() -> None:
     assert all(r.verdict is P for r in rep.results) and _span(rep.result("rt_completion")) == (20400, 21400)
 
 
-def test_kfd_monitor_latencies() -> None:
+def test_kfd_monitor_latencies(tmp_path_factory: pytest.TempPathFactory) -> None:
     # w15 timed the monitor's policy model (then called kfd_sched; kfd_sched is now the monitor on cwsr)
-    rep = run("kfd_monitor")
+    from gpcheck.checker.api import model_api
+
+    with shared_verify(run_folder(tmp_path_factory)):  # the defaults: the library run's report (tests/bundled.py)
+        rep = model_api.verify("kfd_monitor")
     assert _span(rep.result("rt_preempt_latency")) == (0, 5000)  # one monitor period
     r = rep.result("be_resume_delay")  # strict priority: RT requests can keep LP unmapped forever
     assert r.verdict is V and r.detail["max"] is None and r.detail["min"] == 5000 and r.counterexample.loop is not None

@@ -14,6 +14,7 @@ returns a new list (callers keep tuples as the immutable stored form)."""
 
 from __future__ import annotations
 
+from operator import le as le_
 from typing import Sequence
 
 INF = 1 << 62  # raw "no bound"
@@ -81,17 +82,20 @@ def constrain(d: Zone, n: int, i: int, j: int, raw: int) -> bool:
     if add(raw, d[j * n + i]) < LE_ZERO:
         return False
     d[i * n + j] = raw
-    for k in range(n):
+    jn = j * n
+    for k in range(n):  # `add` written out: the engine's innermost loop
         dki = d[k * n + i]
         if dki >= INF:
             continue
-        via = add(dki, raw)
+        via = dki + raw - ((dki | raw) & 1)
+        if via >= INF:
+            continue
         rk = k * n
         for m in range(n):
-            djm = d[j * n + m]
+            djm = d[jn + m]
             if djm >= INF:
                 continue
-            s = add(via, djm)
+            s = via + djm - ((via | djm) & 1)
             if s < d[rk + m]:
                 d[rk + m] = s
     return True
@@ -152,7 +156,7 @@ def extrapolate(d: Zone, n: int, m: Sequence[int]) -> None:
 
 def includes(big: Sequence[int], small: Sequence[int]) -> bool:
     """small ⊆ big, both canonical and non-empty."""
-    return all(s <= b for s, b in zip(small, big))
+    return all(map(le_, small, big))
 
 
 def upper(d: Sequence[int], n: int, i: int) -> int | None:

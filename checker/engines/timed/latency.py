@@ -152,7 +152,7 @@ class _Measure:
             node = nodes[i]
             s = node.s
             for iid, t in g.enabled(s):
-                d = g.fire_zone(node, iid)
+                d = g.fired(node, iid)
                 if d is None:
                     continue  # its lower bound cannot be met here
                 enters = self.P(t) and not self.P(s)
@@ -169,7 +169,8 @@ class _Measure:
                 restart = enters and not q and (node.mode == IDLE or policy == "latest")
                 mode = MEASURING if (not q and (node.mode == MEASURING or enters)) else IDLE
                 nxt = g.post(node, iid, t, extra_reset=(Z,) if restart else (),
-                             extra_free=(Z,) if mode == IDLE else (), extra_m=m_meas if mode == MEASURING else m_idle)
+                             extra_free=(Z,) if mode == IDLE else (), extra_m=m_meas if mode == MEASURING else m_idle,
+                             fired=d)
                 if nxt is None:
                     continue
                 push(Node(t, nxt[0], nxt[1], i, iid, mode))

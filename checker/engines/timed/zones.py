@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -83,6 +84,14 @@ class ZoneGraph:
         self._delays: dict[State, bool] = {}
         self._layouts: dict[FrozenBounds, tuple[int, dict[int, int]]] = {}
         self._settled: dict[object, tuple[int, ...] | None] = {}
+        # NOTE(step-plans): what a step does to the clocks is read from tables made once: per
+        # target state its enabled timed instances, per DBM layout the gather of the successor's
+        # entries, per bounds the extrapolation constants and invariants, per (bounds, instance)
+        # its lower bound's constraint
+        self._fires: dict[tuple[FrozenBounds, int], tuple[int, int | None, int]] = {}
+        self._targets: dict[State, tuple[list[tuple[int, int]], bool, dict[int, Bounds]]] = {}
+        self._gathers: dict[tuple[int, tuple[int, ...]], itemgetter] = {}  # type: ignore[type-arg]
+        self._invariants: dict[FrozenBounds, tuple[list[int], list[tuple[int, int]]]] = {}
 
     def enabled(self, s: State) -> list[tuple[int, State]]:
         """The instances enabled in `s` with their next states (raises ModelError)."""
@@ -141,21 +150,35 @@ class ZoneGraph:
                     delay: bool) -> tuple[int, ...] | None:
         if delay:
             dbm.up(d, n)
+        inv = self._invariants.get(bounds)
+        if inv is None:
+            inv = self._invariants[bounds] = self._invariant_plan(bounds)
+        m0, deadlines = inv
+        for c, raw in deadlines:
+            if not dbm.constrain(d, n, c, 0, raw):
+                return None
+        m = m0 + list(extra_m)
+        dbm.extrapolate(d, n, m)
+        for c in range(n - self.extra, n):
+            if m[c] < 0:  # compared with nothing: freed, so that equal zones are equal tuples
+                dbm.free(d, n, c)
+        return tuple(d)
+
+    @staticmethod
+    def _invariant_plan(bounds: FrozenBounds) -> tuple[list[int], list[tuple[int, int]]]:
+        """Each active clock's extrapolation constant (the reference clock's 0 first), and the
+        invariants x_c <= U of those with a deadline, in clock order."""
         m = [0]
+        deadlines: list[tuple[int, int]] = []
         for b in bounds:
             if not _active(b):
                 continue
             assert b is not None
             lo, hi = b
             m.append(lo if hi is None else max(lo, hi))
-            if hi is not None and not dbm.constrain(d, n, len(m) - 1, 0, dbm.le(hi)):
-                return None
-        m.extend(extra_m)
-        dbm.extrapolate(d, n, m)
-        for c in range(n - self.extra, n):
-            if m[c] < 0:  # compared with nothing: freed, so that equal zones are equal tuples
-                dbm.free(d, n, c)
-        return tuple(d)
+            if hi is not None:
+                deadlines.append((len(m) - 1, dbm.le(hi)))
+        return m, deadlines
 
     def initial(self, s: State, extra_reset: Sequence[int] = (), extra_m: Sequence[int] = ()) -> Node | None:
         """The initial symbolic state of `s` (all clocks 0, then time passes)."""
@@ -171,41 +194,44 @@ class ZoneGraph:
 
     def post(self, node: Node, iid: int, t: State, extra_reset: Sequence[int] = (),
              extra_free: Sequence[int] = (), extra_m: Sequence[int] = (),
-             guard: tuple[int, int] | None = None) -> tuple[FrozenBounds, tuple[int, ...]] | None:
+             guard: tuple[int, int] | None = None,
+             fired: Sequence[int] | None = None) -> tuple[FrozenBounds, tuple[int, ...]] | None:
         """The symbolic successor by instance `iid` (enabled in node.s, stepping to `t`), or None
         when its lower bound cannot be met in the zone. `guard` = (extra clock, c): also require
-        that measuring clock >= c (a tick). Raises ModelError (a step from `t` or a bound fails).
+        that measuring clock >= c (a tick). `fired`: fired(node, iid) where the caller has it
+        already (not None; not changed). Raises ModelError (a step from `t` or a bound fails).
 
         NOTE(compact-zones): a zone has rows only for the clocks of the instances active under its
         bounds (enabled, with a lower bound above 0 or a deadline), in instance order, then the
         measuring clocks. The successor's DBM is built by projection: a kept clock copies its row
         and column, a reset clock copies the reference clock's (x := 0), a freed one is dropped;
         projections and resets of a canonical DBM are canonical."""
-        d = self.fire_zone(node, iid)
+        d = self.fired(node, iid) if fired is None else fired
         if d is None:
             return None
-        n = self.dim(node.bounds)
-        base_old = n - self.extra
         if guard is not None:
+            n = self.dim(node.bounds)
             x, lo = guard
-            if not dbm.constrain(d, n, 0, base_old + x, dbm.le(-lo)):
+            d = list(d)
+            if not dbm.constrain(d, n, 0, n - self.extra + x, dbm.le(-lo)):
                 return None
-        ids = {i for i, _ in self.enabled(t)}
-        new: list[Bounds | None] = []
+        old_bounds = node.bounds
+        n, rows_old = self._layout(old_bounds)
+        base_old = n - self.extra
+        enabled_timed, delay, fresh = self._target(t)
+        new: list[Bounds | None] = [None] * len(self.timed)
         src: list[int] = [0]  # the old row each new row copies (0: the reference clock, a reset)
-        rows_old = self._layout(node.bounds)[1]
-        for k, i in enumerate(self.timed):
-            if i not in ids:
-                new.append(None)
-                continue
-            old = node.bounds[k]
+        for k, i in enabled_timed:
+            old = old_bounds[k]
             if i == iid or old is None:
-                b = self.bounds_fn(i, t)
-                new.append(b)
-                if _active(b):
+                b = fresh.get(i)
+                if b is None:
+                    b = fresh[i] = self.bounds_fn(i, t)
+                new[k] = b
+                if b[0] > 0 or b[1] is not None:  # _active
                     src.append(0)
             else:
-                new.append(old)
+                new[k] = old
                 if k in rows_old:
                     src.append(rows_old[k])
         freed: list[int] = []
@@ -220,25 +246,52 @@ class ZoneGraph:
         bounds = tuple(new)
         if n2 == 1:  # no clock at all: the zone is the point 0 (time passing changes nothing)
             return bounds, (dbm.LE_ZERO,)
-        rows = [r * n for r in src]
-        e = [d[ri + cj] for ri in rows for cj in src]
-        for i in range(n2):
-            e[i * n2 + i] = dbm.LE_ZERO
+        key = (n, tuple(src))
+        gather = self._gathers.get(key)
+        if gather is None:
+            gather = self._gathers[key] = itemgetter(*[r * n + c for r in src for c in src])
+        e = list(gather(d))
+        for i in range(0, n2 * n2, n2 + 1):
+            e[i] = dbm.LE_ZERO
         for c in freed:
             dbm.free(e, n2, c)
-        z = self._settle(e, n2, bounds, extra_m or [-1] * self.extra, self.delays(t))
+        z = self._settle(e, n2, bounds, extra_m or [-1] * self.extra, delay)
         return None if z is None else (bounds, z)
+
+    def _target(self, t: State) -> tuple[list[tuple[int, int]], bool, dict[int, Bounds]]:
+        """NOTE(step-plans): the timed instances enabled in `t` as (timed index, instance), whether
+        time passes there, and the bounds of those instances in `t` found so far (each evaluated
+        when a step first needs it, so that a bound that fails fails where it did)."""
+        got = self._targets.get(t)
+        if got is None:
+            ids = {i for i, _ in self.enabled(t)}
+            got = self._targets[t] = ([(k, i) for k, i in enumerate(self.timed) if i in ids], self.delays(t), {})
+        return got
+
+    def fired(self, node: Node, iid: int) -> Sequence[int] | None:
+        """fire_zone's valuations, to read only: node.zone itself where the lower bound cuts nothing."""
+        key = (node.bounds, iid)
+        f = self._fires.get(key)
+        if f is None:
+            n = self.dim(node.bounds)
+            c = self.position(node.bounds, iid)
+            raw = 0
+            if c is not None:
+                b = node.bounds[self.clock_of[iid] - 1]
+                assert b is not None
+                raw = dbm.le(-b[0]) if b[0] else 0
+            f = self._fires[key] = (n, c if raw else None, raw)
+        n, c, raw = f
+        zone = node.zone
+        if c is None or raw >= zone[c]:
+            return zone
+        d = list(zone)
+        return d if dbm.constrain(d, n, 0, c, raw) else None
 
     def fire_zone(self, node: Node, iid: int) -> list[int] | None:
         """The valuations of node's zone where `iid` can fire (its lower bound met), or None."""
-        d = list(node.zone)
-        c = self.position(node.bounds, iid)
-        if c is not None:
-            b = node.bounds[self.clock_of[iid] - 1]
-            assert b is not None
-            if b[0] and not dbm.constrain(d, self.dim(node.bounds), 0, c, dbm.le(-b[0])):
-                return None
-        return d
+        d = self.fired(node, iid)
+        return None if d is None else list(d)
 
 
 class Passed:
@@ -253,18 +306,24 @@ class Passed:
         """Store the zone unless a stored one includes it; False when it was included. Stored
         zones that the new one includes are dropped (and their nodes marked covered)."""
         key = (s, bounds, mode)
-        stored = self.zones.setdefault(key, [])
+        stored = self.zones.get(key)
+        if stored is None:
+            self.zones[key] = [(zone, index)]
+            self.count += 1
+            return True
+        includes = dbm.includes
         for z, _ in stored:
-            if dbm.includes(z, zone):
+            if includes(z, zone):
                 return False
         kept = []
         for z, k in stored:
-            if dbm.includes(zone, z):
+            if includes(zone, z):
                 self.covered.add(k)
             else:
                 kept.append((z, k))
-        kept.append((zone, index))
-        self.zones[key] = kept
+        if len(kept) < len(stored):
+            stored[:] = kept
+        stored.append((zone, index))
         self.count += 1
         return True
 
