@@ -94,8 +94,6 @@ def test_a_variable_a_guard_reads_is_never_frozen() -> None:
     assert slice_for(model, OTHERS) is None
 
 
-@pytest.mark.slow  # 40 s of CPU cold (its own compilation); fast: test_the_rerun_without_an_assumption_uses_the_slice_and_names_the_same,
-# and test_models.py's ..._freezes_what_the_result_does_not_read (the same re-run, read from the library run's report)
 def test_kfd_monitors_results_without_copy_save_are_decided_on_the_slice() -> None:
     """kfd_monitor without copy_save: lp_ops takes every one of its 3^8 values; the results that
     do not read it are decided with it frozen (were `copy_save?`: past the zone cap)."""
