@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
