@@ -45,16 +45,17 @@ def _models() -> list[tuple[str, ir.Model]]:
     return out
 
 
-# The small specs the fingerprint test runs in the default run: an invariant violated beside a
+# The small spec the fingerprint test runs in the default run: an invariant violated beside a
 # holding transition property and liveness under fairness over 81 states (wide, the model
-# test_collision_estimate_is_tlcs_smallest_gap searches by fingerprints), and a deadlock from
-# one of several initial states (structs_any_init);
+# test_collision_estimate_is_tlcs_smallest_gap searches by fingerprints);
 # test_arrays_window_and_tables_grow_past_the_initial_capacity runs rewind by fingerprints too.
 # The fingerprint kernel is compiled per model (about 3 s of CPU each, cold): the other small
-# specs (a modelling error after a few levels, late_fault; a constraint and a terminal condition,
-# constraint; a deadlock, deadlock; ...) and every bundled model are `slow` (issue 33, item 3);
-# test_fast_explicit.py compares the sequential compiled search on each of them with the Python core.
-FINGERPRINT_SAMPLE = ("structs_any_init", "wide")
+# specs (a deadlock from one of several initial states, structs_any_init, 5 to 7 s of CPU: the
+# fingerprint search's deadlock branch; a modelling error after a few levels, late_fault; a
+# constraint and a terminal condition, constraint; ...) and every bundled model are `slow`
+# (issue 33, item 3); test_fast_explicit.py compares the sequential compiled search on each of
+# them with the Python core (structs_any_init's deadlock there, in the default run).
+FINGERPRINT_SAMPLE = ("wide",)
 
 
 def _fingerprinted() -> list[object]:
@@ -64,21 +65,28 @@ def _fingerprinted() -> list[object]:
     return small_params(specs, set(specs) - set(FINGERPRINT_SAMPLE)) + bundled_params()
 
 
-# `slow` in the parallel test besides test_fast_explicit.SMALL_SLOW (whose models the default run
-# does not compile): late_fault, whose modelling error after a few levels bad_index's on the
-# second level covers (a chunk committed, then one that faults and is run again sequentially)
-PARALLEL_SLOW = {*SMALL_SLOW, "late_fault"}
+# The parallel test's small specs in the default run: bad_index (a modelling error on the second
+# level: a chunk committed, then one that faults and is run again sequentially) and wide (an
+# invariant violated, a holding transition property on every edge, liveness under fairness).
+# The parallel kernels are compiled per model (3 to 7 s of CPU per small spec, cold), so the
+# others are `slow` besides test_fast_explicit.SMALL_SLOW (whose models the default run does not
+# compile): each runs the same chunk loop and merge on other data (late_fault's later modelling
+# error, constraint's constraint and terminal condition, structs_any_init's deadlock, ...);
+# rewind's invariants and terminal condition go through two workers in the default run in
+# test_arrays_window_and_tables_grow_past_the_initial_capacity and test_flags_on_the_command_line.
+PARALLEL_SAMPLE = ("bad_index", "wide")
 
 
 def _chunked() -> list[object]:  # pytest.param(name, model, chunk size)
     """(name, model, chunk size): tiny chunks (many per BFS level, across level ends) on the
     small specs, chunks of 97 states and whole levels on the bundled models. `slow`: the bundled
     models (two worker processes over each whole state space), chunks of one state (10 to 20 s
-    of CPU per small spec, in messages between the processes) and PARALLEL_SLOW; chunks of three
-    states and whole levels on the other small specs cover the same code in the default run."""
+    of CPU per small spec, in messages between the processes) and the small specs outside
+    PARALLEL_SAMPLE; chunks of three states and whole levels on PARALLEL_SAMPLE cover the same
+    code in the default run."""
     small = set(SMALL) | set(EXTRA)
     return [pytest.param(name, model, chunk,
-                         marks=() if name in small and chunk > 1 and name not in PARALLEL_SLOW else pytest.mark.slow)
+                         marks=() if name in PARALLEL_SAMPLE and chunk > 1 else pytest.mark.slow)
             for name, model in _models() for chunk in ((1, 3, 1 << 16) if name in small else (97, 1 << 16))]
 
 
@@ -108,11 +116,13 @@ def test_two_workers_find_the_same_states_in_the_same_order(name, model, chunk, 
     assert a == b
 
 
-def test_two_workers_stop_at_the_same_state_limit(examples, monkeypatch):
+def test_two_workers_stop_at_the_same_state_limit(monkeypatch):
     monkeypatch.setattr(fast_explicit, "PARALLEL_MIN", 1)
-    model = load_spec(examples / "rewind.gpspec")  # 326 states; compiled once for this file's other tests
+    # wide (81 states), whose parallel kernels the test above compiles: a limit on the initial
+    # state, and limits inside the BFS levels of depth 3 and 5
+    model = load_source("model t\n" + EXTRA["wide"], "wide.gpspec")
     wanted = select_properties(model, None)
-    for limit in (1, 57, 300):
+    for limit in (1, 30, 60):
         a = _json(run_explicit(model, wanted, Limits(max_states=limit), core="compiled"))
         b = _json(run_explicit(model, wanted, Limits(max_states=limit), core="compiled", workers=2))
         assert a == b and f"state limit {limit}" in b["results"][1]["reason"]

@@ -65,8 +65,18 @@ def test_every_timed_model_is_in_one_list():
     assert sorted(FAST + SLOWER) == _timed_models()
 
 
+# FAST's models in the default run (issue 33, item 3: each is a host build of its own): nvidia_mps
+# (a transition property proved on the abstraction, an invariant and a latency violated in the
+# zone graph), xsched (liveness proved and an invariant violated in the zone graph), kfd_evict
+# (the model of the cut-short test below) and rt_latency (latencies only, no invariant); the
+# others (blp, hws_oversub, intel_guc, nvidia_partition, nvidia_preempt, nvidia_tsg) are `slow`:
+# the same constructs decided by the same two stages on other models.
+HOST_SAMPLE = ("kfd_evict", "nvidia_mps", "rt_latency", "xsched")
+
+
 @needs_cc
-@pytest.mark.parametrize("name", FAST + [pytest.param(n, marks=pytest.mark.slow) for n in SLOWER])
+@pytest.mark.parametrize("name", [n if n in HOST_SAMPLE else pytest.param(n, marks=pytest.mark.slow) for n in FAST]
+                         + [pytest.param(n, marks=pytest.mark.slow) for n in SLOWER])
 def test_a_timed_model_on_the_host_device_is_the_cpu_path(name):
     _same_as_cpu(name, "host")
 
