@@ -1,6 +1,7 @@
 """The CI slice of tests/quality/fault_inject.py (issue 36): a seeded sequence of cache faults
 piled up in one cache directory between runs (never repaired by hand: each run must repair what
-it needs), and one sweep and one corpus replay (slow) whose only worker is killed at a random moment. The long mode with
+it needs; slow, test_cache_trust.py's kinds pile up in the default run), and one sweep and one
+corpus replay (slow) whose only worker is killed at a random moment. The long mode with
 the figures is `python tests/quality/fault_inject.py --minutes 5`."""
 
 from __future__ import annotations
