@@ -3,11 +3,12 @@ NOTE(covers), NOTE(vacuity), NOTE(assumption-use) in checker/api/assumptions.py)
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 
-from gpcheck.checker import verify
+from gpcheck.checker import Report, verify
 from gpcheck.checker.core.verdict import Verdict
 from gpcheck.spec import load_source
 from gpcheck.spec.errors import SpecError
@@ -41,9 +42,20 @@ def _results(report):
     return {r.property: r for r in report.results}
 
 
+@functools.lru_cache(maxsize=None)
+def _save_run(options: tuple[tuple[str, object], ...]) -> Report:
+    return verify(load_source(SAVE), **dict(options))
+
+
+def _save(**options: object) -> Report:
+    """verify(SAVE) with `options`, run once per module and set of options: several tests read
+    the same report (readers do not change a Report)."""
+    return _save_run(tuple(sorted(options.items())))
+
+
 @pytest.mark.parametrize("engine", ["explicit", "kind", "pdr"])
 def test_a_proof_names_the_assumptions_it_used_and_none_when_it_needs_none(engine):
-    rep = verify(load_source(SAVE), engine=engine)
+    rep = _save(engine=engine)
     res = _results(rep)
     assert res["no_loss"].verdict is Verdict.PROVED and res["no_loss"].assumptions == ("copy_save",)
     assert res["slack_ok"].assumptions == ("small_slack",)
@@ -60,7 +72,7 @@ def test_a_proof_names_the_assumptions_it_used_and_none_when_it_needs_none(engin
 
 @pytest.mark.parametrize("engine", ["explicit", "kind", "pdr"])
 def test_a_cover_is_reached_with_a_witness_or_proved_unreachable(engine):
-    res = _results(verify(load_source(SAVE), engine=engine))
+    res = _results(_save(engine=engine))
     reached = res["saved_full"]
     assert reached.kind == "cover" and reached.verdict is Verdict.REACHED
     last = reached.counterexample.steps[-1].state
@@ -71,14 +83,14 @@ def test_a_cover_is_reached_with_a_witness_or_proved_unreachable(engine):
 
 
 def test_bmc_reaches_a_cover_and_leaves_an_unreached_one_unknown():
-    res = _results(verify(load_source(SAVE), engine="bmc", depth=6))
+    res = _results(_save(engine="bmc", depth=6))
     assert res["saved_full"].verdict is Verdict.REACHED
     assert res["done_early"].verdict is Verdict.UNKNOWN and "not reached within" in res["done_early"].reason
 
 
 @pytest.mark.parametrize("engine", ["explicit", "kind", "pdr"])
 def test_a_vacuous_implication_is_flagged_and_a_live_one_is_not(engine):
-    res = _results(verify(load_source(SAVE), engine=engine))
+    res = _results(_save(engine=engine))
     assert "antecedent" in res["done_full"].vacuous and "bound" not in res["done_full"].vacuous
     assert res["no_loss"].vacuous is None and res["saved_ok"].vacuous is None
     assert res["in_bounds"].vacuous is None
@@ -87,7 +99,7 @@ def test_a_vacuous_implication_is_flagged_and_a_live_one_is_not(engine):
 def test_bmc_flags_vacuity_up_to_its_bound():
     """bmc proves no probe unreachable: an antecedent not reached within its bound makes the
     property hold to that bound vacuously, and the warning says it is the bound's (issue 30)."""
-    res = _results(verify(load_source(SAVE), engine="bmc", depth=6))
+    res = _results(_save(engine="bmc", depth=6))
     assert res["done_full"].verdict is Verdict.HOLDS_TO_BOUND
     assert "antecedent" in res["done_full"].vacuous and "within the bound checked (6 steps" in res["done_full"].vacuous
     assert res["no_loss"].vacuous is None and res["saved_ok"].vacuous is None
@@ -99,7 +111,7 @@ def test_the_assumptions_restrict_the_behaviours_like_guards():
     res = _results(verify(load_source(loose)))
     assert res["no_loss"].verdict is Verdict.VIOLATED
     assert res["no_loss"].assumptions == ("small_slack", "finite")  # in force
-    strict = _results(verify(load_source(SAVE)))
+    strict = _results(_save())
     assert strict["no_loss"].verdict is Verdict.PROVED
 
 
@@ -147,7 +159,7 @@ def test_an_assumption_that_leaves_no_behaviour_makes_every_result_vacuous():
 
 
 def test_covers_do_not_change_the_exit_code_unless_expected():
-    rep = verify(load_source(SAVE))
+    rep = _save()
     assert rep.exit_code == 0  # one cover reached, one unreachable
     from gpcheck.checker.regression.expectations import judge
 
@@ -159,7 +171,7 @@ def test_covers_do_not_change_the_exit_code_unless_expected():
 def test_json_and_text_reports_carry_assumptions_and_vacuity():
     from gpcheck.checker.report.render import render_text
 
-    rep = verify(load_source(SAVE))
+    rep = _save()
     doc = json.loads(json.dumps(rep.to_json()))
     by = {r["property"]: r for r in doc["results"]}
     assert by["no_loss"]["assumptions"] == ["copy_save"] and by["in_bounds"]["assumptions"] == []

@@ -477,15 +477,17 @@ def test_rocprof_import_memory_does_not_grow_with_the_row_width(tmp_path):
 
     from gpcheck.traces.importers import import_trace
 
+    rows = 250  # each traced allocation is slow: few rows, wide ones (the same 5 MB grown)
+
     def write(name: str, width: int) -> Path:
         p = tmp_path / name
         with open(p, "w") as f:
             f.write("Kernel_Name,Start_Timestamp,End_Timestamp,Queue_Id,Notes\n")
-            for i in range(1000):
+            for i in range(rows):
                 f.write(f"k,{i * 10},{i * 10 + 5},1,{'x' * width}\n")
         return p
 
-    narrow, wide = write("narrow.csv", 1), write("wide.csv", 5000)
+    narrow, wide = write("narrow.csv", 1), write("wide.csv", 20_000)
     grown = os.path.getsize(wide) - os.path.getsize(narrow)
     import_trace(str(narrow), "rocprof")  # the importer's modules loaded before measuring: rows, not imports
     peaks = []
@@ -497,9 +499,10 @@ def test_rocprof_import_memory_does_not_grow_with_the_row_width(tmp_path):
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
-        assert len(events) == 3 * 1000
-    # streaming: the wide peak was 0.1 to 0.7 MB above the narrow one (at 1,000, 2,000 and 4,000
-    # rows: it does not grow with the file); read whole it would be at least `grown` (5 MB) above
+        assert len(events) == 3 * rows
+    # streaming: the wide peak was 0.1 to 0.7 MB above the narrow one at 1,000, 2,000 and 4,000 rows
+    # of 5,000 characters, 1.1 MB at 250 of 20,000 (it does not grow with the file); read whole it
+    # would be at least `grown` (5 MB) above
     assert peaks[1] - peaks[0] < grown / 2, (peaks, grown)
 
 

@@ -97,12 +97,17 @@ def test_cwsr_exactly_once_is_proved() -> None:
         assert rep.result("no_reexecution").verdict is P and rep.result("no_loss").verdict is P, consts
 
 
-@pytest.mark.parametrize("mode", [1, 2])
-def test_cwsr_preemption_timeout_loses_work_with_the_reset_in_the_counterexample(mode: int) -> None:
-    r = res("cwsr", "no_loss", PREEMPT_TIMEOUT=mode)
+# mode 1 at the defaults (the escalation test below reuses its search), mode 2 on one queue (the
+# same lost wave and reset, 262 states instead of 12,740)
+_TIMEOUT_PROPS = ("no_loss", "loss_reported", "no_reexecution")  # one search decides all three
+
+
+@pytest.mark.parametrize("mode, consts", [pytest.param(1, {}, id="1"), pytest.param(2, {"Q": 1}, id="2-Q=1")])
+def test_cwsr_preemption_timeout_loses_work_with_the_reset_in_the_counterexample(mode: int, consts: dict[str, int]) -> None:
+    rep = run("cwsr", _TIMEOUT_PROPS, PREEMPT_TIMEOUT=mode, **consts)
+    r = rep.result("no_loss")
     assert r.verdict is V and "timeout_reset" in actions(r)
     assert r.counterexample is not None and r.counterexample.steps[-1].state["notified"] is True
-    rep = run("cwsr", ("loss_reported", "no_reexecution"), PREEMPT_TIMEOUT=mode)  # one search proves both
     assert rep.result("loss_reported").verdict is P and rep.result("no_reexecution").verdict is P
 
 
@@ -140,15 +145,19 @@ def test_reef_rewind_loss_scenarios() -> None:
 # ------------------------------------------------------------------ reef_rewind parameters
 
 
+# reef_rewind with two resident blocks: one search for what two tests assert of it
+_TWO_BLOCKS = ("no_reexecution", "no_loss", "no_stale_input", "reexec_idempotent_only")
+
+
 def test_reef_rewind_parameters() -> None:
     assert res("reef_rewind", "bounded_inversion", INV_BOUND=8).verdict is V  # the bound 9 is tight
-    assert res("reef_rewind", "no_reexecution", CAP=1).verdict is V
-    assert res("reef_rewind", "no_loss", CAP=1).verdict is P
+    rep = run("reef_rewind", ("no_reexecution", "no_loss"), CAP=1)  # one search decides both
+    assert rep.result("no_reexecution").verdict is V and rep.result("no_loss").verdict is P
     assert res("reef_rewind", "no_loss", N=5).verdict is P
-    assert res("reef_rewind", "no_reexecution", B=2).verdict is V
-    assert res("reef_rewind", "no_loss", B=2).verdict is P
-    # two RT tasks (at N=3: the bound is N's whatever; N=4 took 22 s of CPU, N=3 3 s)
-    rep = run("reef_rewind", ("no_reexecution", "no_loss", "bounded_inversion"), MAXRT=2, N=3)
+    rep = run("reef_rewind", _TWO_BLOCKS, B=2)
+    assert rep.result("no_reexecution").verdict is V and rep.result("no_loss").verdict is P
+    # two RT tasks (at N=2: the bound is N's whatever; N=4 took 22 s of CPU, N=3 3 s, N=2 0.6 s)
+    rep = run("reef_rewind", ("no_reexecution", "no_loss", "bounded_inversion"), MAXRT=2, N=2)
     assert rep.result("no_reexecution").verdict is V and rep.result("no_loss").verdict is P
     assert rep.result("bounded_inversion").verdict is P
     # RT tasks that keep coming starve the BE task (strict priority), shown as a lasso. Timed, liveness
@@ -477,9 +486,10 @@ def test_reef_rewind_several_queues_and_resident_blocks() -> None:
     assert rep.result("bounded_inversion").verdict is P
     assert rep.result("no_loss").verdict is P
     assert rep.result("no_reexecution").verdict is V and rep.result("no_stale_input").verdict is V
-    assert res("reef_rewind", "bounded_inversion", Q=2, N=2, CAP=1, INV_BOUND=9).verdict is V
+    # the bound 10 is tight: one kernel a queue already waits 10 steps (N=2 costs ten times the search)
+    assert res("reef_rewind", "bounded_inversion", Q=2, N=1, CAP=1, INV_BOUND=9).verdict is V
     # two resident blocks: one reset kills both; still no loss, and re-execution / stale input remain
-    rep = run("reef_rewind", ("no_loss", "no_stale_input", "reexec_idempotent_only"), B=2)
+    rep = run("reef_rewind", _TWO_BLOCKS, B=2)  # test_reef_rewind_parameters' search
     assert rep.result("no_loss").verdict is P and rep.result("no_stale_input").verdict is V
     r = rep.result("reexec_idempotent_only")
     assert r.verdict is V and r.counterexample is not None
@@ -529,7 +539,7 @@ def test_cwsr_rptr_moves_only_on_the_hqd_and_a_failed_queue_reset_escalates() ->
         waiting += sum(1 for q in range(2) if d["loc"][q] == "Unmapped" and d["rptr"][q] < d["cp_wptr"][q]
                        and all(w == "Done" for w in d["ws"][q]))
     assert waiting > 0  # the guard is not vacuous: a finished dispatch waits for the remap
-    r = res("cwsr", "no_loss", PREEMPT_TIMEOUT=1)
+    r = run("cwsr", _TIMEOUT_PROPS, PREEMPT_TIMEOUT=1).result("no_loss")
     assert r.verdict is V
     # escalation: a queue whose work had all retired (no live wave, nothing to time out) dies with the
     # GPU when the other queue's reset fails; only with ESCALATE=1
