@@ -16,7 +16,9 @@ def run(src: str, **kw):
     return verify(load_source("model t\n" + src, "t.gpspec"), **kw)
 
 
-@pytest.mark.parametrize("engine", ["kind", "pdr"])
+# pdr `slow` (1.8 s of CPU): test_step_limits.py::test_pdr_proves_the_same_under_a_slow_clock proves
+# the same properties of ring with pdr (and ring_kept_on_preempt) and asserts the same invariant
+@pytest.mark.parametrize("engine", ["kind", pytest.param("pdr", marks=pytest.mark.slow)])
 def test_ring_invariants_are_proved(examples, engine):
     report = verify(examples / "ring.gpspec", engine=engine, properties=["no_reexecution", "ring_order"], timeout=120)
     for prop in ("no_reexecution", "ring_order"):
