@@ -98,10 +98,15 @@ def test_pdr_proves_the_same_under_a_slow_clock(examples, monkeypatch):
     _fast_clock(monkeypatch)
     assert _how(verify(path, engine="pdr", properties=props)) == plain
     assert any(v == "proved" and "lemmas mined" in why for _, v, why in plain)
-    # test_smt_engines.py::test_ring_invariants_are_proved[pdr]'s assertions (that case is `slow`)
+    # test_smt_engines.py::test_ring_invariants_are_proved[pdr]'s and test_pdr_lemmas.py::
+    # test_pdr_lemma_invariant_rechecks_in_the_explicit_engine's assertions (both `slow`): the
+    # printed lemmas hold in the explicit engine
+    from tests.recheck import recheck_lemmas
+
     assert [(r.verdict, r.engine) for r in report.results] == [(Verdict.PROVED, "pdr")] * 3, report.results
     inv = report.result("no_reexecution").detail["invariant"]
     assert "waves_run[3]" in inv and "@" not in inv
+    recheck_lemmas(path.read_text(), inv, [{}])
 
 
 def _cli(*args: str) -> dict:
