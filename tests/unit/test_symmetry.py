@@ -379,7 +379,7 @@ def test_past_the_candidate_cap_the_search_stays_sound_and_says_so(monkeypatch):
 
     monkeypatch.setattr(symmetry_module, "MAX_CANDIDATES", 1)
     capped_somewhere = False
-    for seed in range(0, 30):
+    for seed in range(0, 17):  # capped at seeds 0, 9, 12, 15 and 16 (were 30 seeds: 25 is the next)
         model = load_source(sym_spec(seed, liveness=False), "rnd.gpspec")
         capped = verify(model, symmetry="on")
         full = verify(model, symmetry="off")
