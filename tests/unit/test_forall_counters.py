@@ -157,7 +157,7 @@ def _inductive(src: str, hyps: list[str], goal: str) -> tuple[bool, bool]:
     return read_back_inductive(src, ["S", "NB"], hyps, [goal], _groups)
 
 
-@pytest.mark.slow  # read-back of a bundled model's lemmas with S and NB symbolic; fast: test_slot_accounting_for_all_s_and_nb_...
+@pytest.mark.slow  # read-back of a bundled model's lemmas with S and NB symbolic; fast: test_forall_proof_cores.py::test_a_counter_encoded_proof_gets_its_core
 def test_nvidia_tsg_printed_lemmas_read_back_are_inductive_for_all_s_and_nb_and_each_accounting_one_is_needed():
     """The printed invariant, added to the model as text, is read by the encoder (counts and
     `all` over `0..S - 1` through the counters) and is inductive with no_loss for all S and NB;
