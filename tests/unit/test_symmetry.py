@@ -190,9 +190,9 @@ def test_canonical_forms_are_exact_one_per_orbit():
     _exact_orbits(load_source(GOOD, "good.gpspec"))
 
 
-# 241, 388: stopped at a modelling error; seeds 20 to 39 `slow` (other random specs through the
-# same two searches: seeds 0 to 19 are the default run's)
-@pytest.mark.parametrize("seed", list(range(0, 20)) + [pytest.param(s, marks=pytest.mark.slow) for s in range(20, 40)]
+# 241, 388: stopped at a modelling error; seeds 12 to 39 `slow` (other random specs through the
+# same two searches: seeds 0 to 11 are the default run's, two symmetric types at once in 2 and 4)
+@pytest.mark.parametrize("seed", list(range(0, 12)) + [pytest.param(s, marks=pytest.mark.slow) for s in range(12, 40)]
                          + [241, 388])
 def test_random_symmetric_specs_reduced_equals_unreduced(seed):
     text = sym_spec(seed)
