@@ -149,7 +149,7 @@ invariant no_reexecution: all s in 0..1: work[s] <= 2 * NB and done[s] <= launch
 
 # test_forall_counters.py's properties that hold while S <= 3 (and NB <= 3) and fail beyond every
 # size the engine samples (that test, `slow`, checks both explicitly): run beside issue 30's proof
-# (0.8 s more) they are the default run's counters never proved
+# (about 1 s of CPU more) they are the default run's counters never proved
 FAILING_LARGE = """invariant few_busy: (count i in 0..S-1: slot[i] != 2) <= 3
 transition small_step: all s in 0..1: work[s]' <= work[s] + 3
 """
