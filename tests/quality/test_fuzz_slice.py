@@ -41,13 +41,13 @@ def run_case(case, root, capsys):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(SLICE, max_examples=12)  # the default run; 20 per kind in the slow test below
+@settings(SLICE, max_examples=8)  # the default run; 20 per kind in the slow test below
 @given(rng=st.randoms(use_true_random=False))
 def test_hostile_inputs_give_located_errors(kind, rng, gen, tmp_path_factory, capsys):
     run_case(gen.case(kind, rng, fast=True), tmp_path_factory.mktemp(kind), capsys)
 
 
-@pytest.mark.slow  # 20 cases per kind (9 s of CPU); fast: test_hostile_inputs_give_located_errors (the same generator, 12)
+@pytest.mark.slow  # 20 cases per kind (9 s of CPU); fast: test_hostile_inputs_give_located_errors (the same generator, 8)
 @pytest.mark.parametrize("kind", KINDS)
 @SLICE
 @given(rng=st.randoms(use_true_random=False))

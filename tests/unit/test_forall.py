@@ -61,6 +61,7 @@ def test_failure_at_a_sampled_size_is_violated_with_the_instance(tmp_path):
     assert [s.state["x"] for s in r.counterexample.steps][-1] == 4
 
 
+@pytest.mark.slow  # fast: test_step_limits.py::test_for_all_proves_the_same_under_a_slow_clock (the same run and assertions under a fast clock)
 def test_ring_no_reexecution_for_all_sizes(examples):
     src = (examples / "ring.gpspec").read_text()
     report = verify_for_all(examples / "ring.gpspec", ["N", "B"], {"N": 1, "B": 1},
@@ -74,7 +75,7 @@ def test_ring_no_reexecution_for_all_sizes(examples):
     assert report.to_json()["results"][0]["for_all"] == ["N", "B"]
 
 
-@pytest.mark.slow  # whole proof of three properties of a bundled model; fast: test_ring_no_reexecution_for_all_sizes, test_broken_conservation_is_not_proved
+@pytest.mark.slow  # whole proof of three properties of a bundled model; fast: test_step_limits.py::test_for_all_proves_the_same_under_a_slow_clock (ring for all N and B), test_broken_conservation_is_not_proved
 def test_streams_slot_accounting_for_all_sizes():
     from gpcheck.spec.load import resolve_spec_path
 

@@ -54,9 +54,11 @@ SATURATING = SLOTS.replace("WORK", "if work[slot[i]] <= 2 * NB then work[slot[i]
 PLAIN = SLOTS.replace("WORK", "work[slot[i]] + 1")
 
 
-# plain increments: 6 s of CPU, `slow`; the saturating ones (the same counter abstraction, proof,
-# re-check and never-proved properties) stay in the default run
-@pytest.mark.parametrize("src", [pytest.param(SATURATING, id="saturating"),
+# both `slow` (plain increments 6 s of CPU, saturating 5 s); fast: test_forall_proof_cores.py::
+# test_a_counter_encoded_proof_gets_its_core, the saturating spec with a lost save behind an
+# assumption: the same counter abstraction proved, its lemmas re-checked, few_busy and small_step
+# never proved, in one for-all run
+@pytest.mark.parametrize("src", [pytest.param(SATURATING, id="saturating", marks=pytest.mark.slow),
                                  pytest.param(PLAIN, id="plain", marks=pytest.mark.slow)])
 def test_slot_accounting_for_all_s_and_nb_and_what_fails_beyond_the_samples_is_never_proved(tmp_path, src):
     path = write_spec(tmp_path, src)
@@ -155,7 +157,7 @@ def _inductive(src: str, hyps: list[str], goal: str) -> tuple[bool, bool]:
     return read_back_inductive(src, ["S", "NB"], hyps, [goal], _groups)
 
 
-@pytest.mark.slow  # read-back of a bundled model's lemmas with S and NB symbolic; fast: test_slot_accounting_for_all_s_and_nb_...
+@pytest.mark.slow  # read-back of a bundled model's lemmas with S and NB symbolic; fast: test_forall_proof_cores.py::test_a_counter_encoded_proof_gets_its_core
 def test_nvidia_tsg_printed_lemmas_read_back_are_inductive_for_all_s_and_nb_and_each_accounting_one_is_needed():
     """The printed invariant, added to the model as text, is read by the encoder (counts and
     `all` over `0..S - 1` through the counters) and is inductive with no_loss for all S and NB;

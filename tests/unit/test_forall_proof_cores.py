@@ -147,20 +147,37 @@ invariant no_reexecution: all s in 0..1: work[s] <= 2 * NB and done[s] <= launch
 """
 
 
+# test_forall_counters.py's properties that hold while S <= 3 (and NB <= 3) and fail beyond every
+# size the engine samples (that test, `slow`, checks both explicitly): run beside issue 30's proof
+# (about 1 s of CPU more) they are the default run's counters never proved
+FAILING_LARGE = """invariant few_busy: (count i in 0..S-1: slot[i] != 2) <= 3
+transition small_step: all s in 0..1: work[s]' <= work[s] + 3
+"""
+
+
 def test_a_counter_encoded_proof_gets_its_core(tmp_path):
     """Issue 30: nvidia_tsg's `--for-all S,NB` no_loss got no core. Its lemmas read the counted
     rows; their columns were built on the encoder that mined them, and the proof core's relaxed
     encoder (the assumptions behind literals) made its row markers in a plan of its own, so
     every lemma was refused and range's refusal dropped every core (the old code fell back on
-    the runs without copy_save, range `copy_save?`). About 7 s of CPU."""
+    the runs without copy_save, range `copy_save?`). About 7 s of CPU. The same run shows the
+    counter abstraction's lemmas true in explicit instances and never proves what fails only
+    beyond the sampled sizes (FAILING_LARGE)."""
+    from tests.recheck import recheck_lemmas
+
+    src = LOSE + FAILING_LARGE
     spec = tmp_path / "lose.gpspec"
-    spec.write_text(LOSE)
+    spec.write_text(src)
     rep = verify_for_all(spec, ["S", "NB"], {"S": 1, "NB": 1}, timeout=600)
     r = rep.result("no_reexecution")
     assert r.verdict is Verdict.PROVED and r.assumptions == ("copy_save",)
     assert r.detail["assumptions_how"] == CORE_HOW and "assumption_core_missing" not in r.detail
     rng = rep.result("range")
     assert rng.verdict is Verdict.PROVED and rng.assumptions == () and rng.detail["assumptions_how"] == CORE_HOW
+    assert "(count i in 0..S - 1: slot[i] == x)" in r.detail["invariant"]
+    recheck_lemmas(src, r.detail["invariant"], [{"S": 1, "NB": 2}, {"S": 3, "NB": 2}, {"S": 4, "NB": 1}])
+    for name in ("few_busy", "small_step"):
+        assert rep.result(name).verdict is not Verdict.PROVED, rep.result(name)
 
 
 # issue 30's acceptance through --for-all: a vacuous property warned, a live one not; a proof

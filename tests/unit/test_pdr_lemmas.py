@@ -37,6 +37,7 @@ def test_houdini_drops_what_fails_initially_or_is_not_inductive():
     assert kept == [0]
 
 
+@pytest.mark.slow  # fast: test_step_limits.py::test_pdr_proves_the_same_under_a_slow_clock (ring's pdr lemmas re-checked explicitly)
 def test_pdr_lemma_invariant_rechecks_in_the_explicit_engine(examples):
     src = (examples / "ring.gpspec").read_text()
     r = verify(examples / "ring.gpspec", engine="pdr", properties=["no_reexecution"], timeout=60).result("no_reexecution")

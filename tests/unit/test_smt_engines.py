@@ -16,10 +16,14 @@ def run(src: str, **kw):
     return verify(load_source("model t\n" + src, "t.gpspec"), **kw)
 
 
-@pytest.mark.parametrize("engine", ["kind", "pdr"])
+# pdr `slow` (1.8 s of CPU): test_step_limits.py::test_pdr_proves_the_same_under_a_slow_clock proves
+# the same properties of ring with pdr (and ring_kept_on_preempt) and asserts the same invariant
+@pytest.mark.parametrize("engine", ["kind", pytest.param("pdr", marks=pytest.mark.slow)])
 def test_ring_invariants_are_proved(examples, engine):
-    report = verify(examples / "ring.gpspec", engine=engine, properties=["no_reexecution", "ring_order"], timeout=120)
-    for prop in ("no_reexecution", "ring_order"):
+    """With kind, the transition property too (one run: it was a test of its own)."""
+    props = ["no_reexecution", "ring_order"] + (["ring_kept_on_preempt"] if engine == "kind" else [])
+    report = verify(examples / "ring.gpspec", engine=engine, properties=props, timeout=120)
+    for prop in props:
         r = report.result(prop)
         assert r.verdict is Verdict.PROVED, r
         assert r.engine == engine
@@ -31,6 +35,7 @@ def test_ring_invariants_are_proved(examples, engine):
         assert "waves_run[3]" in inv and "@" not in inv
 
 
+@pytest.mark.slow  # fast: test_ring_invariants_are_proved[kind] (the same property proved by kind beside the invariants)
 def test_ring_transition_property_is_proved_by_kind(examples):
     r = verify(examples / "ring.gpspec", engine="kind", properties=["ring_kept_on_preempt"]).result("ring_kept_on_preempt")
     assert r.verdict is Verdict.PROVED
@@ -143,9 +148,12 @@ def test_examples_verdicts_match_expected_under_every_engine(examples):
     expected = {("ring.gpspec", "no_reexecution"): True, ("ring.gpspec", "ring_order"): True,
                 ("ring.gpspec", "ring_kept_on_preempt"): True, ("rewind.gpspec", "no_reexecution"): False,
                 ("rewind.gpspec", "in_order"): True, ("peterson.gpspec", "mutual_exclusion"): True}
-    for (name, prop), holds in expected.items():
-        r = verify(examples / name, engine="bmc", properties=[prop], depth=10, timeout=60).result(prop)
-        assert r.verdict.holds == holds, (name, prop, r)
+    for name in dict.fromkeys(name for name, _ in expected):  # one bmc run per spec
+        props = [prop for n, prop in expected if n == name]
+        report = verify(examples / name, engine="bmc", properties=props, depth=10, timeout=60)
+        for prop in props:
+            r = report.result(prop)
+            assert r.verdict.holds == expected[name, prop], (name, prop, r)
     for engine in ("kind", "pdr"):
         r = verify(examples / "peterson.gpspec", engine=engine, properties=["mutual_exclusion"]).result("mutual_exclusion")
         assert r.verdict is Verdict.PROVED, (engine, r)

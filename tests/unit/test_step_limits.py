@@ -71,21 +71,42 @@ def test_a_child_budget_never_outlasts_its_parent():
 
 
 def test_for_all_proves_the_same_under_a_slow_clock(examples, monkeypatch):
+    """Also the default run's for-all proof of ring (test_forall.py::test_ring_no_reexecution_for_all_sizes,
+    the same run on the real clock, is `slow`): its printed lemmas re-checked explicitly."""
+    import re
+
+    from tests.recheck import recheck_lemmas
+
     _fast_clock(monkeypatch)
     path = examples / "ring.gpspec"
     report = verify_for_all(path, ["N", "B"], {"N": 1, "B": 1}, properties=["no_reexecution", "ring_order"])
     got = _proofs(report)
     assert [v for _, v, _ in got] == ["proved", "proved"], report.results
     assert "waves_run[x]" in got[0][2]
+    r = report.result("no_reexecution")
+    assert r.engine == "forall" and r.detail["for_all"] == ["N", "B"]
+    assert re.search(r"all x in 0\.\.N - 1", r.detail["invariant"])
+    recheck_lemmas(path.read_text(), r.detail["invariant"], [{"N": 1, "B": 1}, {"N": 3, "B": 2}, {"N": 5, "B": 1}])
+    assert report.to_json()["results"][0]["for_all"] == ["N", "B"]
 
 
 def test_pdr_proves_the_same_under_a_slow_clock(examples, monkeypatch):
     path = examples / "ring.gpspec"
     props = ["no_reexecution", "ring_order", "ring_kept_on_preempt"]  # deadlock and range: the same proof, 1.4 s more
-    plain = _how(verify(path, engine="pdr", properties=props))
+    report = verify(path, engine="pdr", properties=props)
+    plain = _how(report)
     _fast_clock(monkeypatch)
     assert _how(verify(path, engine="pdr", properties=props)) == plain
     assert any(v == "proved" and "lemmas mined" in why for _, v, why in plain)
+    # test_smt_engines.py::test_ring_invariants_are_proved[pdr]'s and test_pdr_lemmas.py::
+    # test_pdr_lemma_invariant_rechecks_in_the_explicit_engine's assertions (both `slow`): the
+    # printed lemmas hold in the explicit engine
+    from tests.recheck import recheck_lemmas
+
+    assert [(r.verdict, r.engine) for r in report.results] == [(Verdict.PROVED, "pdr")] * 3, report.results
+    inv = report.result("no_reexecution").detail["invariant"]
+    assert "waves_run[3]" in inv and "@" not in inv
+    recheck_lemmas(path.read_text(), inv, [{}])
 
 
 def _cli(*args: str) -> dict:

@@ -190,9 +190,9 @@ def test_canonical_forms_are_exact_one_per_orbit():
     _exact_orbits(load_source(GOOD, "good.gpspec"))
 
 
-# 241, 388: stopped at a modelling error; seeds 20 to 39 `slow` (other random specs through the
-# same two searches: seeds 0 to 19 are the default run's)
-@pytest.mark.parametrize("seed", list(range(0, 20)) + [pytest.param(s, marks=pytest.mark.slow) for s in range(20, 40)]
+# 241, 388: stopped at a modelling error; seeds 12 to 39 `slow` (other random specs through the
+# same two searches: seeds 0 to 11 are the default run's, two symmetric types at once in 2 and 4)
+@pytest.mark.parametrize("seed", list(range(0, 12)) + [pytest.param(s, marks=pytest.mark.slow) for s in range(12, 40)]
                          + [241, 388])
 def test_random_symmetric_specs_reduced_equals_unreduced(seed):
     text = sym_spec(seed)
@@ -379,7 +379,7 @@ def test_past_the_candidate_cap_the_search_stays_sound_and_says_so(monkeypatch):
 
     monkeypatch.setattr(symmetry_module, "MAX_CANDIDATES", 1)
     capped_somewhere = False
-    for seed in range(0, 30):
+    for seed in range(0, 17):  # capped at seeds 0, 9, 12, 15 and 16 (were 30 seeds: 25 is the next)
         model = load_source(sym_spec(seed, liveness=False), "rnd.gpspec")
         capped = verify(model, symmetry="on")
         full = verify(model, symmetry="off")
