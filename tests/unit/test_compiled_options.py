@@ -23,7 +23,7 @@ from gpcheck.spec.errors import UsageError
 
 pytest.importorskip("numba")
 
-from tests.unit.test_fast_explicit import SMALL, SMALL_SLOW, bundled_params, small_params  # noqa: E402
+from tests.unit.test_fast_explicit import SMALL, bundled_params, small_params  # noqa: E402
 from tests.bundled import bundled_model  # noqa: E402
 
 # modelling errors in actions, predicates evaluated on new states and on edges, deadlocks,
