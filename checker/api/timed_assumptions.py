@@ -109,11 +109,14 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
 
     cm = compile_model(relaxed)
     results: list[Result] = []
-    tried: dict[tuple[str, ...], set[str]] = {}  # per frozen slice: the names its abstraction was asked
+    # per frozen slice (the variables frozen fix the slice: irrelevant.slice_for): the slice, compiled,
+    # and the names its abstraction was asked
+    tried: dict[tuple[str, ...], tuple[ir.Model, CompiledModel, set[str]]] = {}
     for part, model, frozen in split(relaxed, names):  # NOTE(slice-first)
         if frozen:
-            got = list(_by_abstraction(model, compile_model(model), part, limits, core).values())
-            tried[tuple(frozen)] = set(part)
+            cm_part = compile_model(model)
+            got = list(_by_abstraction(model, cm_part, part, limits, core).values())
+            tried[tuple(frozen)] = (model, cm_part, set(part))
             results += _frozen(got, frozen)
     decided = {r.property for r in results}
     results += _by_abstraction(relaxed, cm, names - decided, limits, core).values()
@@ -124,8 +127,8 @@ def rerun_without(relaxed: ir.Model, names: set[str], limits: Limits, core: str 
         got = []
         cm_part = cm
         if frozen:
-            cm_part = compile_model(model)
-            again = part - tried.get(tuple(frozen), set())  # the same slice decides the same again
+            model, cm_part, asked = tried.get(tuple(frozen)) or (model, compile_model(model), set())
+            again = part - asked  # the same slice decides the same again
             got = list(_by_abstraction(model, cm_part, again, limits, core).values()) if again else []
             part = part - {r.property for r in got}
         if part:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from operator import itemgetter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Sequence
 
 from gpcheck.gpmodel import CompiledModel, ModelError, State, truth
