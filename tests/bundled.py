@@ -53,6 +53,11 @@ def run_folder(factory: Any) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def _report_path(folder: Path, key: tuple[str, tuple[tuple[str, int], ...]]) -> Path:
+    """Where shared_verify keeps the report of the bundled model instance `key` for the run."""
+    return folder / "bundled-verify" / (key[0] + "-" + hashlib.sha256(repr(key).encode()).hexdigest()[:16])
+
+
 def _load(path: Path) -> Report | None:
     try:
         with open(path, "rb") as f:
@@ -86,9 +91,8 @@ def shared_verify(folder: Path | None = None) -> Iterator[None]:
     # verify()'s own defaults: a call with exactly these (and every property) is what `gpcheck verify`
     # (the library run), a model page and the testing helpers' explicit runs ask of a bundled model
     defaults = {n: q.default for n, q in list(inspect.signature(real).parameters.items())[1:]}
-    shared = folder / "bundled-verify" if folder is not None else None
-    if shared is not None:
-        shared.mkdir(exist_ok=True)
+    if folder is not None:
+        (folder / "bundled-verify").mkdir(exist_ok=True)
 
     @wraps(real)
     def verify(spec: Any, *args: Any, **kwargs: Any) -> Report:
@@ -98,7 +102,7 @@ def shared_verify(folder: Path | None = None) -> Iterator[None]:
         if key is None:
             return real(spec, *args, **kwargs)
         if key not in _REPORTS:
-            path = shared / (key[0] + "-" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]) if shared else None
+            path = _report_path(folder, key) if folder is not None else None
             report = _load(path) if path is not None else None
             if report is None:
                 report = real(spec, *args, **kwargs)
@@ -135,8 +139,7 @@ def finished_report(name: str, folder: Path | None = None) -> Report | None:
         return _REPORTS[key]
     if folder is None:
         return None
-    # the file name shared_verify gives it
-    report = _load(folder / "bundled-verify" / (key[0] + "-" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]))
+    report = _load(_report_path(folder, key))
     if report is not None:
         _REPORTS[key] = report
     return report

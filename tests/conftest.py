@@ -21,7 +21,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Generator
+from typing import Any, Callable, Generator, Iterator, Sequence
 
 import pytest
 
@@ -247,11 +247,8 @@ def fault_caches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
     return shared, shared / "cache", shared / "other", (rc, (states, [tuple(r) for r in rows]))
 
 
-
 # ---------------------------------------------------------------------------------------------
 # An in-process stand-in for the Dask cluster
-
-from typing import Any, Callable, Iterator, Sequence  # noqa: E402
 
 
 class _InProcessCluster:
