@@ -133,17 +133,11 @@ def numba_targets(pyc: Path, suffix: str, every: bool) -> list[Path]:
     return [p for p in targets if p.name.split(".")[0] == helpers]
 
 
-def inject_cache_fault(cache: Path, other: Path, kind: str, marker: Path, rng: random.Random,
-                       every: bool = True) -> str:
-    """Damage `cache` (whose model is SPEC) one way; `other` is a cache of another model. Returns
-    what was done, in words."""
-    return plant(cache, other, kind, marker, rng, every)[0]
-
-
 def plant(cache: Path, other: Path, kind: str, marker: Path, rng: random.Random, every: bool = True
           ) -> tuple[str, dict[Path, bytes]]:
-    """inject_cache_fault's work: (what was done, {numba file planted over: the bytes planted}).
-    `every=False` plants a numba fault over fewer files (numba_targets)."""
+    """Damage `cache` (whose model is SPEC) one way; `other` is a cache of another model. Returns
+    what was done, in words, and {numba file planted over: the bytes planted}. `every=False`
+    plants a numba fault over fewer files (numba_targets)."""
     pyc = cache / "__pycache__"
     files = sorted(p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".sha256"))
     evil = pickle.dumps(Evil(marker))
@@ -265,7 +259,7 @@ def copy_shared_modules(cache: Path, other: Path) -> None:
     """Start `other` as a copy of `cache` less its model's own files: the generated modules every
     model shares (the runtime helpers, the graph and shared kernels) stay warm, so that OTHER's
     run compiles only its own module (about 5 s of CPU instead of 9), and the files a foreign
-    fault takes from `other` (kept native code, numba indexes of `succ`) are all OTHER's."""
+    fault takes from `other` (kept native code, the numba index of MODEL_FUNCTION) are all OTHER's."""
     shutil.copytree(cache, other, symlinks=True)
     model_modules = {p.name.split(".")[0] for p in (other / "__pycache__").glob("gpcheck_jit_*.succ-*.nbi")}
     for p in sorted(other.rglob("*")):
